@@ -1,0 +1,111 @@
+#include "arq_receiver.h"
+
+#include <algorithm>
+
+namespace lp {
+
+ArqReceiver::ArqReceiver(const ArqConfig& config) : config_(config) {}
+
+void ArqReceiver::on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
+  if (seq < next_expected_ || held_.contains(seq)) {
+    // Our ACK was probably lost (or the carrier duplicated the frame): repeat it.
+    ++counters_.duplicates_dropped;
+    want_ack(now, true);
+    return;
+  }
+  if (seq == next_expected_) {
+    const bool fills_gap = !held_.empty();
+    accept_in_order(seq, std::move(payload));
+    ++unacked_messages_;
+    want_ack(now, fills_gap || config_.ack_delay == ArqDuration::zero() ||
+                      unacked_messages_ >= config_.ack_every_messages);
+    return;
+  }
+  if (!fits_window(seq, payload.size())) {
+    ++counters_.out_of_window_dropped;  // the sender will retransmit it once the window moves
+    want_ack(now, true);
+    return;
+  }
+  hold_out_of_order(seq, std::move(payload));
+  want_ack(now, true);  // tell the sender about the hole now (SACK, fast retransmit)
+}
+
+void ArqReceiver::accept_in_order(std::uint64_t seq, ArqPayload payload) {
+  ++counters_.messages_received;
+  ready_.push_back(Delivery{.seq = seq, .payload = std::move(payload)});
+  ++next_expected_;
+  // Release whatever the newcomer made contiguous.
+  for (auto next = held_.begin(); next != held_.end() && next->first == next_expected_; next = held_.erase(next)) {
+    held_bytes_ -= next->second.size();
+    ready_.push_back(Delivery{.seq = next->first, .payload = std::move(next->second)});
+    ++next_expected_;
+  }
+}
+
+void ArqReceiver::hold_out_of_order(std::uint64_t seq, ArqPayload payload) {
+  ++counters_.messages_received;
+  held_bytes_ += payload.size();
+  held_.emplace(seq, std::move(payload));
+  counters_.max_held_out_of_order_messages =
+      std::max<std::uint64_t>(counters_.max_held_out_of_order_messages, held_.size());
+}
+
+bool ArqReceiver::fits_window(std::uint64_t seq, std::size_t bytes) const {
+  return seq - next_expected_ < config_.receive_window_messages && held_bytes_ + bytes <= config_.receive_window_bytes;
+}
+
+void ArqReceiver::want_ack(ArqTime now, bool at_once) {
+  if (!ack_owed_since_) ack_owed_since_ = now;
+  ack_at_once_ = ack_at_once_ || at_once;
+}
+
+std::optional<ArqReceiver::Delivery> ArqReceiver::receive() {
+  if (ready_.empty()) return std::nullopt;
+  Delivery delivery = std::move(ready_.front());
+  ready_.pop_front();
+  ++counters_.messages_delivered;
+  counters_.bytes_delivered += delivery.payload.size();
+  return delivery;
+}
+
+std::optional<ArqTime> ArqReceiver::next_deadline() const {
+  if (!ack_owed_since_) return std::nullopt;
+  return ack_at_once_ ? *ack_owed_since_ : *ack_owed_since_ + config_.ack_delay;
+}
+
+bool ArqReceiver::ack_due(ArqTime now) const {
+  const auto deadline = next_deadline();
+  return deadline && now >= *deadline;
+}
+
+ArqAck ArqReceiver::make_ack() {
+  ArqAck ack{.cumulative = next_expected_, .sack = {}, .window_messages = config_.receive_window_messages};
+  for (const auto& [seq, payload] : held_) {
+    if (!ack.sack.empty() && ack.sack.back().end == seq) {
+      ++ack.sack.back().end;
+    } else if (ack.sack.size() < config_.max_sack_ranges) {
+      ack.sack.push_back(ArqSackRange{.begin = seq, .end = seq + 1});
+    } else {
+      break;
+    }
+  }
+  unacked_messages_ = 0;
+  ack_owed_since_.reset();
+  ack_at_once_ = false;
+  ++counters_.acks_sent;
+  return ack;
+}
+
+void ArqReceiver::fill_stats(ArqStats& stats) const {
+  stats.messages_received = counters_.messages_received;
+  stats.messages_delivered = counters_.messages_delivered;
+  stats.bytes_delivered = counters_.bytes_delivered;
+  stats.duplicates_dropped = counters_.duplicates_dropped;
+  stats.out_of_window_dropped = counters_.out_of_window_dropped;
+  stats.acks_sent = counters_.acks_sent;
+  stats.held_out_of_order_messages = held_.size();
+  stats.held_out_of_order_bytes = held_bytes_;
+  stats.max_held_out_of_order_messages = counters_.max_held_out_of_order_messages;
+}
+
+}  // namespace lp

@@ -1,0 +1,52 @@
+// ArqReceiver: the receiving half of the ARQ (one direction of a session). Accepts data frames in
+// any order, hands each message out exactly once and in order, and decides when to acknowledge.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+
+#include "arq_types.h"
+
+namespace lp {
+
+class ArqReceiver {
+ public:
+  // Delivered message: next in order.
+  struct Delivery {
+    std::uint64_t seq = 0;
+    ArqPayload payload;
+  };
+
+  explicit ArqReceiver(const ArqConfig& config);
+
+  void on_data(std::uint64_t seq, ArqPayload payload, ArqTime now);
+  std::optional<Delivery> receive();
+  bool ack_due(ArqTime now) const;
+  ArqAck make_ack();
+  void carrier_reset(ArqTime now) { want_ack(now, true); }
+
+  std::optional<ArqTime> next_deadline() const;
+  std::uint64_t next_expected() const { return next_expected_; }
+  void fill_stats(ArqStats& stats) const;
+
+ private:
+  void accept_in_order(std::uint64_t seq, ArqPayload payload);
+  void hold_out_of_order(std::uint64_t seq, ArqPayload payload);
+  bool fits_window(std::uint64_t seq, std::size_t bytes) const;
+  void want_ack(ArqTime now, bool at_once);
+
+  ArqConfig config_;
+  std::uint64_t next_expected_ = 0;              // = cumulative ACK
+  std::map<std::uint64_t, ArqPayload> held_;     // out of order, all > next_expected_
+  std::uint64_t held_bytes_ = 0;
+  std::deque<Delivery> ready_;                   // in order, waiting for receive()
+  // ACK state: new in-order messages since the last ACK, since when an ACK has been owed, and
+  // whether something (a hole, a duplicate, a reset) asks for it without delay.
+  std::uint32_t unacked_messages_ = 0;
+  std::optional<ArqTime> ack_owed_since_;
+  bool ack_at_once_ = false;
+  ArqStats counters_;
+};
+
+}  // namespace lp

@@ -1,0 +1,78 @@
+// ArqSender: the sending half of the ARQ (one direction of a session). Holds a copy of every
+// submitted message until it is acknowledged, decides what to (re)transmit and when.
+#pragma once
+
+#include <deque>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "arq_types.h"
+#include "rtt_estimator.h"
+
+namespace lp {
+
+class ArqSender {
+ public:
+  explicit ArqSender(const ArqConfig& config);
+
+  bool can_accept(std::size_t bytes) const;
+  std::uint64_t submit(ArqPayload payload);
+  std::optional<ArqDataFrame> poll_transmit(ArqTime now);
+  bool on_ack(const ArqAck& ack, ArqTime now);
+  void on_timer(ArqTime now);
+  void carrier_reset();
+
+  std::optional<ArqTime> next_deadline() const;
+  std::optional<ArqTime> oldest_unacked_since() const;
+  bool peer_dead() const { return peer_dead_; }
+  bool idle() const { return outstanding_.empty(); }
+  std::uint64_t next_seq() const { return next_seq_; }
+  void fill_stats(ArqStats& stats) const;
+
+ private:
+  struct Outstanding {
+    ArqPayload payload;                     // released once SACKed (the receiver holds it)
+    std::size_t bytes = 0;                  // payload size, for the byte window
+    std::uint32_t transmissions = 0;
+    std::uint64_t send_order = 0;           // position in the sequence of all transmissions
+    ArqTime first_sent{};
+    ArqTime last_sent{};
+    std::uint32_t loss_evidence = 0;        // ACKs showing later-sent messages arrived
+    bool sacked = false;
+  };
+  // What one ACK newly acknowledged, for the RTT sample and fast retransmit.
+  struct Progress {
+    bool any = false;
+    std::uint64_t latest_send_order = 0;    // newest transmission among them
+    std::optional<ArqTime> sample_sent;     // newest first-and-only transmission (Karn's rule)
+  };
+
+  Outstanding& at(std::uint64_t seq) { return outstanding_[seq - base_seq_]; }
+  const Outstanding& at(std::uint64_t seq) const { return outstanding_[seq - base_seq_]; }
+  bool valid_ack(const ArqAck& ack) const;
+  void note_acknowledged(const Outstanding& message, Progress& progress);
+  void apply_cumulative(std::uint64_t cumulative, Progress& progress);
+  void apply_sack(const std::vector<ArqSackRange>& sack, Progress& progress);
+  void fast_retransmit(const Progress& progress);
+  ArqDataFrame transmit(std::uint64_t seq, ArqTime now);
+
+  ArqConfig config_;
+  RttEstimator rtt_;
+  std::deque<Outstanding> outstanding_;   // seq base_seq_ .. next_seq_-1
+  std::uint64_t base_seq_ = 0;            // oldest unacknowledged (= peer's cumulative ACK)
+  std::uint64_t next_seq_ = 0;            // assigned to the next submitted message
+  std::uint64_t next_unsent_ = 0;         // first message not yet transmitted (since last reset)
+  std::uint64_t highest_transmitted_end_ = 0;  // 1 + highest seq ever transmitted
+  std::uint64_t outstanding_bytes_ = 0;   // payload bytes held: unacknowledged and not SACKed
+  std::uint64_t transmissions_ = 0;       // send_order source
+  std::uint32_t peer_window_messages_;
+  std::set<std::uint64_t> retransmit_queue_;
+  // RFC 6298's single retransmission timer (datagram mode): runs while messages are in flight,
+  // restarted whenever an ACK acknowledges something new.
+  std::optional<ArqTime> retransmit_timer_;
+  bool peer_dead_ = false;
+  ArqStats counters_;
+};
+
+}  // namespace lp
