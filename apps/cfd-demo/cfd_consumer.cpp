@@ -1,0 +1,94 @@
+// cfd-consumer: a plain PVM program (spawned by cfd-producer) that receives flow frames from its
+// parent, renders them to PNGs, and at the end sends the parent a summary: frames received, in
+// order and complete or not, frames/s, latency from send to receipt and to display.
+#include <pvm3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "command_line.h"
+#include "frame.h"
+#include "frame_consumer.h"
+#include "pvm_call.h"
+
+namespace {
+
+using namespace lp::cfd;
+
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+int run(int argc, char** argv) {
+  CommandLine args(argc, argv,
+                   "cfd-consumer --out DIR [--index I] [--render-every N] [--slow-ms MS] [--zoom Z] [--route default|direct]\n"
+                   "  Spawned by cfd-producer; renders each frame it receives to DIR/frame-NNNNNN.png.");
+  FrameConsumer::Options options;
+  options.consumer = args.integer("--index", 0, 0, 1000000);
+  options.output_folder = args.text("--out", "");
+  options.render_every = static_cast<int>(args.integer("--render-every", 1, 0, 1000000));
+  options.slow_ms = static_cast<int>(args.integer("--slow-ms", 0, 0, 600000));
+  options.zoom = static_cast<int>(args.integer("--zoom", 1, 1, 16));
+  const std::string route = args.text("--route", "default");
+  args.finish();
+  if (options.output_folder.empty()) throw std::invalid_argument("--out DIR is required");
+  if (route != "default" && route != "direct") throw std::invalid_argument("--route must be default or direct");
+  options.host = host_name();
+
+  PvmCall("pvm_mytid", pvm_mytid());
+  const int parent = pvm_parent();
+  if (parent < 0) throw std::runtime_error("cfd-consumer must be spawned by cfd-producer (it has no PVM parent)");
+  if (route == "direct") pvm_setopt(PvmRoute, PvmRouteDirect);
+
+  FrameConsumer consumer(options);
+  std::vector<uint8_t> bytes;
+  int frames_sent = -1;
+  while (frames_sent < 0) {
+    const int buffer = PvmCall("pvm_recv", pvm_recv(parent, -1));
+    const int64_t received_ns = realtime_ns();
+    int length = 0, tag = 0, source = 0;
+    PvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &length, &tag, &source));
+    if (tag == kFrameTag) {
+      bytes.resize(static_cast<size_t>(length));
+      PvmCall("pvm_upkbyte frame", pvm_upkbyte(reinterpret_cast<char*>(bytes.data()), length, 1));
+      consumer.on_message(bytes, received_ns);
+    } else if (tag == kEndTag) {
+      PvmCall("pvm_upkint end", pvm_upkint(&frames_sent, 1, 1));
+    } else {
+      std::fprintf(stderr, "cfd-consumer %lld: ignored a message with unknown tag %d\n", options.consumer, tag);
+    }
+  }
+
+  const RunSummary summary = consumer.finish(frames_sent);
+  const Record record = summary.to_record();
+  std::ofstream(std::filesystem::path(options.output_folder) / "summary.json") << record.to_json() << "\n";
+  std::printf("cfd-consumer %lld on %s: %lld/%d frames, %s, %s, %.2f frames/s, latency median %.1f ms\n",
+              summary.consumer, summary.host.c_str(), summary.frames_received, frames_sent,
+              summary.in_order ? "in order" : "OUT OF ORDER", summary.complete ? "complete" : "INCOMPLETE",
+              summary.frames_per_second, summary.receive_latency_median_ms);
+  std::fflush(stdout);
+
+  std::string lines = record.to_lines();
+  PvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
+  PvmCall("pvm_pkstr summary", pvm_pkstr(lines.data()));
+  PvmCall("pvm_send summary", pvm_send(parent, kSummaryTag));
+  pvm_exit();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "cfd-consumer: %s\n", error.what());
+    pvm_exit();
+    return 2;
+  }
+}

@@ -1,0 +1,135 @@
+#include "consumer_group.h"
+
+#include <pvm3.h>
+#include <sys/time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "frame.h"
+#include "pvm_call.h"
+#include "record.h"
+
+namespace lp::cfd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string tid_text(int tid) {
+  char text[16];
+  std::snprintf(text, sizeof text, "t%x", tid);
+  return text;
+}
+
+}  // namespace
+
+ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
+  if (options_.consumers < 1) throw std::invalid_argument("at least one consumer is needed");
+  for (int i = 0; i < options_.consumers; ++i) {
+    const long long slow = i < static_cast<int>(options_.slow_ms.size()) ? options_.slow_ms[i] : 0;
+    const std::string folder = (std::filesystem::path(options_.output_folder) / ("consumer-" + std::to_string(i))).string();
+    std::vector<std::string> args = {"--index",        std::to_string(i),     "--out",  folder,
+                                     "--render-every", std::to_string(options_.render_every),
+                                     "--slow-ms",      std::to_string(slow),  "--zoom", std::to_string(options_.zoom),
+                                     "--route",        options_.route};
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    const int flags = options_.host.empty() ? PvmTaskDefault : PvmTaskHost;
+    int tid = 0;
+    const int started = pvm_spawn(options_.program.data(), argv.data(), flags,
+                                  options_.host.empty() ? nullptr : options_.host.data(), 1, &tid);
+    const std::string what = "pvm_spawn " + options_.program + (options_.host.empty() ? "" : " on " + options_.host);
+    if (started < 0) PvmCall(what, started);
+    if (started == 0) PvmCall(what, tid < 0 ? tid : PvmSysErr);
+    tids_.push_back(tid);
+    finished_.push_back(false);
+  }
+  PvmCall("pvm_notify TaskExit", pvm_notify(PvmTaskExit, kTaskExitTag, static_cast<int>(tids_.size()), tids_.data()));
+}
+
+ConsumerGroup::~ConsumerGroup() {
+  for (size_t i = 0; i < tids_.size(); ++i) {
+    if (!finished_[i]) pvm_kill(tids_[i]);  // only on an early exit: finish() marks all finished
+  }
+}
+
+double ConsumerGroup::send(std::vector<uint8_t>& encoded_frame) {
+  const auto start = Clock::now();
+  Frame::stamp_send_time(encoded_frame, realtime_ns());
+  // Raw: the frame is already a portable little-endian byte string, PVM need not convert it.
+  PvmCall("pvm_initsend", pvm_initsend(PvmDataRaw));
+  PvmCall("pvm_pkbyte frame", pvm_pkbyte(reinterpret_cast<char*>(encoded_frame.data()),
+                                         static_cast<int>(encoded_frame.size()), 1));
+  for (int tid : tids_) PvmCall("pvm_send frame to " + tid_text(tid), pvm_send(tid, kFrameTag));
+  return seconds_since(start);
+}
+
+std::vector<RunSummary> ConsumerGroup::finish(long long frames_sent) {
+  int count = static_cast<int>(frames_sent);
+  PvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
+  PvmCall("pvm_pkint", pvm_pkint(&count, 1, 1));
+  for (int tid : tids_) PvmCall("pvm_send end to " + tid_text(tid), pvm_send(tid, kEndTag));
+
+  std::vector<RunSummary> summaries(tids_.size());
+  std::vector<double> exited_at(tids_.size(), -1.0);
+  const auto start = Clock::now();
+  auto index_of = [&](int tid) {
+    for (size_t i = 0; i < tids_.size(); ++i) {
+      if (tids_[i] == tid) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  auto lost = [&](size_t i, const char* why) {
+    std::fprintf(stderr, "cfd-producer: consumer %zu (%s) %s\n", i, tid_text(tids_[i]).c_str(), why);
+    if (exited_at[i] < 0) pvm_kill(tids_[i]);  // still running: do not leave it behind
+    summaries[i].consumer = static_cast<long long>(i);
+    summaries[i].host = "lost";
+    summaries[i].frames_sent = frames_sent;
+    summaries[i].missing = frames_sent;
+    finished_[i] = true;
+  };
+  size_t pending = tids_.size();
+  while (pending > 0) {
+    timeval tick{1, 0};  // wake up once a second to check the deadlines below
+    const int buffer = PvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
+    if (buffer > 0) {
+      int bytes = 0, tag = 0, source = 0;
+      PvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
+      if (tag == kSummaryTag) {
+        const int i = index_of(source);
+        std::string text(static_cast<size_t>(bytes) + 1, '\0');
+        PvmCall("pvm_upkstr summary", pvm_upkstr(text.data()));
+        text.resize(text.find('\0'));
+        if (i >= 0 && !finished_[i]) {
+          summaries[i] = RunSummary::from_record(Record::from_lines(text));
+          finished_[i] = true;
+          --pending;
+        }
+      } else if (tag == kTaskExitTag) {
+        int tid = 0;
+        PvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
+        const int i = index_of(tid);
+        if (i >= 0 && !finished_[i]) exited_at[i] = seconds_since(start);
+      }
+    }
+    const double now = seconds_since(start);
+    for (size_t i = 0; i < tids_.size(); ++i) {
+      if (finished_[i]) continue;
+      if (exited_at[i] >= 0 && now - exited_at[i] > kSummaryGraceSeconds) {
+        lost(i, "exited without a summary");
+        --pending;
+      } else if (options_.summary_timeout_seconds > 0 && now > options_.summary_timeout_seconds) {
+        lost(i, "sent no summary before the timeout");
+        --pending;
+      }
+    }
+  }
+  return summaries;
+}
+
+}  // namespace lp::cfd

@@ -1,0 +1,52 @@
+// ConsumerGroup: the producer's side of the PVM conversation. Spawns the consumers, sends every
+// frame to each of them, and at the end announces the frame count and collects their summaries.
+// A consumer that exits without a summary is reported as lost, not waited for forever. Consumers
+// still running when the group is destroyed early (an error) are killed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "run_summary.h"
+
+namespace lp::cfd {
+
+class ConsumerGroup {
+ public:
+  // How long a consumer's summary may trail its exit notice: they come by different routes
+  // (the pvmd sends the notice; the summary may come straight from the task), so either can be first.
+  static constexpr double kSummaryGraceSeconds = 10.0;
+
+  struct Options {
+    int consumers = 1;
+    std::string program;          // cfd-consumer, absolute path or a name on the pvmd's search path
+    std::string host;             // spawn there (PvmTaskHost); empty = wherever PVM chooses
+    std::string output_folder;    // consumer i writes to <output_folder>/consumer-<i>
+    int render_every = 1;
+    std::vector<long long> slow_ms;  // per consumer; missing entries are 0
+    int zoom = 1;
+    std::string route = "default";  // PVM route the consumers ask for: default (via pvmd) or direct
+    double summary_timeout_seconds = 0;  // after the end was announced; 0 = wait as long as needed
+  };
+
+  explicit ConsumerGroup(Options options);
+  ~ConsumerGroup();
+  ConsumerGroup(const ConsumerGroup&) = delete;
+  ConsumerGroup& operator=(const ConsumerGroup&) = delete;
+
+  // Stamps the send time into the encoded frame, packs it once and sends it to every consumer.
+  // Returns the seconds spent inside the PVM calls (the producer's stall for this frame).
+  double send(std::vector<uint8_t>& encoded_frame);
+  // Announces the number of frames sent and waits for each consumer's summary. A consumer that
+  // vanished gets a summary with host "lost" and complete = false.
+  std::vector<RunSummary> finish(long long frames_sent);
+
+  const std::vector<int>& tids() const { return tids_; }
+
+ private:
+  Options options_;
+  std::vector<int> tids_;
+  std::vector<bool> finished_;
+};
+
+}  // namespace lp::cfd

@@ -1,0 +1,82 @@
+#include "frame_consumer.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "contact_sheet.h"
+
+namespace lp::cfd {
+
+FrameConsumer::FrameConsumer(Options options) : options_(std::move(options)), renderer_(options_.zoom) {
+  if (options_.render_every < 0) throw std::invalid_argument("render_every must be >= 0");
+  if (options_.slow_ms < 0) throw std::invalid_argument("slow_ms must be >= 0");
+  if (options_.output_folder.empty()) throw std::invalid_argument("the consumer needs an output folder");
+  std::filesystem::create_directories(options_.output_folder);
+}
+
+void FrameConsumer::on_message(std::span<const uint8_t> bytes, int64_t received_ns) {
+  if (first_received_ns_ == 0) first_received_ns_ = received_ns;
+  last_received_ns_ = received_ns;
+  bytes_ += bytes.size();
+  Frame frame;
+  try {
+    frame = Frame::decode(bytes);
+  } catch (const FrameError& error) {
+    ++corrupt_;
+    std::fprintf(stderr, "cfd-consumer %lld: dropped a message: %s\n", options_.consumer, error.what());
+    return;
+  }
+  sequence_.record(frame.frame_number);
+  receive_latency_.add((received_ns - frame.send_time_ns) / 1e6);
+
+  if (options_.render_every > 0 && frame.frame_number % options_.render_every == 0) {
+    char name[32];
+    std::snprintf(name, sizeof name, "frame-%06u.png", frame.frame_number);
+    const std::string path = (std::filesystem::path(options_.output_folder) / name).string();
+    renderer_.render(frame).write_png(path);
+    pngs_.push_back(path);
+    display_latency_.add((realtime_ns() - frame.send_time_ns) / 1e6);
+  }
+  if (options_.slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(options_.slow_ms));
+}
+
+RunSummary FrameConsumer::finish(long long frames_sent) {
+  RunSummary s;
+  s.consumer = options_.consumer;
+  s.host = options_.host;
+  s.frames_sent = frames_sent;
+  s.frames_received = static_cast<long long>(sequence_.received());
+  s.duplicates = static_cast<long long>(sequence_.duplicates());
+  s.out_of_order = static_cast<long long>(sequence_.out_of_order());
+  s.missing = static_cast<long long>(sequence_.missing(frames_sent));
+  s.corrupt = corrupt_;
+  s.in_order = sequence_.in_order();
+  s.complete = sequence_.complete(frames_sent) && corrupt_ == 0;
+  s.pngs_written = static_cast<long long>(pngs_.size());
+  s.seconds = (last_received_ns_ - first_received_ns_) / 1e9;
+  // Frames after the first, over the time since the first: the steady delivery rate.
+  s.frames_per_second = s.seconds > 0 ? (s.frames_received - 1) / s.seconds : 0.0;
+  s.megabytes = bytes_ / 1e6;
+  s.receive_latency_mean_ms = receive_latency_.mean();
+  s.receive_latency_median_ms = receive_latency_.median();
+  s.receive_latency_p95_ms = receive_latency_.quantile(0.95);
+  s.receive_latency_max_ms = receive_latency_.max();
+  s.display_latency_mean_ms = display_latency_.mean();
+  s.display_latency_median_ms = display_latency_.median();
+  s.display_latency_p95_ms = display_latency_.quantile(0.95);
+  s.display_latency_max_ms = display_latency_.max();
+  s.output_folder = options_.output_folder;
+
+  const auto picked = ContactSheet::pick(pngs_, options_.contact_sheet_tiles);
+  if (!picked.empty()) {
+    std::vector<RgbImage> tiles;
+    for (const auto& path : picked) tiles.push_back(RgbImage::read_png(path));
+    s.contact_sheet = (std::filesystem::path(options_.output_folder) / "contact-sheet.png").string();
+    ContactSheet::compose(tiles, options_.contact_sheet_columns).write_png(s.contact_sheet);
+  }
+  return s;
+}
+
+}  // namespace lp::cfd

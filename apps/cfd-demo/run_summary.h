@@ -1,0 +1,40 @@
+// RunSummary: what one consumer reports to the producer at the end of a run, and how it travels
+// (as Record lines) and prints.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "record.h"
+
+namespace lp::cfd {
+
+struct RunSummary {
+  long long consumer = 0;           // index among the producer's consumers
+  std::string host;                 // where the consumer ran
+  long long frames_sent = 0;        // as the producer announced at the end
+  long long frames_received = 0;
+  long long duplicates = 0;
+  long long out_of_order = 0;
+  long long missing = 0;
+  long long corrupt = 0;            // messages that failed to decode (bad size, CRC, header)
+  bool in_order = false;
+  bool complete = false;
+  long long pngs_written = 0;
+  double seconds = 0;               // first frame received to last frame received
+  double frames_per_second = 0;     // frames received / seconds
+  double megabytes = 0;             // frame bytes received (MB = 10^6 bytes)
+  // Send (producer's stamp) to received and decoded, and to displayed (PNG written), in ms.
+  double receive_latency_mean_ms = 0, receive_latency_median_ms = 0, receive_latency_p95_ms = 0,
+         receive_latency_max_ms = 0;
+  double display_latency_mean_ms = 0, display_latency_median_ms = 0, display_latency_p95_ms = 0,
+         display_latency_max_ms = 0;
+  std::string output_folder;
+  std::string contact_sheet;        // empty if none was written
+
+  Record to_record() const;
+  // Throws std::invalid_argument naming a missing or malformed field.
+  static RunSummary from_record(const Record& record);
+};
+
+}  // namespace lp::cfd
