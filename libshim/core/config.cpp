@@ -1,0 +1,315 @@
+#include "config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <vector>
+
+extern char** environ;
+
+namespace lp {
+namespace {
+
+// Socket buffers smaller than this help nobody (Linux's own default is 128 KiB for receive).
+constexpr std::size_t kMinimumSocketBuffer = 64u << 10;
+// Upper bounds: generous, but they keep a typo from asking for terabytes.
+constexpr std::int64_t kMaxTimerMs = 24LL * 3600 * 1000;      // one day
+constexpr std::int64_t kMaxWindowMessages = 1 << 24;
+constexpr std::int64_t kMaxWindowBytes = 1LL << 34;           // 16 GiB
+constexpr std::int64_t kMaxMessageBytes = 1LL << 30;          // 1 GiB (frame length is 32 bits)
+constexpr std::int64_t kMaxSocketBuffer = 1LL << 30;
+constexpr std::size_t kMaxKeyBytes = 4096;
+constexpr const char* kPrefix = "LONGPIPE_";
+
+[[noreturn]] void fail(const std::string& name, const std::string& value, const std::string& accepted) {
+  throw ConfigError(std::string(kPrefix) + name + "='" + value + "' is invalid: expected " + accepted);
+}
+
+std::int64_t parse_integer(const std::string& name, const std::string& text, std::int64_t min, std::int64_t max,
+                           const std::string& unit) {
+  const std::string accepted = "an integer " + unit + " from " + std::to_string(min) + " to " + std::to_string(max);
+  if (text.empty()) fail(name, text, accepted);
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || value < min || value > max) fail(name, text, accepted);
+  return value;
+}
+
+double parse_real(const std::string& name, const std::string& text, double min, double max, const std::string& unit) {
+  std::ostringstream accepted;
+  accepted << "a number " << unit << " from " << min << " to " << max;
+  if (text.empty()) fail(name, text, accepted.str());
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (errno != 0 || end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < min || value > max) {
+    fail(name, text, accepted.str());
+  }
+  return value;
+}
+
+std::string window_full_name(WindowFullPolicy policy) {
+  switch (policy) {
+    case WindowFullPolicy::kBlock: return "block";
+    case WindowFullPolicy::kFail: return "fail";
+    case WindowFullPolicy::kDropOldest: return "drop-oldest";
+    case WindowFullPolicy::kKeepLatest: return "keep-latest";
+  }
+  return "?";
+}
+
+std::string pin_name(const PinPolicy& pin) {
+  switch (pin.mode) {
+    case PinPolicy::Mode::kAuto: return "auto";
+    case PinPolicy::Mode::kOff: return "off";
+    case PinPolicy::Mode::kCore: return std::to_string(pin.core);
+  }
+  return "?";
+}
+
+std::string format_real(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// One LONGPIPE_* setting: how to read it into a Config and how to show it back.
+struct Setting {
+  const char* name;  // without the LONGPIPE_ prefix
+  const char* meaning;
+  std::function<void(Config&, const std::string&)> parse;
+  std::function<std::string(const Config&)> show;
+};
+
+// A millisecond timer setting bound to one Config member.
+Setting timer(const char* name, const char* meaning, Config::Milliseconds Config::*member, std::int64_t min) {
+  return Setting{name, meaning,
+                 [=](Config& c, const std::string& v) {
+                   c.*member = Config::Milliseconds(parse_integer(name, v, min, kMaxTimerMs, "(milliseconds)"));
+                 },
+                 [=](const Config& c) { return std::to_string((c.*member).count()); }};
+}
+
+// A byte or count setting bound to one size_t Config member.
+Setting size(const char* name, const char* meaning, std::size_t Config::*member, std::int64_t min, std::int64_t max,
+             const char* unit) {
+  return Setting{name, meaning,
+                 [=](Config& c, const std::string& v) {
+                   c.*member = static_cast<std::size_t>(parse_integer(name, v, min, max, unit));
+                 },
+                 [=](const Config& c) { return std::to_string(c.*member); }};
+}
+
+const std::vector<Setting>& settings() {
+  static const std::vector<Setting> table = {
+      timer("RTO_INITIAL_MS", "retransmission timeout before the first RTT sample (RFC 6298: 1000)",
+            &Config::rto_initial, 1),
+      timer("RTO_MIN_MS", "lower bound of the retransmission timeout", &Config::rto_min, 1),
+      timer("RTO_MAX_MS", "upper bound of the backed-off retransmission timeout", &Config::rto_max, 1),
+      Setting{"RTO_BACKOFF", "factor applied to the RTO after each expiry",
+              [](Config& c, const std::string& v) { c.rto_backoff = parse_real("RTO_BACKOFF", v, 1.0, 16.0, ""); },
+              [](const Config& c) { return format_real(c.rto_backoff); }},
+      timer("ACK_DELAY_MS", "delay before a cumulative ACK is sent (0 = acknowledge at once)", &Config::ack_delay, 0),
+      timer("KEEPALIVE_MS", "idle time after which a keep-alive frame is sent", &Config::keepalive_interval, 10),
+      timer("DEAD_PEER_MS", "silence after which a peer is declared dead and reported", &Config::dead_peer_timeout,
+            100),
+      timer("CONNECT_TIMEOUT_MS", "limit of one connect + authentication attempt", &Config::connect_timeout, 10),
+      timer("CONNECT_RETRY_MS", "first pause before redialling (doubles after each failure)",
+            &Config::connect_retry_initial, 1),
+      timer("CONNECT_RETRY_MAX_MS", "ceiling of the redial back-off", &Config::connect_retry_max, 1),
+      timer("LINGER_MS", "how long shutdown waits for unacknowledged messages", &Config::linger, 0),
+      size("WINDOW_MESSAGES", "unacknowledged messages per session (and queued ones)", &Config::window_messages, 1,
+           kMaxWindowMessages, "(messages)"),
+      size("WINDOW_BYTES", "unacknowledged body bytes per session (and queued ones)", &Config::window_bytes, 1,
+           kMaxWindowBytes, "(bytes)"),
+      Setting{"WINDOW_FULL", "what send() does while the window is full",
+              [](Config& c, const std::string& v) {
+                if (v == "block") c.window_full = WindowFullPolicy::kBlock;
+                else if (v == "fail") c.window_full = WindowFullPolicy::kFail;
+                else if (v == "drop-oldest") c.window_full = WindowFullPolicy::kDropOldest;
+                else if (v == "keep-latest") c.window_full = WindowFullPolicy::kKeepLatest;
+                else fail("WINDOW_FULL", v, "one of block, fail, drop-oldest, keep-latest");
+              },
+              [](const Config& c) { return window_full_name(c.window_full); }},
+      size("MAX_MESSAGE", "largest message body sent or accepted", &Config::max_message, 1, kMaxMessageBytes,
+           "(bytes)"),
+      Setting{"BANDWIDTH", "path rate in Mbit/s, for the bandwidth-delay product",
+              [](Config& c, const std::string& v) {
+                c.bandwidth_mbit = parse_real("BANDWIDTH", v, 0.001, 1e6, "(Mbit/s)");
+              },
+              [](const Config& c) { return format_real(c.bandwidth_mbit); }},
+      timer("RTT", "path round-trip time in ms, for the bandwidth-delay product", &Config::rtt, 0),
+      size("SOCKET_BUFFER", "TCP send/receive buffer in bytes (0 = twice the bandwidth-delay product)",
+           &Config::socket_buffer, 0, kMaxSocketBuffer, "(bytes)"),
+      Setting{"CONGESTION", "TCP congestion control (e.g. bbr, cubic, reno; 'system' = the host default)",
+              [](Config& c, const std::string& v) {
+                if (v.empty() || v.size() > 15 || v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") !=
+                                                      std::string::npos) {
+                  fail("CONGESTION", v, "a congestion control name such as bbr, cubic, reno, or 'system'");
+                }
+                c.congestion = v;
+              },
+              [](const Config& c) { return c.congestion; }},
+      Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",
+              [](Config& c, const std::string& v) { c.listen = v; },
+              [](const Config& c) { return c.listen; }},
+      Setting{"KEY", "shared secret of the job (HMAC-SHA256 challenge-response)",
+              [](Config& c, const std::string& v) {
+                if (v.empty() || v.size() > kMaxKeyBytes) {
+                  fail("KEY", "<hidden>", "1 to " + std::to_string(kMaxKeyBytes) + " bytes");
+                }
+                c.key = v;
+              },
+              [](const Config& c) { return c.key.empty() ? std::string("(none: built-in default)") : "(set, hidden)"; }},
+      Setting{"STATS", "file for JSON statistics, written at exit and on SIGUSR1",
+              [](Config& c, const std::string& v) { c.stats_path = v; },
+              [](const Config& c) { return c.stats_path; }},
+      Setting{"PIN", "progress thread placement: auto (a core away from the caller's), off, or a core index",
+              [](Config& c, const std::string& v) {
+                if (v == "auto") c.pin = {PinPolicy::Mode::kAuto, -1};
+                else if (v == "off") c.pin = {PinPolicy::Mode::kOff, -1};
+                else c.pin = {PinPolicy::Mode::kCore, static_cast<int>(parse_integer("PIN", v, 0, 4095, "(core, or auto/off)"))};
+              },
+              [](const Config& c) { return pin_name(c.pin); }},
+  };
+  return table;
+}
+
+std::string read_key_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("KEY_FILE", path, "a readable file holding the job's key");
+  std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
+  if (key.empty() || key.size() > kMaxKeyBytes) {
+    fail("KEY_FILE", path, "a file holding 1 to " + std::to_string(kMaxKeyBytes) + " bytes of key");
+  }
+  return key;
+}
+
+// KEY=VALUE lines; '#' starts a comment; keys with or without the LONGPIPE_ prefix.
+std::map<std::string, std::string> read_config_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("CONFIG", path, "a readable file of KEY=VALUE lines");
+  std::map<std::string, std::string> values;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const auto equals = line.find('=');
+    if (equals == std::string::npos) {
+      fail("CONFIG", path, "KEY=VALUE lines (line " + std::to_string(number) + " has no '=')");
+    }
+    auto trim = [](std::string s) {
+      const auto b = s.find_first_not_of(" \t\r");
+      const auto e = s.find_last_not_of(" \t\r");
+      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+    };
+    std::string key = trim(line.substr(0, equals));
+    if (key.rfind(kPrefix, 0) != 0) key = kPrefix + key;
+    values[key] = trim(line.substr(equals + 1));
+  }
+  return values;
+}
+
+}  // namespace
+
+std::size_t Config::effective_socket_buffer() const {
+  if (socket_buffer != 0) return socket_buffer;
+  const double bdp_bytes = bandwidth_mbit * 1e6 / 8.0 * static_cast<double>(rtt.count()) / 1000.0;
+  const auto doubled = static_cast<std::size_t>(2.0 * bdp_bytes);
+  return doubled < kMinimumSocketBuffer ? kMinimumSocketBuffer : doubled;
+}
+
+Config Config::from_variables(const std::map<std::string, std::string>& given) {
+  std::map<std::string, std::string> variables;
+  if (auto file = given.find(std::string(kPrefix) + "CONFIG"); file != given.end() && !file->second.empty()) {
+    variables = read_config_file(file->second);
+  }
+  for (const auto& [name, value] : given) variables[name] = value;  // the environment wins
+
+  // Unknown LONGPIPE_* names are typos until proven otherwise: say so rather than ignore them.
+  for (const auto& [name, value] : variables) {
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    const std::string bare = name.substr(std::char_traits<char>::length(kPrefix));
+    bool known = bare == "CONFIG" || bare == "KEY_FILE";
+    for (const auto& setting : settings()) known = known || bare == setting.name;
+    if (known) continue;
+    // Front ends and the daemon own other LONGPIPE_* names; the engine's own families are checked
+    // strictly so that a typo such as LONGPIPE_RTO_MINMS is an error, not a silent default.
+    static const char* const kEngineFamilies[] = {"RTO_", "ACK_", "WINDOW_", "CONNECT_", "DEAD_", "SOCKET_", "KEEPALIVE"};
+    for (const char* family : kEngineFamilies) {
+      if (bare.rfind(family, 0) == 0) {
+        throw ConfigError(name + " is not a LongPipe setting (`longpipe config` lists them)");
+      }
+    }
+  }
+
+  Config config;
+  if (auto file = variables.find(std::string(kPrefix) + "KEY_FILE"); file != variables.end()) {
+    config.key = read_key_file(file->second);
+  }
+  for (const auto& setting : settings()) {
+    if (auto found = variables.find(std::string(kPrefix) + setting.name); found != variables.end()) {
+      setting.parse(config, found->second);
+    }
+  }
+
+  // Relations between values.
+  if (config.rto_min > config.rto_max) {
+    throw ConfigError("LONGPIPE_RTO_MIN_MS (" + std::to_string(config.rto_min.count()) +
+                      ") must not exceed LONGPIPE_RTO_MAX_MS (" + std::to_string(config.rto_max.count()) + ")");
+  }
+  if (config.rto_initial < config.rto_min || config.rto_initial > config.rto_max) {
+    throw ConfigError("LONGPIPE_RTO_INITIAL_MS (" + std::to_string(config.rto_initial.count()) +
+                      ") must lie between LONGPIPE_RTO_MIN_MS and LONGPIPE_RTO_MAX_MS");
+  }
+  if (config.connect_retry_initial > config.connect_retry_max) {
+    throw ConfigError("LONGPIPE_CONNECT_RETRY_MS must not exceed LONGPIPE_CONNECT_RETRY_MAX_MS");
+  }
+  if (config.keepalive_interval >= config.dead_peer_timeout) {
+    throw ConfigError("LONGPIPE_KEEPALIVE_MS (" + std::to_string(config.keepalive_interval.count()) +
+                      ") must be shorter than LONGPIPE_DEAD_PEER_MS (" +
+                      std::to_string(config.dead_peer_timeout.count()) + ")");
+  }
+  if (config.max_message > config.window_bytes) {
+    throw ConfigError("LONGPIPE_MAX_MESSAGE (" + std::to_string(config.max_message) +
+                      ") must not exceed LONGPIPE_WINDOW_BYTES (" + std::to_string(config.window_bytes) +
+                      "): one message must fit in the window");
+  }
+  return config;
+}
+
+Config Config::from_environment() {
+  std::map<std::string, std::string> variables;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text(*entry);
+    if (text.rfind(kPrefix, 0) != 0) continue;
+    const auto equals = text.find('=');
+    if (equals == std::string::npos) continue;
+    variables[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  return from_variables(variables);
+}
+
+std::string Config::describe() const {
+  std::ostringstream out;
+  const Config defaults;
+  for (const auto& setting : settings()) {
+    const std::string value = setting.show(*this);
+    const std::string fallback = setting.show(defaults);
+    out << kPrefix << setting.name << "=" << value;
+    out << "    # " << setting.meaning;
+    if (value != fallback) out << " (default: " << (fallback.empty() ? "empty" : fallback) << ")";
+    out << "\n";
+  }
+  out << "# effective socket buffer: " << effective_socket_buffer() << " bytes\n";
+  return out.str();
+}
+
+}  // namespace lp

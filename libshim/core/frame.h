@@ -1,0 +1,142 @@
+// Wire framing of LongPipe sessions (protocol version 1). All integers are big-endian.
+//
+//   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload
+//   HELLO     client nonce [32] | endpoint length u16 | endpoint (the dialler's own "host:port")
+//   CHALLENGE server nonce [32]
+//   AUTH      HMAC-SHA256 [32]  (client's proof, then server's proof: see auth.h)
+//   DATA      sequence u64 | message (body | source u32 | destination u32 | tag i32 | context i32 |
+//             flags u32: the header travels as a trailer so the receiver strips it without a copy;
+//             see message.h)
+//   ACK       cumulative u64 (next expected sequence) | receive window u32 | range count u16 |
+//             ranges (begin u64, end u64) received beyond the cumulative point
+//   KEEPALIVE (empty)
+//   CLOSE     reason u8 | text
+//
+// Every field read off the wire is checked before it is used: magic, version, known type, the
+// payload length against the type's bounds (and LONGPIPE_MAX_MESSAGE for DATA), inner lengths
+// against the payload. A violation throws MalformedFrame; the caller closes that connection only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lp {
+
+constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
+constexpr std::uint8_t kProtocolVersion = 1;
+constexpr std::size_t kFrameHeaderSize = 8;
+constexpr std::size_t kSequenceSize = 8;
+constexpr std::size_t kMessageTrailerSize = 20;
+constexpr std::size_t kNonceSize = 32;
+constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
+constexpr std::size_t kMaxEndpointSize = 255;  // "host:port"
+constexpr std::size_t kMaxCloseText = 200;
+constexpr std::size_t kMaxAckRanges = 256;
+// Before a connection has authenticated, no frame may be longer than this: an unauthenticated
+// peer cannot make us allocate more.
+constexpr std::size_t kMaxHandshakePayload = kNonceSize + 2 + kMaxEndpointSize;
+
+enum class FrameType : std::uint8_t {
+  kHello = 1,
+  kChallenge = 2,
+  kAuth = 3,
+  kData = 4,
+  kAck = 5,
+  kKeepalive = 6,
+  kClose = 7,
+};
+
+const char* frame_type_name(FrameType type);
+
+enum class CloseReason : std::uint8_t {
+  kShutdown = 1,        // the engine is going away after flushing
+  kAuthFailed = 2,      // the peer's proof of the key was wrong
+  kDuplicate = 3,       // a simultaneous connection lost the tie-break
+  kProtocolError = 4,   // malformed frame
+};
+
+class MalformedFrame : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AckRange {
+  std::uint64_t begin = 0;  // first sequence received
+  std::uint64_t end = 0;    // one past the last
+};
+
+struct AckFrame {
+  std::uint64_t cumulative = 0;
+  std::uint32_t window_messages = 0;
+  std::vector<AckRange> ranges;
+};
+
+struct DataFrame {
+  std::uint64_t sequence = 0;
+  std::span<const std::byte> message;  // body + trailer (message.h)
+};
+
+struct HelloFrame {
+  std::vector<std::byte> nonce;
+  std::string endpoint;
+};
+
+struct CloseFrame {
+  CloseReason reason = CloseReason::kShutdown;
+  std::string text;
+};
+
+// A decoded frame; payload points into the FrameReader's buffer until its next call.
+struct FrameView {
+  FrameType type;
+  std::span<const std::byte> payload;
+};
+
+// Payload decoders: validate and return the fields; throw MalformedFrame.
+HelloFrame decode_hello(std::span<const std::byte> payload);
+std::vector<std::byte> decode_fixed(std::span<const std::byte> payload, std::size_t size, const char* what);
+// The message is a view into payload; its body is at most max_message bytes.
+DataFrame decode_data(std::span<const std::byte> payload, std::size_t max_message);
+AckFrame decode_ack(std::span<const std::byte> payload);
+CloseFrame decode_close(std::span<const std::byte> payload);
+
+// Encoders append one whole frame to out.
+void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, const std::string& endpoint);
+void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes);
+void encode_data(std::vector<std::byte>& out, std::uint64_t sequence, std::span<const std::byte> message);
+void encode_ack(std::vector<std::byte>& out, const AckFrame& ack);
+void encode_keepalive(std::vector<std::byte>& out);
+void encode_close(std::vector<std::byte>& out, CloseReason reason, const std::string& text);
+
+// Splits a byte stream into frames. Bytes are read straight into its buffer (write_area/commit).
+class FrameReader {
+ public:
+  explicit FrameReader(std::size_t max_payload) : max_payload_(max_payload) {}
+
+  // Raised once the connection has authenticated (DATA may then be up to LONGPIPE_MAX_MESSAGE).
+  void set_max_payload(std::size_t max_payload) { max_payload_ = max_payload; }
+
+  // A writable area of at least `minimum` bytes at the end of the buffered data.
+  std::span<std::byte> write_area(std::size_t minimum);
+  void commit(std::size_t count) { end_ += count; }
+
+  // The next complete frame, or nullopt when more bytes are needed. Throws MalformedFrame.
+  std::optional<FrameView> next();
+
+  // Bytes of an incomplete frame are waiting (a truncated frame if the stream ends now).
+  bool has_partial_frame() const { return end_ > begin_; }
+
+ private:
+  std::size_t max_payload_;
+  std::vector<std::byte> buffer_;
+  std::size_t begin_ = 0;  // first unconsumed byte
+  std::size_t end_ = 0;    // one past the last received byte
+};
+
+}  // namespace lp

@@ -1,0 +1,80 @@
+// Session: one reliable, ordered, bidirectional message channel to one peer endpoint. Outlives its
+// TCP connections: the ARQ inside keeps the sequence space and the unacknowledged messages, so a
+// reconnect continues where the broken connection stopped.
+//
+// SessionShared is the part application threads touch (under the engine's mutex); Session is the
+// progress thread's own.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arq.h"
+#include "connection.h"
+#include "tcp_socket.h"
+
+namespace lp {
+
+// Counters a session reports (statistics JSON).
+struct SessionStatistics {
+  ArqStats arq;
+  TcpWindowInfo tcp;
+  SocketTuning tuning;
+  bool connected = false;
+  std::uint64_t connections_established = 0;
+  std::uint64_t reconnects = 0;             // established again after a loss
+  std::uint64_t connect_failures = 0;
+  std::uint64_t malformed_frames = 0;
+  std::uint64_t rejected_connections = 0;   // failed authentication, either direction
+  std::uint64_t messages_received = 0;      // delivered to the receive queue
+  std::uint64_t bytes_received = 0;         // bodies only
+  std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
+};
+
+// A message waiting for the ARQ window, already packed (message.h).
+struct QueuedMessage {
+  std::vector<std::byte> packed;
+  std::size_t body_bytes = 0;
+};
+
+struct SessionShared {
+  explicit SessionShared(std::string peer_endpoint) : peer(std::move(peer_endpoint)) {}
+  const std::string peer;
+  std::deque<QueuedMessage> outbox;         // not yet handed to the ARQ
+  std::size_t outbox_bytes = 0;
+  std::uint64_t unacknowledged = 0;         // in the ARQ, not yet acknowledged
+  std::optional<std::string> failure;       // set once the peer is given up on
+  SessionStatistics statistics;             // refreshed by the progress thread
+};
+
+class Session {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Session(std::shared_ptr<SessionShared> shared, const ArqConfig& arq_config, Clock::time_point now,
+          Clock::duration first_backoff)
+      : shared(std::move(shared)), arq(arq_config), last_heard(now), next_dial(now), backoff(first_backoff) {}
+
+  const std::string& peer() const { return shared->peer; }
+
+  std::shared_ptr<SessionShared> shared;
+  Arq arq;
+  Connection* active = nullptr;        // established connection carrying the session
+  Connection* dialling = nullptr;      // our own connection attempt in progress
+  Clock::time_point last_heard;        // any frame from the peer (or the start of trying)
+  Clock::time_point next_dial;
+  Clock::duration backoff;
+  bool peer_said_goodbye = false;      // CLOSE(shutdown) received: no redial until there is data
+  bool failed = false;
+  bool ever_established = false;
+  std::string last_error;              // why the last connection attempt or connection ended
+  SessionStatistics counters;          // progress thread's working copy
+  Clock::time_point tcp_info_refreshed{};
+};
+
+}  // namespace lp

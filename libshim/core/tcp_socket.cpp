@@ -1,0 +1,176 @@
+#include "tcp_socket.h"
+
+#include <netdb.h>
+#include <netinet/tcp.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "system_call.h"
+
+namespace lp {
+namespace {
+
+// Linux doubles SO_SNDBUF/SO_RCVBUF values for bookkeeping overhead and reports the doubled value.
+constexpr std::size_t kKernelBufferFactor = 2;
+constexpr int kListenBacklog = 128;
+
+int get_int_option(int fd, int level, int name) {
+  int value = 0;
+  socklen_t length = sizeof value;
+  SystemCall("getsockopt", ::getsockopt(fd, level, name, &value, &length));
+  return value;
+}
+
+void set_int_option(int fd, int level, int name, int value, const char* what) {
+  SystemCall(what, ::setsockopt(fd, level, name, &value, sizeof value));
+}
+
+void size_buffers(int fd, const Config& config, SocketTuning& tuning) {
+  const std::size_t wanted = config.effective_socket_buffer();
+  const int value = static_cast<int>(std::min<std::size_t>(wanted, INT32_MAX / 2));
+  tuning.requested_buffer = wanted;
+  tuning.forced = ::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &value, sizeof value) == 0 &&
+                  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &value, sizeof value) == 0;
+  if (!tuning.forced) {
+    set_int_option(fd, SOL_SOCKET, SO_SNDBUF, value, "setsockopt SO_SNDBUF");
+    set_int_option(fd, SOL_SOCKET, SO_RCVBUF, value, "setsockopt SO_RCVBUF");
+  }
+  tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
+  tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
+  if (tuning.receive_buffer < wanted * kKernelBufferFactor || tuning.send_buffer < wanted * kKernelBufferFactor) {
+    tuning.note += "socket buffers capped by net.core.[rw]mem_max at " + std::to_string(tuning.send_buffer / 2) +
+                   "/" + std::to_string(tuning.receive_buffer / 2) + " bytes (wanted " + std::to_string(wanted) +
+                   "; SO_*BUFFORCE needs root); ";
+  }
+}
+
+void choose_congestion(int fd, const Config& config, SocketTuning& tuning) {
+  if (config.congestion != "system") {
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, config.congestion.data(),
+                     static_cast<socklen_t>(config.congestion.size())) != 0) {
+      tuning.note += "congestion control '" + config.congestion + "' unavailable (" + std::strerror(errno) +
+                     "), using the system default; ";
+    }
+  }
+  char name[32] = {};
+  socklen_t length = sizeof name - 1;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length) == 0) tuning.congestion = name;
+}
+
+}  // namespace
+
+HostPort parse_host_port(const std::string& text, bool port_required) {
+  HostPort out;
+  const auto colon = text.rfind(':');
+  std::string port_text;
+  if (colon == std::string::npos) {
+    out.host = text;
+  } else {
+    out.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+  }
+  if (out.host.size() >= 2 && out.host.front() == '[' && out.host.back() == ']') {
+    out.host = out.host.substr(1, out.host.size() - 2);
+  }
+  if (port_text.empty()) {
+    if (port_required) throw std::invalid_argument("'" + text + "' is not host:port");
+    return out;
+  }
+  char* end = nullptr;
+  const long port = std::strtol(port_text.c_str(), &end, 10);
+  if (*end != '\0' || port < 0 || port > 65535 || (port_required && port == 0)) {
+    throw std::invalid_argument("'" + text + "' has an invalid port (expected 1..65535)");
+  }
+  out.port = static_cast<std::uint16_t>(port);
+  return out;
+}
+
+FileDescriptor make_tuned_tcp_socket(int family, const Config& config, SocketTuning& tuning) {
+  FileDescriptor fd(SystemCall("socket", ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)));
+  size_buffers(fd.get(), config, tuning);
+  set_int_option(fd.get(), IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
+  choose_congestion(fd.get(), config, tuning);
+  return fd;
+}
+
+void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
+  tuning.requested_buffer = config.effective_socket_buffer();
+  tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
+  tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
+  set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
+  choose_congestion(fd, config, tuning);
+}
+
+FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port) {
+  HostPort where;
+  try {
+    where = parse_host_port(config.listen, false);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(std::string("LONGPIPE_LISTEN: ") + e.what());
+  }
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  if (where.host.empty()) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&address);
+    in->sin_family = AF_INET;
+    in->sin_addr.s_addr = htonl(INADDR_ANY);
+    in->sin_port = htons(where.port);
+    length = sizeof(sockaddr_in);
+  } else {
+    address = resolve(where, length);
+  }
+  FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config, tuning);
+  set_int_option(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt SO_REUSEADDR");
+  SystemCall("bind to LONGPIPE_LISTEN='" + config.listen + "'",
+             ::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), length));
+  SystemCall("listen", ::listen(fd.get(), kListenBacklog));
+  sockaddr_storage bound{};
+  socklen_t bound_length = sizeof bound;
+  SystemCall("getsockname", ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &bound_length));
+  bound_port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                                 : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  return fd;
+}
+
+sockaddr_storage resolve(const HostPort& where, socklen_t& length) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(where.port);
+  const int status = ::getaddrinfo(where.host.c_str(), port.c_str(), &hints, &found);
+  if (status != 0 || found == nullptr) {
+    throw std::runtime_error("cannot resolve '" + where.host + "': " + ::gai_strerror(status));
+  }
+  sockaddr_storage address{};
+  std::memcpy(&address, found->ai_addr, found->ai_addrlen);
+  length = found->ai_addrlen;
+  ::freeaddrinfo(found);
+  return address;
+}
+
+void rearm_quick_ack(int fd) {
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);  // best effort: an optimisation only
+}
+
+TcpWindowInfo read_window_info(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  TcpWindowInfo out;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return out;
+  out.snd_wscale = info.tcpi_snd_wscale;
+  out.rcv_wscale = info.tcpi_rcv_wscale;
+  out.snd_cwnd = info.tcpi_snd_cwnd;
+  out.snd_mss = info.tcpi_snd_mss;
+  out.rtt_us = info.tcpi_rtt;
+  out.rttvar_us = info.tcpi_rttvar;
+  out.total_retrans = info.tcpi_total_retrans;
+  return out;
+}
+
+int take_socket_error(int fd) { return get_int_option(fd, SOL_SOCKET, SO_ERROR); }
+
+}  // namespace lp

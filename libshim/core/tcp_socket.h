@@ -1,0 +1,71 @@
+// TCP sockets tuned for long fat paths (redis anet.c in spirit: small helpers, each says why).
+//
+//   - Socket buffers are sized to the path's bandwidth-delay product BEFORE listen/connect: the
+//     window-scale option is negotiated in the SYN, from the receive buffer at that moment.
+//     SO_*BUFFORCE (root) passes net.core.*mem_max; otherwise the kernel caps SO_*BUF at it and
+//     the cap is reported (PLATFORM.md: 4 MiB here).
+//   - TCP_NODELAY: a message is sent when handed over, not after Nagle's wait.
+//   - TCP_CONGESTION: bbr by default; it skips the slow-start restart after idle that cubic does
+//     (PLATFORM.md), with no sysctl. Falls back to the system default, with a note.
+//   - TCP_QUICKACK is not sticky in Linux: re-armed after every read to keep delayed ACKs off.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "config.h"
+#include "file_descriptor.h"
+
+namespace lp {
+
+// What the kernel actually granted a socket: reported in the statistics.
+struct SocketTuning {
+  std::size_t requested_buffer = 0;
+  std::size_t send_buffer = 0;     // getsockopt(SO_SNDBUF) (Linux reports twice the usable size)
+  std::size_t receive_buffer = 0;  // getsockopt(SO_RCVBUF)
+  bool forced = false;             // SO_*BUFFORCE was allowed
+  std::string congestion;          // in effect
+  std::string note;                // why something differs from the request ("" if nothing)
+};
+
+// TCP_INFO fields that show the effective window.
+struct TcpWindowInfo {
+  unsigned snd_wscale = 0;
+  unsigned rcv_wscale = 0;
+  std::uint32_t snd_cwnd = 0;      // segments
+  std::uint32_t snd_mss = 0;
+  std::uint32_t rtt_us = 0;        // kernel's smoothed RTT
+  std::uint32_t rttvar_us = 0;
+  std::uint32_t total_retrans = 0;
+};
+
+// "host:port" split; throws std::invalid_argument with the text if malformed.
+struct HostPort {
+  std::string host;  // may be empty (listen on all addresses)
+  std::uint16_t port = 0;
+};
+HostPort parse_host_port(const std::string& text, bool port_required);
+
+// A non-blocking, close-on-exec TCP socket of `family`, tuned per config (buffers, no-delay,
+// congestion control); `tuning` receives what was granted.
+FileDescriptor make_tuned_tcp_socket(int family, const Config& config, SocketTuning& tuning);
+// Re-applies the per-connection options to an accepted socket (buffers are inherited from the
+// listener, whose SYN-ACK advertised them).
+void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning);
+
+// Binds and listens per LONGPIPE_LISTEN; returns the socket and fills the port actually bound.
+FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port);
+
+// Resolves host:port to an IPv4/IPv6 address (getaddrinfo; /etc/hosts names resolve at once).
+sockaddr_storage resolve(const HostPort& where, socklen_t& length);
+
+void rearm_quick_ack(int fd);
+TcpWindowInfo read_window_info(int fd);
+// Pending socket error after a non-blocking connect (0 = connected).
+int take_socket_error(int fd);
+
+}  // namespace lp
