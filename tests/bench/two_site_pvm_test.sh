@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Two-site PVM on the emulated link: pvm-sites brings up a virtual machine with site-a and site-b,
+# a task spawned on site-b (found by bare name through ep=) exchanges messages with the master on
+# site-a over PVM's default route and PvmRouteDirect, and after `down` nothing of it is left.
+# Usage: two_site_pvm_test.sh PVM-SITES LP-BENCH   (run by ctest with LP_WAN_INSTANCE set)
+set -euo pipefail
+
+PVM_SITES=$1
+LP_BENCH=$2
+STATE=/tmp/lp-pvm-sites-${LP_WAN_INSTANCE:?run by ctest through longpipe_wan_test}
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+trap '"$PVM_SITES" down || true' EXIT
+
+"$PVM_SITES" up --ep "$(dirname "$LP_BENCH")"
+conf=$("$PVM_SITES" conf)
+grep -qE '^ *site-a +[0-9a-f]+ +LINUX64' <<<"$conf" || fail "site-a missing from conf: $conf"
+grep -qE '^ *site-b +[0-9a-f]+ +LINUX64' <<<"$conf" || fail "site-b missing from conf: $conf"
+"$PVM_SITES" status
+
+# lp-bench fails unless the worker reports host site-b and every batch is acknowledged completely,
+# in order (sequence marks checked by the worker).
+for route in default direct; do
+  for ack in each last wait; do
+    out=$("$PVM_SITES" exec a "$LP_BENCH" --worker-exe "$(basename "$LP_BENCH")" \
+      --route "$route" --ack "$ack" --count 20 --size 5000 --batches 2 2>&1) ||
+      fail "lp-bench --route $route --ack $ack failed: $out"
+    grep -q 'worker t[0-9a-f]* runs on site-b' <<<"$out" || fail "worker not on site-b: $out"
+    lines=$(grep -cE "^[12],5000,20,$ack,$route,default," <<<"$out" || true)
+    [[ $lines == 2 ]] || fail "expected 2 batch lines for route $route ack $ack, got $lines: $out"
+  done
+done
+for encoding in raw inplace; do
+  out=$("$PVM_SITES" exec a "$LP_BENCH" --encoding "$encoding" --count 10 --size 70000 2>&1) ||
+    fail "lp-bench --encoding $encoding failed: $out"
+  grep -qE "^1,70000,10,last,default,$encoding," <<<"$out" || fail "no batch line for encoding $encoding: $out"
+done
+
+# A spawn that cannot work is reported, not hung on.
+if out=$("$PVM_SITES" exec a "$LP_BENCH" --worker-host no-such-host --count 1 2>&1); then
+  fail "lp-bench with an unknown worker host succeeded: $out"
+fi
+grep -q 'No such host' <<<"$out" || fail "unclear error for an unknown host: $out"
+
+pids=$("$PVM_SITES" status | sed -n 's/.*processes: //p')
+[[ -n $pids ]] || fail "status lists no processes while up"
+"$PVM_SITES" down
+trap - EXIT
+if "$PVM_SITES" status; then fail "status says up after down"; fi
+for pid in $pids; do
+  if [[ -e /proc/$pid ]] && [[ $(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null) != Z ]]; then
+    fail "process $pid ($(cat "/proc/$pid/cmdline" | tr '\0' ' ')) still alive after down"
+  fi
+done
+[[ ! -e $STATE ]] || fail "state directory $STATE left behind"
+echo "PASS: two-site PVM up, site-a <-> site-b messages on both routes, all gone after down"
