@@ -39,13 +39,13 @@ void check_delivered_exactly(const SimSession::Endpoint& from, const SimSession:
 
 TEST_CASE("datagram mode: lossy, reordering, duplicating links in both directions", "[arq][link]") {
   const double loss = GENERATE(0.0, 0.1, 0.3);
-  const std::uint64_t seed = GENERATE(1, 2, 3);
+  const std::uint64_t seed = GENERATE(1, 2, 3, 4, 5);
   CAPTURE(loss, seed);
   const LinkProfile link{.delay = 25ms, .jitter = 20ms, .loss = loss, .duplicate = 0.05};
   const ArqConfig config = datagram_config();
   SimSession session(config, link, link, seed);
-  queue_messages(session.a(), 400);
-  queue_messages(session.b(), 300);
+  queue_messages(session.a(), 1500);
+  queue_messages(session.b(), 1000);
 
   REQUIRE(session.run_until_all_delivered(3600s));
   check_delivered_exactly(session.a(), session.b());

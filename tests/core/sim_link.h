@@ -149,7 +149,10 @@ class SimSession {
       step(b_, b_to_a_);
       if (done()) return true;
       const auto next = next_event();
-      if (!next || *next > end) return false;
+      if (!next || *next > end) {
+        now_ = std::max(now_, end);  // nothing happens until then
+        return false;
+      }
       now_ = std::max(now_, *next);
       receive(b_, a_to_b_.arrivals(now_));
       receive(a_, b_to_a_.arrivals(now_));
