@@ -49,6 +49,21 @@ def _title(meta, what):
             f"{_rate(meta)}{tuned}), X = {meta['count']}, ack {meta['ack']}")
 
 
+def _size_label(size):
+    for unit, factor in (("M", 1 << 20), ("K", 1 << 10)):
+        if size >= factor:
+            return f"{size // factor}{unit}"
+    return f"{size}"
+
+
+def _size_axis(ax, sizes):
+    """Log-2 size axis labelled 1, 4, ..., 1K, ..., 1M at the measured sizes."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([_size_label(size) for size in sizes], fontsize=8)
+    ax.minorticks_off()
+
+
 def _rate(meta):
     rate = float(meta["rate_bit_s"])
     return f"{rate / 1e6:g} Mbit/s" if rate > 0 else "unlimited rate"
@@ -88,7 +103,7 @@ def draw(summary_rows, meta, out_dir):
         ax.plot(sizes, medians, marker=marker, color=color, label=f"{label} (median)")
         ax.scatter(sizes, minimums, marker="_", color=color, s=80, label=f"{label} (minimum)")
     ax.plot(all_sizes, floor, label="floor R/X + P/B", **FLOOR_STYLE)
-    ax.set_xscale("log", base=2)
+    _size_axis(ax, all_sizes)
     ax.set_yscale("log")
     ax.set_xlabel("message size P (bytes)")
     ax.set_ylabel("aggregate latency t = T / X (s)")
@@ -116,7 +131,7 @@ def draw(summary_rows, meta, out_dir):
         sizes, medians, _ = _route_points(summary_rows, route)
         ax.plot(sizes, _throughputs_mbit(sizes, medians), marker=marker, color=color, label=label)
     ax.plot(all_sizes, _throughputs_mbit(all_sizes, floor), label="floor (best possible)", **FLOOR_STYLE)
-    ax.set_xscale("log", base=2)
+    _size_axis(ax, all_sizes)
     ax.set_yscale("log")
     ax.set_xlabel("message size P (bytes)")
     ax.set_ylabel("throughput P / t (Mbit/s)")
