@@ -755,6 +755,7 @@ void Engine::Impl::establish(Connection& connection, Clock::time_point now) {
   // Simultaneous connections (both sides dialled): keep the one dialled by the smaller endpoint,
   // a rule both sides evaluate alike. Between two dialled by the same side, the newer wins (the
   // dialler only dials again when it believes the older is gone).
+  const bool replacing = session.active != nullptr;
   if (session.active != nullptr && session.active != &connection) {
     Connection& old = *session.active;
     const std::string& old_dialler = old.outgoing() ? local_endpoint_ : session.peer();
@@ -776,7 +777,7 @@ void Engine::Impl::establish(Connection& connection, Clock::time_point now) {
   session.last_heard = now;
   session.backoff = config_.connect_retry_initial;
   session.peer_said_goodbye = false;
-  if (session.ever_established) ++session.counters.reconnects;
+  if (session.ever_established && !replacing) ++session.counters.reconnects;  // a loss, not a tie-break
   ++session.counters.connections_established;
   session.ever_established = true;
   session.counters.tuning = connection.tuning;

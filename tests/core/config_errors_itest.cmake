@@ -1,0 +1,28 @@
+# Runs longpipe-config with bad LONGPIPE_* values: each must fail (exit 2) naming the variable
+# and the accepted range; good values must be accepted and shown.
+function(expect_error variable value pattern)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${variable}=${value} ${CONFIG_TOOL}
+                  RESULT_VARIABLE status ERROR_VARIABLE error OUTPUT_QUIET)
+  if(status EQUAL 0)
+    message(FATAL_ERROR "${variable}=${value} was accepted")
+  endif()
+  if(NOT error MATCHES "${variable}" OR NOT error MATCHES "${pattern}")
+    message(FATAL_ERROR "${variable}=${value}: the error does not name the variable and '${pattern}': ${error}")
+  endif()
+  message(STATUS "ok: ${variable}=${value} -> ${error}")
+endfunction()
+
+expect_error(LONGPIPE_RTO_MIN_MS abc "from 1 to")
+expect_error(LONGPIPE_WINDOW_MESSAGES 0 "from 1 to")
+expect_error(LONGPIPE_DEAD_PEER_MS -5 "from 100 to")
+expect_error(LONGPIPE_WINDOW_FULL sometimes "block, fail, drop-oldest, keep-latest")
+expect_error(LONGPIPE_RTO_BACKOFF 0.5 "from 1 to 16")
+expect_error(LONGPIPE_BANDWIDTH fast "Mbit/s")
+expect_error(LONGPIPE_PIN left "core")
+expect_error(LONGPIPE_RTO_MINMS 5 "not a LongPipe setting")
+
+execute_process(COMMAND ${CMAKE_COMMAND} -E env LONGPIPE_RTO_MIN_MS=300 LONGPIPE_WINDOW_FULL=keep-latest ${CONFIG_TOOL}
+                RESULT_VARIABLE status OUTPUT_VARIABLE output)
+if(NOT status EQUAL 0 OR NOT output MATCHES "LONGPIPE_RTO_MIN_MS=300" OR NOT output MATCHES "LONGPIPE_WINDOW_FULL=keep-latest")
+  message(FATAL_ERROR "good values were not accepted and shown: ${output}")
+endif()

@@ -1,0 +1,182 @@
+// lp-engine-probe: the two ends of the engine's integration tests (tests/core/engine_itest.sh),
+// run in the two emulated sites. `receive` verifies what arrives: exactly the numbered messages,
+// in order, with their content (a per-message pattern), and nothing more; `send` sends them and
+// waits until all are acknowledged, or (--expect-failure) until the engine reports the peer lost.
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include "engine.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+struct Arguments {
+  std::string mode;
+  std::string peer;
+  std::string listen;
+  std::size_t count = 1000;
+  std::size_t size = 1024;
+  long interval_us = 0;        // pause between sends
+  long timeout_s = 60;
+  std::string expect_failure;  // text the failure reason must contain
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::cerr << "lp-engine-probe: " << what
+            << "\nusage: lp-engine-probe receive --listen [HOST]:PORT --count N --size S [--timeout-s T]\n"
+               "       lp-engine-probe send --peer HOST:PORT --count N --size S [--interval-us U] [--timeout-s T]\n"
+               "                            [--expect-failure TEXT]\n";
+  std::exit(2);
+}
+
+Arguments parse(int argc, char** argv) {
+  if (argc < 2) usage_error("missing mode");
+  Arguments a;
+  a.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string option = argv[i];
+    if (i + 1 >= argc) usage_error(option + " needs a value");
+    const std::string value = argv[++i];
+    if (option == "--peer") a.peer = value;
+    else if (option == "--listen") a.listen = value;
+    else if (option == "--count") a.count = std::stoul(value);
+    else if (option == "--size") a.size = std::stoul(value);
+    else if (option == "--interval-us") a.interval_us = std::stol(value);
+    else if (option == "--timeout-s") a.timeout_s = std::stol(value);
+    else if (option == "--expect-failure") a.expect_failure = value;
+    else usage_error("unknown option " + option);
+  }
+  return a;
+}
+
+std::byte pattern(std::size_t index, std::size_t offset) {
+  return static_cast<std::byte>((index * 131 + offset * 7 + (index >> 8)) & 0xff);
+}
+
+lp::Message numbered(std::size_t index, std::size_t size) {
+  lp::Message m;
+  m.tag = static_cast<std::int32_t>(index);
+  m.source = static_cast<std::uint32_t>(index ^ 0xa5a5a5a5u);
+  m.body.resize(size + index % 7);  // sizes vary a little so frame boundaries move
+  for (std::size_t i = 0; i < m.body.size(); ++i) m.body[i] = pattern(index, i);
+  return m;
+}
+
+long long epoch_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int receive(const Arguments& a, lp::Config config) {
+  config.listen = a.listen;
+  lp::Engine engine(config);
+  std::cout << "listening " << engine.local_endpoint() << std::endl;
+  const auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
+  std::size_t next = 0;
+  std::uint64_t bytes = 0;
+  while (next < a.count && Clock::now() < deadline) {
+    auto m = engine.try_receive();
+    if (!m) {
+      engine.wait_receive(100ms);
+      continue;
+    }
+    const lp::Message expected = numbered(next, a.size);
+    if (m->tag != expected.tag || m->source != expected.source || m->body != expected.body) {
+      std::cerr << "FAIL: message " << next << " expected, got tag " << m->tag << " (" << m->body.size()
+                << " bytes): lost, duplicated, reordered or corrupted" << std::endl;
+      return 1;
+    }
+    bytes += m->body.size();
+    ++next;
+  }
+  if (next < a.count) {
+    std::cerr << "FAIL: " << next << " of " << a.count << " messages arrived before the timeout" << std::endl;
+    return 1;
+  }
+  // Anything more would be a duplicate.
+  const auto grace = Clock::now() + 1s;
+  while (Clock::now() < grace) {
+    if (auto extra = engine.try_receive()) {
+      std::cerr << "FAIL: an extra message (tag " << extra->tag << ") after all " << a.count << std::endl;
+      return 1;
+    }
+    engine.wait_receive(100ms);
+  }
+  std::cout << "OK: " << next << " messages, " << bytes << " bytes, in order, intact, no duplicates" << std::endl;
+  std::cout << "stats " << engine.stats_json() << std::endl;
+  return 0;
+}
+
+int send(const Arguments& a, const lp::Config& config) {
+  lp::Engine engine(config);
+  const auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
+  try {
+    for (std::size_t i = 0; i < a.count; ++i) {
+      engine.send(a.peer, numbered(i, a.size));
+      if (a.interval_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(a.interval_us));
+    }
+  } catch (const lp::PeerFailed& e) {
+    if (a.expect_failure.empty()) {
+      std::cerr << "FAIL: " << e.what() << std::endl;
+      return 1;
+    }
+  }
+  if (a.expect_failure.empty()) {
+    if (!engine.flush(deadline - Clock::now() > 0s ? std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                         deadline - Clock::now())
+                                                   : 0ms)) {
+      std::cerr << "FAIL: not everything was acknowledged in time; stats " << engine.stats_json() << std::endl;
+      return 1;
+    }
+    for (const auto& f : engine.take_peer_failures()) {
+      std::cerr << "FAIL: peer reported failed: " << f.reason << std::endl;
+      return 1;
+    }
+    std::cout << "OK: " << a.count << " messages acknowledged" << std::endl;
+    std::cout << "stats " << engine.stats_json() << std::endl;
+    return 0;
+  }
+  while (Clock::now() < deadline) {
+    for (const auto& f : engine.take_peer_failures()) {
+      std::cout << "failure_epoch_ms " << epoch_ms() << "\nreason " << f.reason << "\nlost " << f.messages_lost
+                << std::endl;
+      if (f.reason.find(a.expect_failure) == std::string::npos) {
+        std::cerr << "FAIL: the reason does not mention '" << a.expect_failure << "'" << std::endl;
+        return 1;
+      }
+      try {
+        engine.send(a.peer, numbered(0, 1));
+        std::cerr << "FAIL: send to a failed peer did not throw" << std::endl;
+        return 1;
+      } catch (const lp::PeerFailed& e) {
+        std::cout << "OK: send now fails: " << e.what() << std::endl;
+      }
+      std::cout << "stats " << engine.stats_json() << std::endl;
+      return 0;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  std::cerr << "FAIL: no failure reported within " << a.timeout_s << " s" << std::endl;
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Arguments a = parse(argc, argv);
+  try {
+    const lp::Config config = lp::Config::from_environment();
+    if (a.mode == "receive") return receive(a, config);
+    if (a.mode == "send") return send(a, config);
+    usage_error("unknown mode " + a.mode);
+  } catch (const std::exception& e) {
+    std::cerr << "lp-engine-probe: " << e.what() << std::endl;
+    return 1;
+  }
+}

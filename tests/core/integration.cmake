@@ -1,0 +1,21 @@
+# Integration tests of the engine across the emulated link (labels integration;engine), plus
+# checks of the configuration errors. Included by tests/core/CMakeLists.txt.
+add_executable(lp-engine-probe ${CMAKE_CURRENT_LIST_DIR}/engine_probe_itest.cpp)
+target_link_libraries(lp-engine-probe PRIVATE lp_core)
+set_target_properties(lp-engine-probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+
+include(LongPipeWan)
+set(engine_itest ${CMAKE_CURRENT_LIST_DIR}/engine_itest.sh)
+# A short emulated delay (20 ms each way) and a rate limit, as tests use.
+longpipe_wan_fixture(FIXTURE engine-link ARGS --delay 20 --rate 50)
+foreach(check reset wrong-key garbage dead-peer)
+  longpipe_wan_test(NAME core.engine-${check} FIXTURE engine-link COMMAND ${engine_itest} ${check}
+                    LABELS engine TIMEOUT 180)
+  # One link: these tests must not overlap (same port, ss -K by port).
+  set_tests_properties(core.engine-${check} PROPERTIES RESOURCE_LOCK engine-link)
+endforeach()
+
+# A bad LONGPIPE_* value is refused with a message naming the variable and the range.
+add_test(NAME core.config-errors COMMAND ${CMAKE_COMMAND}
+  -DCONFIG_TOOL=$<TARGET_FILE:longpipe-config> -P ${CMAKE_CURRENT_LIST_DIR}/config_errors_itest.cmake)
+set_tests_properties(core.config-errors PROPERTIES LABELS "unit;engine")
