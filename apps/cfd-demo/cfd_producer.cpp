@@ -96,6 +96,10 @@ int run(int argc, char** argv) {
     for (long long n = 0; n < frames; ++n) {
       const auto solve_start = Clock::now();
       flow.advance(static_cast<int>(steps_per_frame));
+      if (!flow.all_finite()) {
+        throw std::runtime_error("the flow blew up by step " + std::to_string(flow.step()) +
+                                 ": use a larger grid or a lower Reynolds number");
+      }
       Frame frame;
       frame.frame_number = static_cast<uint32_t>(n);
       frame.step = static_cast<uint64_t>(flow.step());
