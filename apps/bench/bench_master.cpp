@@ -10,9 +10,11 @@
 #include <thread>
 
 #include "bench_protocol.h"
-#include "pvm_call.h"
+#include "pvm_call.h"  // apps/pvm-sites: lp_pvm_call
 
 namespace lp::bench {
+
+using lp::pvm::pvmCall;
 namespace {
 
 // Start-up (spawn, hello over one or two round trips) and shutdown get this long at most.

@@ -9,9 +9,11 @@
 #include <string>
 
 #include "bench_protocol.h"
-#include "pvm_call.h"
+#include "pvm_call.h"  // apps/pvm-sites: lp_pvm_call
 
 namespace lp::bench {
+
+using lp::pvm::pvmCall;
 
 // An acknowledgement with this count tells the master that a message arrived corrupt or out of order.
 constexpr int kCorruptAck = -1;

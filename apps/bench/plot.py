@@ -73,6 +73,21 @@ def _throughputs_mbit(sizes, per_message):
     return [stats.throughput_bit_s(p, t) / 1e6 for p, t in zip(sizes, per_message)]
 
 
+# The three plots: file, title, axis labels, and how a route's (sizes, t) become (x, y).
+# x_is_size puts the message sizes on a log-2 axis; with_minimum adds each point's minimum.
+PLOTS = [
+    {"file": "aggregate-latency.png", "title": "Aggregate latency", "x_is_size": True, "with_minimum": True,
+     "xlabel": "message size P (bytes)", "ylabel": "aggregate latency t = T / X (s)",
+     "xy": lambda sizes, t: (sizes, t), "floor_label": "floor R/X + P/B"},
+    {"file": "latency-throughput.png", "title": "Latency vs throughput", "x_is_size": False, "with_minimum": False,
+     "xlabel": "throughput P / t (Mbit/s)", "ylabel": "aggregate latency t (s)",
+     "xy": lambda sizes, t: (_throughputs_mbit(sizes, t), t), "floor_label": "floor R/X + P/B"},
+    {"file": "throughput.png", "title": "Throughput", "x_is_size": True, "with_minimum": False,
+     "xlabel": "message size P (bytes)", "ylabel": "throughput P / t (Mbit/s)",
+     "xy": lambda sizes, t: (sizes, _throughputs_mbit(sizes, t)), "floor_label": "floor (best possible)"},
+]
+
+
 def draw(summary_rows, meta, out_dir):
     """Writes the three PNG files into out_dir and returns their paths."""
     all_sizes = sorted({int(r["size_bytes"]) for r in summary_rows})
@@ -81,62 +96,31 @@ def draw(summary_rows, meta, out_dir):
     floor = _floor_curve(meta, all_sizes)
     routes = [route for route in ROUTE_STYLES if any(r["route"] == route and r["status"] == "ok" for r in summary_rows)]
     paths = []
-
-    def new_figure():
+    for spec in PLOTS:
         fig, ax = plt.subplots(figsize=(8, 5.5))
         ax.grid(True, which="both", alpha=0.3)
-        return fig, ax
-
-    def save(fig, ax, name):
+        for route in routes:
+            label, color, marker = ROUTE_STYLES[route]
+            sizes, medians, minimums = _route_points(summary_rows, route)
+            suffix = " (median)" if spec["with_minimum"] else ""
+            ax.plot(*spec["xy"](sizes, medians), marker=marker, color=color, label=label + suffix)
+            if spec["with_minimum"]:
+                ax.scatter(*spec["xy"](sizes, minimums), marker="_", color=color, s=80, label=f"{label} (minimum)")
+        ax.plot(*spec["xy"](all_sizes, floor), label=spec["floor_label"], **FLOOR_STYLE)
+        if spec["x_is_size"]:
+            _size_axis(ax, all_sizes)
+        else:
+            ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(spec["xlabel"])
+        ax.set_ylabel(spec["ylabel"])
+        ax.set_title(_title(meta, spec["title"]), fontsize=9)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        path = os.path.join(out_dir, name)
+        path = os.path.join(out_dir, spec["file"])
         fig.savefig(path, dpi=DPI)
         plt.close(fig)
         paths.append(path)
-
-    # 1. Aggregate latency against message size.
-    fig, ax = new_figure()
-    for route in routes:
-        label, color, marker = ROUTE_STYLES[route]
-        sizes, medians, minimums = _route_points(summary_rows, route)
-        ax.plot(sizes, medians, marker=marker, color=color, label=f"{label} (median)")
-        ax.scatter(sizes, minimums, marker="_", color=color, s=80, label=f"{label} (minimum)")
-    ax.plot(all_sizes, floor, label="floor R/X + P/B", **FLOOR_STYLE)
-    _size_axis(ax, all_sizes)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size P (bytes)")
-    ax.set_ylabel("aggregate latency t = T / X (s)")
-    ax.set_title(_title(meta, "Aggregate latency"), fontsize=9)
-    save(fig, ax, "aggregate-latency.png")
-
-    # 2. Latency against throughput: each point is one message size.
-    fig, ax = new_figure()
-    for route in routes:
-        label, color, marker = ROUTE_STYLES[route]
-        sizes, medians, _ = _route_points(summary_rows, route)
-        ax.plot(_throughputs_mbit(sizes, medians), medians, marker=marker, color=color, label=label)
-    ax.plot(_throughputs_mbit(all_sizes, floor), floor, label="floor R/X + P/B", **FLOOR_STYLE)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("throughput P / t (Mbit/s)")
-    ax.set_ylabel("aggregate latency t (s)")
-    ax.set_title(_title(meta, "Latency vs throughput"), fontsize=9)
-    save(fig, ax, "latency-throughput.png")
-
-    # 3. Throughput against message size.
-    fig, ax = new_figure()
-    for route in routes:
-        label, color, marker = ROUTE_STYLES[route]
-        sizes, medians, _ = _route_points(summary_rows, route)
-        ax.plot(sizes, _throughputs_mbit(sizes, medians), marker=marker, color=color, label=label)
-    ax.plot(all_sizes, _throughputs_mbit(all_sizes, floor), label="floor (best possible)", **FLOOR_STYLE)
-    _size_axis(ax, all_sizes)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size P (bytes)")
-    ax.set_ylabel("throughput P / t (Mbit/s)")
-    ax.set_title(_title(meta, "Throughput"), fontsize=9)
-    save(fig, ax, "throughput.png")
     return paths
 
 

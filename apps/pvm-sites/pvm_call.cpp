@@ -8,7 +8,7 @@ extern char* pvm_errlist[];
 extern int pvm_nerr;
 }
 
-namespace lp::bench {
+namespace lp::pvm {
 namespace {
 
 std::string pvmErrorText(int code) {
@@ -26,4 +26,4 @@ int pvmCall(const std::string& what, int ret) {
   return ret;
 }
 
-}  // namespace lp::bench
+}  // namespace lp::pvm
