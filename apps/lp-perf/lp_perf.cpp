@@ -84,6 +84,7 @@ struct BatchResult {
   std::size_t size = 0;
   std::size_t batch = 0;  // 1-based, over the whole run
   bool cold = false;      // the run's first batch: connection set-up and slow start included
+  bool ramp = false;      // first batch at a new size: the congestion window adapts (not in the summary)
   double seconds = 0;     // T
 };
 
@@ -133,6 +134,8 @@ class Runner {
   std::int32_t next_tag_ = 1;
 };
 
+const char* kind(const BatchResult& r) { return r.cold ? "cold" : r.ramp ? "ramp" : "warm"; }
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t n = values.size();
@@ -163,7 +166,7 @@ int run(const Options& options) {
               "t/floor", "Mbit/s");
   auto print = [&](const BatchResult& r) {
     const double t = r.seconds / X;
-    std::printf("%10zu %6zu %5s %10.3f %11.3f %11.3f %8.2f %10.2f\n", r.size, r.batch, r.cold ? "cold" : "warm",
+    std::printf("%10zu %6zu %5s %10.3f %11.3f %11.3f %8.2f %10.2f\n", r.size, r.batch, kind(r),
                 r.seconds, t * 1e3, floor_seconds(rtt, r.size) * 1e3, t / floor_seconds(rtt, r.size),
                 X * static_cast<double>(r.size) * 8 / r.seconds / 1e6);
     std::fflush(stdout);
@@ -171,7 +174,8 @@ int run(const Options& options) {
   print(results.front());
   for (std::size_t size : options.sizes) {
     for (std::size_t b = 0; b < options.batches; ++b) {
-      results.push_back({size, ++batch_number, false, runner.run_batch(size)});
+      const bool ramp = b == 0 && size != options.sizes.front() && options.batches > 1;
+      results.push_back({size, ++batch_number, false, runner.run_batch(size), ramp});
       print(results.back());
     }
   }
@@ -183,13 +187,13 @@ int run(const Options& options) {
        << ",\"link_rate_mbit\":" << link_rate << ",\"cold\":{\"size\":" << results.front().size
        << ",\"t_ms\":" << results.front().seconds / X * 1e3
        << ",\"floor_ms\":" << floor_seconds(rtt, results.front().size) * 1e3 << "},\"sizes\":[";
-  std::printf("\nwarm batches: %10s %14s %11s %11s %16s\n", "size", "median t (ms)", "min t (ms)", "floor (ms)",
+  std::printf("\nwarm batches (cold and ramp batches excluded):\n              %10s %14s %11s %11s %16s\n", "size", "median t (ms)", "min t (ms)", "floor (ms)",
               "median t/floor");
   bool first = true;
   for (std::size_t size : options.sizes) {
     std::vector<double> t;
     for (const auto& r : results) {
-      if (!r.cold && r.size == size) t.push_back(r.seconds / X);
+      if (!r.cold && !r.ramp && r.size == size) t.push_back(r.seconds / X);
     }
     const double floor = floor_seconds(rtt, size);
     const double med = median(t);
@@ -210,7 +214,7 @@ int run(const Options& options) {
     std::ofstream csv(options.csv_path);
     csv << "size,batch,kind,count,ack,T_s,t_ms,rtt_ms,link_rate_mbit,floor_ms,ratio\n";
     for (const auto& r : results) {
-      csv << r.size << "," << r.batch << "," << (r.cold ? "cold" : "warm") << "," << options.count << ","
+      csv << r.size << "," << r.batch << "," << kind(r) << "," << options.count << ","
           << (options.ack == AckMode::kEach ? "each" : "last") << "," << r.seconds << "," << r.seconds / X * 1e3 << ","
           << rtt * 1e3 << "," << link_rate << "," << floor_seconds(rtt, r.size) * 1e3 << ","
           << r.seconds / X / floor_seconds(rtt, r.size) << "\n";

@@ -39,7 +39,9 @@ std::string usage() {
       Aggregate latency: per batch, send X messages of P bytes back to back and collect the
       acknowledgements (one per message, or one after the last); t = T / X. The first batch of
       the run includes connection set-up and is reported separately. The floor is R/X + P/B for
-      the measured round trip R and the link rate B (--link-rate, default LONGPIPE_BANDWIDTH).
+      the measured round trip R (minimum of --pings 1-byte round trips, default 10) and the link
+      rate B (--link-rate, default LONGPIPE_BANDWIDTH). The first batch at each further size is
+      a "ramp" batch (the congestion window adapts): printed, not in the warm summary.
       Sizes take K and M suffixes (binary), from 1 B to 1 GiB.
   lp-perf local [--count N] [--size P[,P...]]
       Loopback: message rate and CPU per message of the engine (two engines in this process)

@@ -25,7 +25,7 @@ struct Options {
   std::optional<double> link_rate_mbit;  // B of the floor; default LONGPIPE_BANDWIDTH
   std::string csv_path;
   std::string json_path;
-  std::size_t pings = 5;               // round trips measured for R
+  std::size_t pings = 10;              // round trips measured for R
 };
 
 std::string usage();

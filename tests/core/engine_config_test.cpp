@@ -1,0 +1,82 @@
+// Config: LONGPIPE_* parsing, ranges, relations, the config file, and the error messages.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "config.h"
+
+using lp::Config;
+using lp::ConfigError;
+
+namespace {
+std::string error_of(const std::map<std::string, std::string>& variables) {
+  try {
+    Config::from_variables(variables);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("defaults are valid and documented") {
+  const Config config = Config::from_variables({});
+  CHECK(config.rto_initial.count() == 1000);
+  CHECK(config.window_full == lp::WindowFullPolicy::kBlock);
+  CHECK(config.congestion == "bbr");
+  const std::string text = config.describe();
+  CHECK(text.find("LONGPIPE_DEAD_PEER_MS=15000") != std::string::npos);
+  CHECK(text.find("LONGPIPE_KEY=(none") != std::string::npos);
+}
+
+TEST_CASE("values are read and converted") {
+  const Config config = Config::from_variables({{"LONGPIPE_RTO_MIN_MS", "250"},
+                                                {"LONGPIPE_WINDOW_FULL", "drop-oldest"},
+                                                {"LONGPIPE_PIN", "1"},
+                                                {"LONGPIPE_BANDWIDTH", "10"},
+                                                {"LONGPIPE_RTT", "100"},
+                                                {"LONGPIPE_KEY", "k3y-xyzzy"}});
+  CHECK(config.rto_min.count() == 250);
+  CHECK(config.window_full == lp::WindowFullPolicy::kDropOldest);
+  CHECK(config.pin.mode == lp::PinPolicy::Mode::kCore);
+  CHECK(config.pin.core == 1);
+  CHECK(config.effective_socket_buffer() == 250000);  // 2 x 10 Mbit/s x 100 ms
+  CHECK(config.key == "k3y-xyzzy");
+  CHECK(config.describe().find("xyzzy") == std::string::npos);  // never printed
+}
+
+TEST_CASE("bad values name the variable and the accepted range") {
+  CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "fast"}}).find("LONGPIPE_RTO_MIN_MS='fast'") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "0"}}).find("from 1 to") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_WINDOW_BYTES", "12x"}}).find("LONGPIPE_WINDOW_BYTES") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_WINDOW_FULL", "maybe"}}).find("block, fail, drop-oldest, keep-latest") !=
+        std::string::npos);
+  CHECK(error_of({{"LONGPIPE_CONGESTION", "bb r"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_RTO_BACKOFF", "nan"}}).find("from 1 to 16") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_KEY", ""}}).find("LONGPIPE_KEY") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "5000"}, {"LONGPIPE_RTO_MAX_MS", "1000"}}).find("must not exceed") !=
+        std::string::npos);
+  CHECK(error_of({{"LONGPIPE_KEEPALIVE_MS", "5000"}, {"LONGPIPE_DEAD_PEER_MS", "4000"}}).find("shorter than") !=
+        std::string::npos);
+  CHECK(error_of({{"LONGPIPE_WINDOW_MESSAGE", "5"}}).find("not a LongPipe setting") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_PVM_SOMETHING", "5"}}).empty());  // other parts' variables are theirs
+}
+
+TEST_CASE("a config file supplies values and the environment wins") {
+  const std::string path = "engine_config_test.conf";
+  {
+    std::ofstream file(path);
+    file << "# comment\nRTO_MIN_MS = 300\nLONGPIPE_ACK_DELAY_MS=5\n\nLONGPIPE_STREAMS_NOT_ENGINE=1\n";
+  }
+  const Config config = Config::from_variables({{"LONGPIPE_CONFIG", path}, {"LONGPIPE_ACK_DELAY_MS", "7"}});
+  CHECK(config.rto_min.count() == 300);
+  CHECK(config.ack_delay.count() == 7);
+  {
+    std::ofstream file(path);
+    file << "RTO_MIN_MS 300\n";
+  }
+  CHECK(error_of({{"LONGPIPE_CONFIG", path}}).find("line 1") != std::string::npos);
+  std::remove(path.c_str());
+  CHECK(error_of({{"LONGPIPE_CONFIG", "/nonexistent/file"}}).find("LONGPIPE_CONFIG") != std::string::npos);
+}
