@@ -84,8 +84,8 @@ struct BatchResult {
   std::size_t size = 0;
   std::size_t batch = 0;  // 1-based, over the whole run
   bool cold = false;      // the run's first batch: connection set-up and slow start included
-  bool ramp = false;      // first batch at a new size: the congestion window adapts (not in the summary)
   double seconds = 0;     // T
+  bool ramp = false;      // first batch at a new size: the congestion window adapts (not in the summary)
 };
 
 class Runner {
