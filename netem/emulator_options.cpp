@@ -144,13 +144,15 @@ Per-direction options apply to a->b; their -back form to b->a (default: the same
   --tun-name NAME       TUN device name in each namespace (default lpwan0)
   --stats-file PATH     write counters there every second and at exit (atomic rename)
   --seed N              random seed (default: a fresh one)
+  --realtime-priority N run as SCHED_FIFO priority N (1..99) so that a busy machine does not
+                        delay packets; 0 (default): normal scheduling
   --validate            check the options, print the effective link as key=value lines, exit
 )";
 }
 
 bool EmulatorOptions::parse(int argc, char** argv) {
   std::vector<option> long_options;
-  std::vector<std::string> names = {"netns-a", "netns-b", "tun-name", "stats-file", "seed"};
+  std::vector<std::string> names = {"netns-a", "netns-b", "tun-name", "stats-file", "seed", "realtime-priority"};
   for (const char* name : kPerDirectionOptions) {
     names.push_back(name);
     names.push_back(std::string(name) + "-back");
@@ -195,6 +197,11 @@ bool EmulatorOptions::parse(int argc, char** argv) {
   if (auto found = values.find("stats-file"); found != values.end()) stats_file = found->second;
   if (auto found = values.find("seed"); found != values.end()) {
     seed = static_cast<std::uint64_t>(parse_number("seed", found->second, 0, 9e15, ""));
+  }
+  if (auto found = values.find("realtime-priority"); found != values.end()) {
+    const double priority = parse_number("realtime-priority", found->second, 0, 99, " (0: normal scheduling)");
+    if (priority != std::floor(priority)) fail("realtime-priority", found->second, "a whole number in [0, 99]");
+    realtime_priority = static_cast<int>(priority);
   }
 
   std::optional<QueueLimit> queue_a_to_b, queue_b_to_a;

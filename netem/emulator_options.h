@@ -22,6 +22,7 @@ struct EmulatorOptions {
   std::string tun_name = "lpwan0";  // the TUN device's name inside each namespace
   std::string stats_file;           // counters, rewritten every second and at exit; empty: none
   std::uint64_t seed = 0;           // random seed for loss and jitter; 0: a fresh one per run
+  int realtime_priority = 0;        // SCHED_FIFO priority (1-99) for timely delivery; 0: normal scheduling
   LinkParameters a_to_b;            // the forward direction
   LinkParameters b_to_a;            // the back direction
   bool validate_only = false;       // --validate: check the options, print the effective link, exit

@@ -113,7 +113,8 @@ void LinkEmulator::write_stats() const {
     out << "pid=" << ::getpid() << "\n"
         << "uptime_s=" << static_cast<double>((now - started_).count()) / 1e9 << "\n"
         << "cpu_user_s=" << seconds(usage.ru_utime) << "\n"
-        << "cpu_system_s=" << seconds(usage.ru_stime) << "\n";
+        << "cpu_system_s=" << seconds(usage.ru_stime) << "\n"
+        << "realtime_priority=" << realtime_priority_ << "\n";
     for (const Direction* direction : {&a_to_b_, &b_to_a_}) {
       const LinkCounters& counters = direction->model.counters();
       const std::string prefix = direction->name;

@@ -21,6 +21,9 @@ class LinkEmulator {
   // unblocked only while waiting (ppoll's mask), so none is lost between the check and the wait.
   void run(const volatile std::sig_atomic_t& stop);
 
+  // Recorded in the stats file: the SCHED_FIFO priority the emulator runs at (0: normal scheduling).
+  void set_realtime_priority(int priority) { realtime_priority_ = priority; }
+
   // Writes the counters to the stats file (atomic rename); does nothing without one.
   void write_stats() const;
 
@@ -43,6 +46,7 @@ class LinkEmulator {
   Direction b_to_a_;
   std::string stats_file_;
   Nanoseconds started_;
+  int realtime_priority_ = 0;
 };
 
 }  // namespace lp::netem

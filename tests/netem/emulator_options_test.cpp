@@ -72,6 +72,7 @@ TEST_CASE("a bad value is an error naming the option", "[netem]") {
       {{"--burst-loss", "5"}, "--burst-loss:"},
       {{"--burst-loss", "5,0"}, "--burst-loss:"},
       {{"--tun-name", "a-name-longer-than-ifnamsiz"}, "--tun-name:"},
+      {{"--realtime-priority", "1.5"}, "--realtime-priority:"},
       {{"--frobnicate", "1"}, "--frobnicate"},
   };
   for (const auto& [words, named] : cases) {
