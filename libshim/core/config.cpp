@@ -8,6 +8,8 @@
 #include <sstream>
 #include <vector>
 
+#include "frame.h"
+
 extern char** environ;
 
 namespace lp {
@@ -145,6 +147,8 @@ const std::vector<Setting>& settings() {
       timer("RTT", "path round-trip time in ms, for the bandwidth-delay product", &Config::rtt, 0),
       size("SOCKET_BUFFER", "TCP send/receive buffer in bytes (0 = twice the bandwidth-delay product)",
            &Config::socket_buffer, 0, kMaxSocketBuffer, "(bytes)"),
+      size("STREAMS", "parallel TCP connections per session (messages striped, reassembled in order)",
+           &Config::streams, 1, static_cast<std::int64_t>(kMaxStreams), "(connections)"),
       Setting{"CONGESTION", "TCP congestion control (e.g. bbr, cubic, reno; 'system' = the host default)",
               [](Config& c, const std::string& v) {
                 if (v.empty() || v.size() > 15 || v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") !=
@@ -242,7 +246,7 @@ Config Config::from_variables(const std::map<std::string, std::string>& given) {
     if (known) continue;
     // Front ends and the daemon own other LONGPIPE_* names; the engine's own families are checked
     // strictly so that a typo such as LONGPIPE_RTO_MINMS is an error, not a silent default.
-    static const char* const kEngineFamilies[] = {"RTO_", "ACK_", "WINDOW_", "CONNECT_", "DEAD_", "SOCKET_", "KEEPALIVE"};
+    static const char* const kEngineFamilies[] = {"RTO_", "ACK_", "WINDOW_", "CONNECT_", "DEAD_", "SOCKET_", "KEEPALIVE", "STREAMS"};
     for (const char* family : kEngineFamilies) {
       if (bare.rfind(family, 0) == 0) {
         throw ConfigError(name + " is not a LongPipe setting (`longpipe config` lists them)");

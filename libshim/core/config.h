@@ -59,6 +59,7 @@ struct Config {
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
   std::size_t socket_buffer = 0;     // LONGPIPE_SOCKET_BUFFER: bytes; 0 = 2 x BDP
   std::string congestion = "bbr";    // LONGPIPE_CONGESTION: TCP_CONGESTION name, or "system"
+  std::size_t streams = 1;           // LONGPIPE_STREAMS: parallel TCP connections per session
 
   // --- identity and security ---
   std::string listen;                // LONGPIPE_LISTEN: [host][:port]; empty = all addresses, ephemeral port

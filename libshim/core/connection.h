@@ -51,6 +51,7 @@ class Connection {
   ConnectionState state = ConnectionState::kConnecting;
   Session* session = nullptr;                // null until an accepted connection says HELLO
   std::string peer_endpoint;                 // dialled, or announced in HELLO
+  std::size_t stream = 0;                    // which of the session's parallel streams
   std::vector<std::byte> client_nonce;
   std::vector<std::byte> server_nonce;
   Clock::time_point deadline;                // connect + handshake must finish by then

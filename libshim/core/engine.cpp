@@ -157,10 +157,12 @@ class Engine::Impl {
   void handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void handle_session_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void establish(Connection& connection, Clock::time_point now);
-  void dial(Session& session, Clock::time_point now);
+  void dial(Session& session, std::size_t stream, Clock::time_point now);
   void finish_connect(Connection& connection, Clock::time_point now);
   void service(Session& session, Clock::time_point now);
-  void pump(Session& session, Connection& connection, Clock::time_point now);
+  void pump(Session& session, Clock::time_point now);
+  Connection* least_loaded_stream(const Session& session) const;
+  bool is_stream_of(const Connection& connection) const;
   void flush_output(Connection& connection);
   void close_connection(Connection& connection, const std::string& why, Clock::time_point now);
   void send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now);
@@ -168,6 +170,7 @@ class Engine::Impl {
   void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
   void note_rejected(Connection& connection);
   Session& session_for(const std::string& peer, Clock::time_point now);
+  std::unique_ptr<Session> make_session(std::shared_ptr<SessionShared> shared, Clock::time_point now) const;
   void exchange_with_application(Clock::time_point now, bool& stopping);
   void deliver_received(Session& session, std::vector<Message>& batch);
   void set_interest(Connection& connection);
@@ -381,7 +384,7 @@ std::string Engine::Impl::stats_json() const {
     const ArqStats& a = s.arq;
     out << (first ? "" : ",") << "{\"peer\":" << json_string(peer) << ",\"connected\":" << (s.connected ? "true" : "false")
         << ",\"failure\":" << (shared->failure ? json_string(*shared->failure) : "null")
-        << ",\"messages_sent\":" << a.messages_sent << ",\"bytes_sent\":" << a.bytes_sent
+        << ",\"streams\":" << s.streams << ",\"messages_sent\":" << a.messages_sent << ",\"bytes_sent\":" << a.bytes_sent
         << ",\"messages_received\":" << s.messages_received << ",\"bytes_received\":" << s.bytes_received
         << ",\"messages_retransmitted\":" << a.messages_retransmitted
         << ",\"bytes_retransmitted\":" << a.bytes_retransmitted << ",\"messages_acked\":" << a.messages_acked
@@ -462,7 +465,7 @@ void Engine::Impl::run() {
 int Engine::Impl::next_timeout_ms(Clock::time_point now) const {
   Clock::time_point wake = now + kHousekeepingInterval;
   for (const auto& [peer, session] : sessions_) {
-    if (session->active == nullptr) continue;  // nothing can be sent before a connection exists
+    if (session->first_stream() == nullptr) continue;  // nothing can be sent without a connection
     if (auto deadline = session->arq.next_deadline()) wake = std::min(wake, *deadline);
   }
   const auto wait = std::chrono::ceil<milliseconds>(wake - now).count();
@@ -482,7 +485,7 @@ void Engine::Impl::exchange_with_application(Clock::time_point now, bool& stoppi
   for (auto& shared : fresh) {
     auto& slot = sessions_[shared->peer];
     if (!slot) {
-      slot = std::make_unique<Session>(shared, arq_config_, now, config_.connect_retry_initial);
+      slot = make_session(shared, now);
     } else {
       slot->shared = shared;  // the progress thread created it first (accepted connection)
     }
@@ -516,9 +519,20 @@ Session& Engine::Impl::session_for(const std::string& peer, Clock::time_point no
       if (!entry) entry = std::make_shared<SessionShared>(peer);
       shared = entry;
     }
-    slot = std::make_unique<Session>(shared, arq_config_, now, config_.connect_retry_initial);
+    slot = make_session(shared, now);
   }
   return *slot;
+}
+
+std::unique_ptr<Session> Engine::Impl::make_session(std::shared_ptr<SessionShared> shared,
+                                                    Clock::time_point now) const {
+  return std::make_unique<Session>(std::move(shared), arq_config_, config_.streams, now, config_.connect_retry_initial);
+}
+
+bool Engine::Impl::is_stream_of(const Connection& connection) const {
+  const Session* session = connection.session;
+  return session != nullptr && connection.stream < session->streams.size() &&
+         session->streams[connection.stream] == &connection;
 }
 
 void Engine::Impl::accept_connections(Clock::time_point now) {
@@ -549,9 +563,7 @@ void Engine::Impl::accept_connections(Clock::time_point now) {
   }
 }
 
-void Engine::Impl::dial(Session& session, Clock::time_point now) {
-  session.next_dial = now + session.backoff;
-  session.backoff = std::min<Clock::duration>(session.backoff * 2, config_.connect_retry_max);
+void Engine::Impl::dial(Session& session, std::size_t stream, Clock::time_point now) {
   try {
     socklen_t length = 0;
     const sockaddr_storage address = resolve(parse_host_port(session.peer(), true), length);
@@ -566,12 +578,13 @@ void Engine::Impl::dial(Session& session, Clock::time_point now) {
     connection->deadline = now + config_.connect_timeout;
     connection->peer_endpoint = session.peer();
     connection->session = &session;
+    connection->stream = stream;
     connection->writable_interest = true;
     epoll_event event{};
     event.events = EPOLLIN | EPOLLOUT;
     event.data.ptr = connection.get();
     SystemCall("epoll_ctl ADD", ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, connection->fd(), &event));
-    session.dialling = connection.get();
+    session.dialling[stream] = connection.get();
     Connection* raw = connection.get();
     connections_[raw] = std::move(connection);
   } catch (const std::exception& e) {
@@ -587,7 +600,7 @@ void Engine::Impl::finish_connect(Connection& connection, Clock::time_point now)
     return;
   }
   connection.client_nonce = Authenticator::make_nonce();
-  encode_hello(connection.output(), connection.client_nonce, local_endpoint_);
+  encode_hello(connection.output(), connection.client_nonce, connection.stream, local_endpoint_);
   connection.state = ConnectionState::kAwaitChallenge;
   flush_output(connection);
 }
@@ -612,9 +625,7 @@ void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
       if (!frame) break;
       handle_frame(connection, *frame, now);
     }
-    if (connection.session != nullptr && connection.session->active == &connection) {
-      deliver_received(*connection.session, batch);
-    }
+    if (is_stream_of(connection)) deliver_received(*connection.session, batch);
   } catch (const std::exception& e) {  // MalformedFrame, or a bad endpoint in HELLO
     note_malformed(connection, e.what(), now);
   }
@@ -642,9 +653,7 @@ void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
     return;
   }
   if (bytes > 0 && connection.state == ConnectionState::kEstablished) rearm_quick_ack(connection.fd());
-  if (connection.session != nullptr && connection.session->active == &connection) {
-    pump(*connection.session, connection, now);  // the ACK for what was just read goes out at once
-  }
+  if (is_stream_of(connection)) pump(*connection.session, now);  // the ACK for what was read goes out at once
 }
 
 void Engine::Impl::deliver_received(Session& session, std::vector<Message>& batch) {
@@ -688,6 +697,7 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
       HelloFrame hello = decode_hello(frame.payload);
       parse_host_port(hello.endpoint, true);
       connection.peer_endpoint = hello.endpoint;
+      connection.stream = hello.stream;
       connection.client_nonce = std::move(hello.nonce);
       connection.server_nonce = Authenticator::make_nonce();
       encode_fixed(connection.output(), FrameType::kChallenge, connection.server_nonce);
@@ -751,40 +761,43 @@ void Engine::Impl::establish(Connection& connection, Clock::time_point now) {
     close_connection(connection, "session already failed", now);
     return;
   }
-  if (session.dialling == &connection) session.dialling = nullptr;
-  // Simultaneous connections (both sides dialled): keep the one dialled by the smaller endpoint,
-  // a rule both sides evaluate alike. Between two dialled by the same side, the newer wins (the
-  // dialler only dials again when it believes the older is gone).
-  const bool replacing = session.active != nullptr;
-  if (session.active != nullptr && session.active != &connection) {
-    Connection& old = *session.active;
+  const std::size_t slot = connection.stream;
+  session.ensure_stream_slot(slot);
+  if (session.dialling[slot] == &connection) session.dialling[slot] = nullptr;
+  const bool carrier_was_down = session.established_streams() == 0;
+  // Simultaneous connections for one stream (both sides dialled): keep the one dialled by the
+  // smaller endpoint, a rule both sides evaluate alike. Between two dialled by the same side, the
+  // newer wins (the dialler only dials again when it believes the older is gone).
+  const bool replacing = session.streams[slot] != nullptr;
+  if (replacing) {
+    Connection& old = *session.streams[slot];
     const std::string& old_dialler = old.outgoing() ? local_endpoint_ : session.peer();
     const std::string& new_dialler = connection.outgoing() ? local_endpoint_ : session.peer();
     const bool keep_old = old_dialler != new_dialler && old_dialler < new_dialler;
     Connection& loser = keep_old ? connection : old;
     send_close(loser, CloseReason::kDuplicate, "duplicate connection", now);
+    loser.session = nullptr;  // not a loss for the session
     if (keep_old) {
-      loser.session = nullptr;  // not a loss for the session
       close_connection(loser, "duplicate connection", now);
       return;
     }
-    session.active = nullptr;
-    loser.session = nullptr;
+    session.streams[slot] = nullptr;
     close_connection(loser, "replaced by a newer connection", now);
   }
   connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
-  session.active = &connection;
+  session.streams[slot] = &connection;
   session.last_heard = now;
   session.backoff = config_.connect_retry_initial;
   session.peer_said_goodbye = false;
-  if (session.ever_established && !replacing) ++session.counters.reconnects;  // a loss, not a tie-break
+  if (session.ever_established && carrier_was_down) ++session.counters.reconnects;  // a loss, not a tie-break
   ++session.counters.connections_established;
   session.ever_established = true;
   session.counters.tuning = connection.tuning;
-  // Every unacknowledged message goes again on the new connection; the peer drops what it had.
-  session.arq.carrier_reset(now);
+  // When the carrier comes back (or a stream is replaced, taking its bytes with it), every
+  // unacknowledged message goes again; the peer drops what it already had.
+  if (carrier_was_down || replacing) session.arq.carrier_reset(now);
   rearm_quick_ack(connection.fd());
-  pump(session, connection, now);
+  pump(session, now);
 }
 
 void Engine::Impl::handle_session_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
@@ -807,11 +820,11 @@ void Engine::Impl::handle_session_frame(Connection& connection, const FrameView&
     case FrameType::kClose: {
       const CloseFrame close = decode_close(frame.payload);
       if (close.reason == CloseReason::kShutdown) session->peer_said_goodbye = true;
-      if (close.reason == CloseReason::kDuplicate && session->active == &connection) {
-        // The peer keeps another connection: not a loss, the other one carries the session.
-        session->active = nullptr;
-        session->next_dial = now + session->backoff;
+      if (close.reason == CloseReason::kDuplicate && is_stream_of(connection)) {
+        // The peer keeps another connection for this stream: not a loss; it carries the stream.
+        session->streams[connection.stream] = nullptr;
         connection.session = nullptr;
+        if (session->established_streams() > 0) session->arq.carrier_reset(now);
       }
       close_connection(connection, "peer closed the connection: " + close.text, now);
       return;
@@ -837,11 +850,21 @@ void Engine::Impl::service(Session& session, Clock::time_point now) {
     if (moved) space_cv_.notify_all();
   }
   const bool has_work = !session.arq.all_acknowledged();
-  if (session.active != nullptr) {
-    pump(session, *session.active, now);
-  } else if (session.dialling == nullptr && (!session.peer_said_goodbye || has_work) && now >= session.next_dial) {
-    if (session.peer_said_goodbye) session.last_heard = now, session.peer_said_goodbye = false;
-    dial(session, now);
+  pump(session, now);
+  // Redial our own streams that are down (the peer redials its own too; ties are broken in establish).
+  if (now >= session.next_dial && (!session.peer_said_goodbye || has_work)) {
+    bool dialled = false;
+    for (std::size_t stream = 0; stream < config_.streams; ++stream) {
+      if (session.streams[stream] == nullptr && session.dialling[stream] == nullptr) {
+        if (session.peer_said_goodbye) session.last_heard = now, session.peer_said_goodbye = false;
+        dial(session, stream, now);
+        dialled = true;
+      }
+    }
+    if (dialled) {
+      session.next_dial = now + session.backoff;
+      session.backoff = std::min<Clock::duration>(session.backoff * 2, config_.connect_retry_max);
+    }
   }
   // Dead peer: silent for too long while we need it (keep-alives make silence meaningful).
   if (!session.peer_said_goodbye && !reading_paused_.load() && now - session.last_heard > config_.dead_peer_timeout) {
@@ -851,14 +874,15 @@ void Engine::Impl::service(Session& session, Clock::time_point now) {
     return;
   }
   if (reading_paused_.load()) session.last_heard = now;  // our own back-pressure, not the peer's silence
-  if (session.active != nullptr && now - session.tcp_info_refreshed >= kTcpInfoInterval) {
-    session.counters.tcp = read_window_info(session.active->fd());
+  if (Connection* first = session.first_stream(); first && now - session.tcp_info_refreshed >= kTcpInfoInterval) {
+    session.counters.tcp = read_window_info(first->fd());
     session.tcp_info_refreshed = now;
   }
   std::lock_guard lock(mutex_);
   auto& shared = *session.shared;
   session.counters.arq = session.arq.stats();
-  session.counters.connected = session.active != nullptr;
+  session.counters.streams = session.established_streams();
+  session.counters.connected = session.counters.streams > 0;
   const std::uint64_t dropped = shared.statistics.dropped_by_policy;  // counted by send()
   shared.statistics = session.counters;
   shared.statistics.dropped_by_policy = dropped;
@@ -869,20 +893,40 @@ void Engine::Impl::service(Session& session, Clock::time_point now) {
   }
 }
 
-void Engine::Impl::pump(Session& session, Connection& connection, Clock::time_point now) {
-  if (connection.state != ConnectionState::kEstablished) return;
-  const std::size_t before = connection.pending_output();
-  while (connection.pending_output() < kOutputHighWater) {
+Connection* Engine::Impl::least_loaded_stream(const Session& session) const {
+  // Round robin over the established streams, skipping those with a full output buffer.
+  const std::size_t count = session.streams.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    Connection* candidate = session.streams[(session.next_stream + i) % count];
+    if (candidate != nullptr && candidate->pending_output() < kOutputHighWater) return candidate;
+  }
+  return nullptr;
+}
+
+void Engine::Impl::pump(Session& session, Clock::time_point now) {
+  Connection* first = session.first_stream();
+  if (first == nullptr) return;
+  // DATA striped over the streams; the receiver's ARQ puts the messages back in order.
+  while (Connection* target = least_loaded_stream(session)) {
     auto frame = session.arq.poll_transmit(now);
     if (!frame) break;
-    encode_data(connection.output(), frame->seq, frame->payload);
+    encode_data(target->output(), frame->seq, frame->payload);
+    target->last_sent = now;
+    session.next_stream = (target->stream + 1) % session.streams.size();
   }
-  if (auto ack = session.arq.poll_ack(now)) encode_ack(connection.output(), to_wire(*ack));
-  if (connection.pending_output() == before && before == 0 && now - connection.last_sent >= config_.keepalive_interval) {
-    encode_keepalive(connection.output());
+  // ACKs on one stream, so that they stay in order.
+  if (auto ack = session.arq.poll_ack(now)) {
+    encode_ack(first->output(), to_wire(*ack));
+    first->last_sent = now;
   }
-  if (connection.pending_output() > before) connection.last_sent = now;
-  flush_output(connection);
+  for (Connection* stream : session.streams) {
+    if (stream == nullptr) continue;
+    if (stream->pending_output() == 0 && now - stream->last_sent >= config_.keepalive_interval) {
+      encode_keepalive(stream->output());
+      stream->last_sent = now;
+    }
+    if (stream->pending_output() > 0) flush_output(*stream);
+  }
 }
 
 void Engine::Impl::flush_output(Connection& connection) {
@@ -918,10 +962,14 @@ void Engine::Impl::close_connection(Connection& connection, const std::string& w
   closed_.push_back(&connection);
   if (Session* session = connection.session) {
     session->last_error = why;
-    if (session->dialling == &connection) session->dialling = nullptr;
-    if (session->active == &connection) {
-      session->active = nullptr;
+    const std::size_t slot = connection.stream;
+    if (slot < session->dialling.size() && session->dialling[slot] == &connection) session->dialling[slot] = nullptr;
+    if (is_stream_of(connection)) {
+      session->streams[slot] = nullptr;
       session->next_dial = now + session->backoff;
+      // The lost stream's messages are somewhere between here and the peer: send every
+      // unacknowledged one again on the streams that remain (duplicates are dropped there).
+      if (session->established_streams() > 0) session->arq.carrier_reset(now);
     } else if (was_attempt && connection.outgoing()) {
       ++session->counters.connect_failures;
     }
@@ -952,8 +1000,10 @@ void Engine::Impl::fail_session(Session& session, const std::string& reason) {
   if (session.failed) return;
   session.failed = true;
   const Clock::time_point now = Clock::now();
-  for (Connection* connection : {session.active, session.dialling}) {
-    if (connection != nullptr) close_connection(*connection, reason, now);
+  for (auto* slots : {&session.streams, &session.dialling}) {
+    for (Connection* connection : *slots) {
+      if (connection != nullptr) close_connection(*connection, reason, now);
+    }
   }
   std::lock_guard lock(mutex_);
   auto& shared = *session.shared;

@@ -81,7 +81,7 @@ bool known_type(std::uint8_t type) {
 // Largest payload a frame of this type can legitimately have, whatever the connection's state.
 std::size_t type_payload_limit(FrameType type, std::size_t max_data_payload) {
   switch (type) {
-    case FrameType::kHello: return kNonceSize + 2 + kMaxEndpointSize;
+    case FrameType::kHello: return kMaxHandshakePayload;
     case FrameType::kChallenge: return kNonceSize;
     case FrameType::kAuth: return kMacSize;
     case FrameType::kData: return max_data_payload;
@@ -112,6 +112,11 @@ HelloFrame decode_hello(std::span<const std::byte> payload) {
   HelloFrame hello;
   auto nonce = r.bytes(kNonceSize);
   hello.nonce.assign(nonce.begin(), nonce.end());
+  hello.stream = r.u8();
+  if (hello.stream >= kMaxStreams) {
+    throw MalformedFrame("HELLO stream index " + std::to_string(hello.stream) + " is outside 0.." +
+                         std::to_string(kMaxStreams - 1));
+  }
   const std::size_t length = r.u16();
   if (length == 0 || length > kMaxEndpointSize) {
     throw MalformedFrame("HELLO endpoint length " + std::to_string(length) + " is outside 1.." +
@@ -181,10 +186,12 @@ CloseFrame decode_close(std::span<const std::byte> payload) {
   return close;
 }
 
-void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, const std::string& endpoint) {
-  begin_frame(out, FrameType::kHello, nonce.size() + 2 + endpoint.size());
+void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, std::size_t stream,
+                  const std::string& endpoint) {
+  begin_frame(out, FrameType::kHello, nonce.size() + 1 + 2 + endpoint.size());
   ByteWriter w(out);
   w.bytes(nonce);
+  w.u8(static_cast<std::uint8_t>(stream));
   w.u16(static_cast<std::uint16_t>(endpoint.size()));
   w.text(endpoint);
 }

@@ -1,7 +1,8 @@
 // Wire framing of LongPipe sessions (protocol version 1). All integers are big-endian.
 //
 //   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload
-//   HELLO     client nonce [32] | endpoint length u16 | endpoint (the dialler's own "host:port")
+//   HELLO     client nonce [32] | stream index u8 | endpoint length u16 | endpoint (the dialler's
+//             own "host:port")
 //   CHALLENGE server nonce [32]
 //   AUTH      HMAC-SHA256 [32]  (client's proof, then server's proof: see auth.h)
 //   DATA      sequence u64 | message (body | source u32 | destination u32 | tag i32 | context i32 |
@@ -40,7 +41,8 @@ constexpr std::size_t kMaxCloseText = 200;
 constexpr std::size_t kMaxAckRanges = 256;
 // Before a connection has authenticated, no frame may be longer than this: an unauthenticated
 // peer cannot make us allocate more.
-constexpr std::size_t kMaxHandshakePayload = kNonceSize + 2 + kMaxEndpointSize;
+constexpr std::size_t kMaxHandshakePayload = kNonceSize + 1 + 2 + kMaxEndpointSize;
+constexpr std::size_t kMaxStreams = 16;        // parallel connections per session
 
 enum class FrameType : std::uint8_t {
   kHello = 1,
@@ -84,6 +86,7 @@ struct DataFrame {
 
 struct HelloFrame {
   std::vector<std::byte> nonce;
+  std::size_t stream = 0;
   std::string endpoint;
 };
 
@@ -107,7 +110,8 @@ AckFrame decode_ack(std::span<const std::byte> payload);
 CloseFrame decode_close(std::span<const std::byte> payload);
 
 // Encoders append one whole frame to out.
-void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, const std::string& endpoint);
+void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, std::size_t stream,
+                  const std::string& endpoint);
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes);
 void encode_data(std::vector<std::byte>& out, std::uint64_t sequence, std::span<const std::byte> message);
 void encode_ack(std::vector<std::byte>& out, const AckFrame& ack);

@@ -26,6 +26,7 @@ struct SessionStatistics {
   TcpWindowInfo tcp;
   SocketTuning tuning;
   bool connected = false;
+  std::size_t streams = 0;                  // established parallel connections
   std::uint64_t connections_established = 0;
   std::uint64_t reconnects = 0;             // established again after a loss
   std::uint64_t connect_failures = 0;
@@ -56,16 +57,45 @@ class Session {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Session(std::shared_ptr<SessionShared> shared, const ArqConfig& arq_config, Clock::time_point now,
-          Clock::duration first_backoff)
-      : shared(std::move(shared)), arq(arq_config), last_heard(now), next_dial(now), backoff(first_backoff) {}
+  Session(std::shared_ptr<SessionShared> shared, const ArqConfig& arq_config, std::size_t stream_count,
+          Clock::time_point now, Clock::duration first_backoff)
+      : shared(std::move(shared)),
+        arq(arq_config),
+        streams(stream_count, nullptr),
+        dialling(stream_count, nullptr),
+        last_heard(now),
+        next_dial(now),
+        backoff(first_backoff) {}
 
   const std::string& peer() const { return shared->peer; }
 
+  // Established streams (parallel TCP connections); DATA is striped over them.
+  std::size_t established_streams() const {
+    std::size_t n = 0;
+    for (const Connection* c : streams) n += c != nullptr;
+    return n;
+  }
+  Connection* first_stream() const {
+    for (Connection* c : streams) {
+      if (c != nullptr) return c;
+    }
+    return nullptr;
+  }
+  // Makes room for a stream index announced by the peer (it may use more streams than we do).
+  void ensure_stream_slot(std::size_t index) {
+    if (index >= streams.size()) {
+      streams.resize(index + 1, nullptr);
+      dialling.resize(index + 1, nullptr);
+    }
+  }
+
   std::shared_ptr<SessionShared> shared;
   Arq arq;
-  Connection* active = nullptr;        // established connection carrying the session
-  Connection* dialling = nullptr;      // our own connection attempt in progress
+  // Slot i holds stream i's established connection, or null. Our own LONGPIPE_STREAMS slots are
+  // redialled when empty; slots beyond them exist only while the peer keeps them up.
+  std::vector<Connection*> streams;
+  std::vector<Connection*> dialling;   // our own connection attempts in progress, per slot
+  std::size_t next_stream = 0;         // round-robin cursor for striping DATA frames
   Clock::time_point last_heard;        // any frame from the peer (or the start of trying)
   Clock::time_point next_dial;
   Clock::duration backoff;

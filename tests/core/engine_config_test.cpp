@@ -67,7 +67,7 @@ TEST_CASE("a config file supplies values and the environment wins") {
   const std::string path = "engine_config_test.conf";
   {
     std::ofstream file(path);
-    file << "# comment\nRTO_MIN_MS = 300\nLONGPIPE_ACK_DELAY_MS=5\n\nLONGPIPE_STREAMS_NOT_ENGINE=1\n";
+    file << "# comment\nRTO_MIN_MS = 300\nLONGPIPE_ACK_DELAY_MS=5\n\nLONGPIPE_PVM_ROUTE=1\n";
   }
   const Config config = Config::from_variables({{"LONGPIPE_CONFIG", path}, {"LONGPIPE_ACK_DELAY_MS", "7"}});
   CHECK(config.rto_min.count() == 300);

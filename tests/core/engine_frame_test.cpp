@@ -47,7 +47,7 @@ TEST_CASE("frames survive any split of the byte stream") {
 
   std::vector<std::byte> stream;
   const auto nonce = Authenticator::make_nonce();
-  encode_hello(stream, nonce, "site-a:7000");
+  encode_hello(stream, nonce, 3, "site-a:7000");
   encode_data(stream, 42, packed);
   encode_ack(stream, AckFrame{43, 4096, {{45, 47}}});
   encode_keepalive(stream);
@@ -58,6 +58,7 @@ TEST_CASE("frames survive any split of the byte stream") {
     REQUIRE(frames.size() == 5);
     const HelloFrame hello = decode_hello(frames[0].second);
     CHECK(hello.endpoint == "site-a:7000");
+    CHECK(hello.stream == 3);
     CHECK(hello.nonce == nonce);
     const DataFrame data = decode_data(frames[1].second, 100);
     CHECK(data.sequence == 42);
@@ -94,9 +95,13 @@ TEST_CASE("malformed headers are rejected before any allocation") {
 TEST_CASE("malformed payloads are rejected") {
   std::vector<std::byte> empty;
   CHECK_THROWS_AS(decode_hello(empty), MalformedFrame);
-  std::vector<std::byte> hello(kNonceSize + 2, std::byte{0});  // endpoint length 0
+  std::vector<std::byte> hello(kNonceSize + 3, std::byte{0});  // endpoint length 0
   CHECK_THROWS_AS(decode_hello(hello), MalformedFrame);
-  hello[kNonceSize + 1] = std::byte{5};                         // says 5, has 0
+  hello[kNonceSize + 2] = std::byte{5};                         // says 5, has 0
+  CHECK_THROWS_AS(decode_hello(hello), MalformedFrame);
+  hello.insert(hello.end(), 5, std::byte{'a'});
+  CHECK_NOTHROW(decode_hello(hello));
+  hello[kNonceSize] = std::byte{kMaxStreams};                   // stream index out of range
   CHECK_THROWS_AS(decode_hello(hello), MalformedFrame);
   CHECK_THROWS_AS(decode_data(std::vector<std::byte>(8 + kMessageTrailerSize - 1), 100), MalformedFrame);
   CHECK_THROWS_AS(decode_data(std::vector<std::byte>(8 + kMessageTrailerSize + 101), 100), MalformedFrame);

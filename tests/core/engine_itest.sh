@@ -2,6 +2,7 @@
 # Integration tests of the transport engine across the emulated link (run by ctest inside a
 # longpipe_wan_fixture, so LP_WAN_INSTANCE names the link). Each check fails loudly.
 #   engine_itest.sh reset       connections killed mid-stream (ss -K): nothing lost or duplicated
+#   engine_itest.sh reset-striped   the same with LONGPIPE_STREAMS=3 parallel connections
 #   engine_itest.sh wrong-key   a client with the wrong key is refused, counted, and told why
 #   engine_itest.sh garbage     garbage and truncated frames close only their own connection
 #   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
@@ -73,7 +74,10 @@ check_reset() {
   local reconnects
   reconnects=$(json_field "$WORK/sender.out" reconnects)
   ((reconnects >= 2)) || fail "sender reports $reconnects reconnects after $kills kills"
-  pass "$count messages across $kills connection kills ($reconnects reconnects): none lost, none duplicated, order kept"
+  local streams
+  streams=$(json_field "$WORK/sender.out" streams)
+  ((streams == ${LONGPIPE_STREAMS:-1})) || fail "the session ended with $streams streams, expected ${LONGPIPE_STREAMS:-1}"
+  pass "$count messages over $streams stream(s) across $kills connection kills ($reconnects reconnects): none lost, none duplicated, order kept"
 }
 
 check_wrong_key() {
@@ -146,6 +150,7 @@ check_dead_peer() {
 
 case ${1:-} in
   reset) check_reset ;;
+  reset-striped) LONGPIPE_STREAMS=3 check_reset ;;
   wrong-key) check_wrong_key ;;
   garbage) check_garbage ;;
   dead-peer) check_dead_peer ;;

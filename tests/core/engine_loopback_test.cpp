@@ -82,8 +82,10 @@ TEST_CASE("messages arrive once, in order, with header and body intact") {
 }
 
 TEST_CASE("both directions and large messages") {
-  lp::Engine a(loopback_config());
-  lp::Engine b(loopback_config());
+  lp::Config config = loopback_config();
+  config.streams = GENERATE(1, 4);
+  lp::Engine a(config);
+  lp::Engine b(config);
   constexpr std::size_t kSize = 1u << 20;
   for (std::uint32_t i = 0; i < 20; ++i) a.send(b.local_endpoint(), numbered(i, kSize));
   for (std::uint32_t i = 0; i < 20; ++i) b.send(a.local_endpoint(), numbered(i, 100));
@@ -92,8 +94,10 @@ TEST_CASE("both directions and large messages") {
 }
 
 TEST_CASE("a connection reset mid-stream loses and duplicates nothing") {
-  lp::Engine a(loopback_config());
-  lp::Engine b(loopback_config());
+  lp::Config config = loopback_config();
+  config.streams = GENERATE(1, 3);  // also with messages striped over parallel connections
+  lp::Engine a(config);
+  lp::Engine b(config);
   constexpr std::uint32_t kCount = 20000;
   std::thread sender([&] {
     for (std::uint32_t i = 0; i < kCount; ++i) {
@@ -132,4 +136,38 @@ TEST_CASE("send validates its arguments") {
   lp::Engine a(config);
   CHECK_THROWS_AS(a.send("no-port", numbered(0, 1)), std::invalid_argument);
   CHECK_THROWS_AS(a.send(a.local_endpoint(), numbered(0, 1001)), std::invalid_argument);
+}
+
+TEST_CASE("striped streams deliver in order and all carry traffic") {
+  lp::Config config = loopback_config();
+  config.streams = 4;
+  lp::Engine a(config);
+  lp::Engine b(config);
+  constexpr std::uint32_t kCount = 5000;
+  for (std::uint32_t i = 0; i < kCount; ++i) a.send(b.local_endpoint(), numbered(i, 1000));
+  CHECK(receive_in_order(b, kCount, 1000) == kCount);
+  CHECK(a.flush(5s));
+  const std::string stats = a.stats_json();
+  CHECK(stats.find("\"streams\":4") != std::string::npos);
+  CHECK(stats.find("\"reconnects\":0") != std::string::npos);
+}
+
+TEST_CASE("window-full policies: fail throws, keep-latest keeps only the newest untransmitted") {
+  lp::Config config = loopback_config();
+  config.window_messages = 2;
+  config.window_full = lp::WindowFullPolicy::kFail;
+  lp::Engine a(config);
+  // No peer listens on this port: nothing is ever acknowledged, so the queue fills.
+  const std::string nowhere = "127.0.0.1:1";
+  a.send(nowhere, numbered(0, 1));
+  a.send(nowhere, numbered(1, 1));
+  bool threw = false;
+  for (int i = 0; i < 5 && !threw; ++i) {
+    try {
+      a.send(nowhere, numbered(2, 1));
+    } catch (const lp::WindowFull& e) {
+      threw = std::string(e.what()).find("full") != std::string::npos;
+    }
+  }
+  CHECK(threw);
 }
