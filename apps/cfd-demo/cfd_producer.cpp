@@ -138,7 +138,11 @@ int run(int argc, char** argv) {
   }
   pvm_exit();  // also waits for the consumers' caught output
 
-  std::printf("cfd-producer: %s\n", results.to_lines().c_str());
+  std::printf("cfd-producer: %lld frames of %s (%.0f bytes) in %.2f s: produced %.2f frames/s (solver alone %.1f), "
+              "stalled %.2f s in PVM calls (%.0f %%, worst frame %.0f ms)\n",
+              frames, results.text("grid").c_str(), results.number("frame_bytes"), results.number("send_seconds"),
+              results.number("produced_frames_per_second"), results.number("solver_frames_per_second"),
+              results.number("stall_seconds"), 100 * results.number("stall_fraction"), results.number("stall_max_ms"));
   bool all_complete = true;
   std::string csv;
   std::string json = "{\"producer\": " + results.to_json() + ", \"consumers\": [";
