@@ -1,0 +1,382 @@
+#include "front_end.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <unordered_set>
+#include <utility>
+
+#include "message_image.h"
+#include "route_flags.h"
+
+namespace lp::pvm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// pvm_exit waits this long for the peers to acknowledge what the task sent: PVM's pvmd route
+// delivers messages after their sender exits, so leaving before they are acknowledged would lose
+// them; a peer that died is declared failed by the engine's dead-peer timeout well before this.
+constexpr std::chrono::milliseconds kLeaveFlushTimeout{60000};
+
+// Task ids (PVM's tid layout): bit 31 marks a pvmd, bit 30 a multicast group, the low 18 bits are
+// the task's index on its host (0 for the pvmd itself).
+constexpr int kTidDaemonBit = static_cast<int>(0x80000000u);
+constexpr int kTidGroupBit = 0x40000000;
+constexpr int kTidLocalMask = 0x0003ffff;
+// libpvm3's encoding of PvmDataTrace messages (pvm3.h's PvmDataTrace = 4): never ours to carry.
+constexpr std::int32_t kTraceEncoding = 0x40000000;
+
+FrontEnd* handler_target = nullptr;  // the FrontEnd whose message handlers are registered
+
+int on_hello(int mid) {
+  // Inside mesg_input: the hello is the current receive buffer; libpvm3 frees it afterwards.
+  const LibPvm& lib = LibPvm::get();
+  int length = 0, tag = 0, source = 0;
+  lib.bufinfo(mid, &length, &tag, &source);
+  if (auto entry = TaskDirectory::unpack(lib); entry && handler_target) {
+    handler_target->hello_arrived(source, std::move(*entry));
+  }
+  return 0;
+}
+
+int on_route_marker(int mid) {
+  const LibPvm& lib = LibPvm::get();
+  int length = 0, tag = 0, source = 0;
+  lib.bufinfo(mid, &length, &tag, &source);
+  if (handler_target) handler_target->marker_arrived(source);
+  return 0;
+}
+
+bool is_task_tid(int tid) {
+  return (tid & kTidDaemonBit) == 0 && (tid & kTidGroupBit) == 0 && (tid & kTidLocalMask) != 0;
+}
+
+}  // namespace
+
+FrontEnd::FrontEnd(const LibPvm& lib, int tid)
+    : lib_(lib), tid_(tid), engine_(Config::from_environment()), directory_(lib) {
+  directory_.publish(tid_, TaskDirectory::Entry{engine_.local_endpoint(), *lib_.data_signature});
+  handler_target = this;
+  register_handlers();
+  adopt_early_system_messages();
+}
+
+FrontEnd::~FrontEnd() {
+  if (handler_target == this) handler_target = nullptr;
+  if (abandoned_) {
+    // The engine's thread does not exist in a forked child; its sockets are the parent's.
+    engine_.abandon_after_fork();
+  }
+}
+
+void FrontEnd::register_handlers() {
+  lib_.addmhf(-1, kHelloTag, kLongPipeContext, on_hello);
+  lib_.addmhf(-1, kRouteMarkerTag, kLongPipeContext, on_route_marker);
+}
+
+// Hellos and markers that libpvm3 queued while the task enrolled, before the handlers existed.
+void FrontEnd::adopt_early_system_messages() {
+  CurrentBuffersGuard guard(lib_);
+  const int saved_context = lib_.setcontext(kLongPipeContext);
+  for (int mid; (mid = lib_.nrecv(-1, -1)) > 0;) {
+    int length = 0, tag = 0, source = 0;
+    lib_.bufinfo(mid, &length, &tag, &source);
+    if (tag == kHelloTag) {
+      if (auto entry = TaskDirectory::unpack(lib_)) hello_arrived(source, std::move(*entry));
+    } else if (tag == kRouteMarkerTag) {
+      marker_arrived(source);
+    }
+    lib_.freebuf(mid);
+  }
+  lib_.setcontext(saved_context);
+}
+
+void FrontEnd::hello_arrived(int source, TaskDirectory::Entry entry) {
+  hellos_.emplace_back(source, std::move(entry));
+}
+
+void FrontEnd::marker_arrived(int source) { gate_.marker_arrived(static_cast<std::uint32_t>(source)); }
+
+bool FrontEnd::carriable(int tid, int tag) const {
+  if (tag < 0 || tid == tid_ || !is_task_tid(tid)) return false;
+  const int mid = lib_.getsbuf();
+  if (mid <= 0) return false;
+  pvmminfo info{};
+  if (lib_.getminfo(mid, &info) < 0) return false;
+  if (info.enc == kTraceEncoding) return false;
+  return info.enc == kXdrEncoding || info.enc == kInPlaceEncoding || info.enc == *lib_.data_signature;
+}
+
+const PeerRoutes::Route& FrontEnd::route_to(int tid) {
+  if (routes_.route(tid).kind == PeerRoutes::Kind::kUnknown) {
+    const auto entry = directory_.lookup(tid);
+    if (entry && entry->data_signature == *lib_.data_signature) {
+      routes_.found_in_directory(tid, entry->endpoint);
+    } else {
+      routes_.not_in_directory(tid);
+      // Not (yet) in the directory: tell the task how to reach us; a LongPipe task answers.
+      if (!entry) send_system_message(tid, kHelloTag, true);
+    }
+  }
+  return routes_.route(tid);
+}
+
+void FrontEnd::send_system_message(int tid, int tag, bool with_own_entry) {
+  CurrentBuffersGuard guard(lib_);
+  const int saved_context = lib_.setcontext(kLongPipeContext);
+  const int mid = lib_.mkbuf(PvmDataDefault);
+  lib_.setsbuf(mid);
+  if (with_own_entry) TaskDirectory::pack(lib_, {engine_.local_endpoint(), *lib_.data_signature});
+  lib_.send(tid, tag);
+  lib_.freebuf(mid);
+  lib_.setcontext(saved_context);
+}
+
+void FrontEnd::switch_route(int tid, PeerRoutes::Learned learned) {
+  // Everything sent through the pvmd so far is ahead of the marker; the receiver holds what comes
+  // over LongPipe after it until the marker has arrived.
+  if (learned == PeerRoutes::Learned::kSendMarkerFirst) send_system_message(tid, kRouteMarkerTag, false);
+}
+
+std::vector<std::byte> FrontEnd::send_buffer_image(int tid, int tag, int context) {
+  const int message = lib_.getsbuf();
+  std::vector<std::byte> image;
+  {
+    CurrentBuffersGuard guard(lib_);
+    const int scratch = lib_.mkbuf(PvmDataRaw);
+    lib_.setsbuf(scratch);
+    int cc = lib_.pkmesg(message);
+    int length = 0;
+    if (cc >= 0) cc = lib_.bufinfo(scratch, &length, nullptr, nullptr);
+    if (cc >= 0) {
+      lib_.setrbuf(scratch);  // rewinds the scratch buffer for reading
+      image.resize(static_cast<std::size_t>(length));
+      cc = lib_.upkbyte(reinterpret_cast<char*>(image.data()), length, 1);
+    }
+    lib_.freebuf(scratch);
+    if (cc < 0) throw std::runtime_error("cannot read the send buffer (PVM error " + std::to_string(cc) + ")");
+  }
+  if (auto problem = MessageImage::check(image)) {
+    throw std::runtime_error("send buffer image is malformed: " + *problem);
+  }
+  MessageImage::normalize_for_delivery(image, *lib_.data_signature);
+  MessageImage::set_addresses(image, context, tag, tid_, tid);
+  // What pvm_send leaves in the application's send buffer: its context, tag and destination.
+  pvmminfo info{};
+  lib_.getminfo(message, &info);
+  info.ctx = context;
+  info.tag = tag;
+  info.dst = tid;
+  lib_.setminfo(message, &info);
+  return image;
+}
+
+void FrontEnd::engine_send(int tid, int tag, int context, const std::vector<std::byte>& image) {
+  Message message;
+  message.source = static_cast<std::uint32_t>(tid_);
+  message.destination = static_cast<std::uint32_t>(tid);
+  message.tag = tag;
+  message.context = context;
+  message.flags = routes_.flags_for(tid);
+  message.body = image;
+  engine_.send(routes_.route(tid).endpoint, std::move(message));
+}
+
+int FrontEnd::send(int tid, int tag) {
+  pump();
+  if (!carriable(tid, tag) || route_to(tid).kind != PeerRoutes::Kind::kLongPipe) return lib_.send(tid, tag);
+  const int context = lib_.getcontext();
+  const auto image = send_buffer_image(tid, tag, context);
+  try {
+    engine_send(tid, tag, context, image);
+  } catch (const PeerFailed& failure) {
+    std::fprintf(stderr, "liblongpipe [t%x]: LongPipe to t%x failed (%s); using the pvmd route\n", tid_, tid,
+                 failure.what());
+    routes_.give_up(tid);
+    return lib_.send(tid, tag);
+  }
+  return 0;
+}
+
+int FrontEnd::mcast(int* tids, int count, int tag) {
+  pump();
+  if (count <= 0 || tids == nullptr || tag < 0 || lib_.getsbuf() <= 0 ||
+      !std::all_of(tids, tids + count, is_task_tid)) {
+    return lib_.mcast(tids, count, tag);  // libpvm3 reports the error
+  }
+  std::vector<int> through_pvmd;
+  std::vector<int> through_longpipe;
+  std::unordered_set<int> seen;
+  for (int i = 0; i < count; ++i) {
+    const int tid = tids[i];
+    if (carriable(tid, tag) && route_to(tid).kind == PeerRoutes::Kind::kLongPipe) {
+      if (seen.insert(tid).second) through_longpipe.push_back(tid);
+    } else {
+      through_pvmd.push_back(tid);
+    }
+  }
+  const int context = lib_.getcontext();
+  for (const int tid : through_longpipe) {
+    const auto image = send_buffer_image(tid, tag, context);
+    try {
+      engine_send(tid, tag, context, image);
+    } catch (const PeerFailed&) {
+      routes_.give_up(tid);
+      through_pvmd.push_back(tid);
+    }
+  }
+  if (through_pvmd.empty()) return 0;
+  return lib_.mcast(through_pvmd.data(), static_cast<int>(through_pvmd.size()), tag);
+}
+
+int FrontEnd::receive(int tid, int tag, const timeval* timeout) {
+  const bool poll_once = timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0;
+  Clock::time_point deadline{};
+  if (timeout) {
+    deadline = Clock::now() + std::chrono::seconds(timeout->tv_sec) + std::chrono::microseconds(timeout->tv_usec);
+  }
+  for (;;) {
+    pump();
+    const int mid = lib_.nrecv(tid, tag);
+    if (mid != 0) return mid;
+    if (pump()) continue;  // e.g. a route marker just released held messages
+    if (poll_once || (timeout && Clock::now() >= deadline)) return 0;
+    wait_for_input(timeout ? &deadline : nullptr);
+  }
+}
+
+int FrontEnd::nrecv(int tid, int tag) {
+  pump();
+  const int mid = lib_.nrecv(tid, tag);
+  if (mid != 0 || !pump()) return mid;
+  return lib_.nrecv(tid, tag);
+}
+
+int FrontEnd::probe(int tid, int tag) {
+  pump();
+  const int mid = lib_.probe(tid, tag);
+  if (mid != 0 || !pump()) return mid;
+  return lib_.probe(tid, tag);
+}
+
+bool FrontEnd::pump() {
+  if (pumping_) return false;  // a message handler we ran is calling back in: keep it simple
+  pumping_ = true;
+  bool delivered = false;
+  try {
+    take_peer_failures();
+    for (auto& [source, entry] : std::exchange(hellos_, {})) {
+      if (entry.data_signature != *lib_.data_signature) continue;  // raw data would not match
+      switch_route(source, routes_.learned_endpoint(source, entry.endpoint));
+      Message answer;
+      answer.source = static_cast<std::uint32_t>(tid_);
+      answer.destination = static_cast<std::uint32_t>(source);
+      answer.flags = kFlagHelloAnswer;
+      const std::string own = engine_.local_endpoint();
+      answer.body.resize(own.size());
+      std::transform(own.begin(), own.end(), answer.body.begin(), [](char c) { return std::byte(c); });
+      try {
+        engine_.send(entry.endpoint, std::move(answer));
+      } catch (const PeerFailed&) {
+        routes_.give_up(source);  // reported by take_peer_failures()
+      }
+    }
+    while (auto message = engine_.try_receive()) {
+      if (message->flags & kFlagHelloAnswer) {
+        std::string endpoint(message->body.size(), '\0');
+        std::transform(message->body.begin(), message->body.end(), endpoint.begin(),
+                       [](std::byte b) { return static_cast<char>(b); });
+        const int source = static_cast<int>(message->source);
+        switch_route(source, routes_.learned_endpoint(source, endpoint));
+        continue;
+      }
+      gate_.admit(std::move(*message));
+    }
+    while (auto message = gate_.next_ready()) {
+      deliver(*message);
+      delivered = true;
+    }
+  } catch (...) {
+    pumping_ = false;
+    throw;
+  }
+  pumping_ = false;
+  return delivered;
+}
+
+void FrontEnd::deliver(const Message& message) {
+  if (auto problem = MessageImage::check(message.body)) {
+    ++dropped_images_;
+    std::fprintf(stderr, "liblongpipe [t%x]: dropped a malformed message from t%x: %s\n", tid_, message.source,
+                 problem->c_str());
+    return;
+  }
+  int mid = 0;
+  {
+    CurrentBuffersGuard guard(lib_);
+    const int scratch = lib_.mkbuf(PvmDataRaw);
+    lib_.setsbuf(scratch);
+    lib_.pkbyte(const_cast<char*>(reinterpret_cast<const char*>(message.body.data())),
+                static_cast<int>(message.body.size()), 1);
+    lib_.setrbuf(scratch);
+    mid = lib_.upkmesg();
+    lib_.freebuf(scratch);
+  }
+  if (mid <= 0) {
+    ++dropped_images_;
+    std::fprintf(stderr, "liblongpipe [t%x]: libpvm3 refused a message from t%x (PVM error %d)\n", tid_,
+                 message.source, mid);
+    return;
+  }
+  pvmminfo info{};
+  lib_.getminfo(mid, &info);
+  info.ctx = message.context;
+  info.tag = message.tag;
+  info.src = static_cast<int>(message.source);
+  info.dst = tid_;
+  info.wid = 0;
+  lib_.setminfo(mid, &info);
+  lib_.mesg_input(lib_.midtobuf(mid));  // queued for pvm_recv & co., or run by a message handler
+}
+
+void FrontEnd::take_peer_failures() {
+  for (const PeerFailure& failure : engine_.take_peer_failures()) {
+    const std::size_t tasks = routes_.give_up_endpoint(failure.peer_endpoint);
+    std::fprintf(stderr,
+                 "liblongpipe [t%x]: peer %s failed (%s); %zu message(s) to it lost; %zu task(s) there now "
+                 "reached through the pvmd\n",
+                 tid_, failure.peer_endpoint.c_str(), failure.reason.c_str(), failure.messages_lost, tasks);
+  }
+}
+
+void FrontEnd::wait_for_input(const Clock::time_point* deadline) {
+  int* pvm_fds = nullptr;
+  const int pvm_fd_count = std::max(0, lib_.getfds(&pvm_fds));
+  std::vector<pollfd> fds;
+  fds.push_back({engine_.receive_event_fd(), POLLIN, 0});
+  for (int i = 0; i < pvm_fd_count; ++i) fds.push_back({pvm_fds[i], POLLIN, 0});
+  int timeout_ms = -1;
+  if (deadline) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
+    timeout_ms = static_cast<int>(std::max<std::int64_t>(0, left.count()));
+  }
+  ::poll(fds.data(), fds.size(), timeout_ms);  // EINTR: the caller's loop looks again
+}
+
+void FrontEnd::leave() {
+  pump();
+  if (!engine_.flush(kLeaveFlushTimeout)) {
+    std::fprintf(stderr, "liblongpipe [t%x]: pvm_exit: not every message was acknowledged within %lld ms\n", tid_,
+                 static_cast<long long>(kLeaveFlushTimeout.count()));
+  }
+  take_peer_failures();
+  directory_.withdraw(tid_);
+  handler_target = nullptr;
+}
+
+void FrontEnd::abandon_after_fork() { abandoned_ = true; }
+
+}  // namespace lp::pvm

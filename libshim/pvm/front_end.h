@@ -1,0 +1,104 @@
+// FrontEnd: LongPipe's PVM front end, one per process (the interposed pvm_* functions call it).
+//
+// Send: a message to a task that runs LongPipe is read out of the application's send buffer as a
+// MessageImage (pvm_pkmesg into a scratch buffer) and handed to the engine; everything else (the
+// pvmd, tasks without LongPipe, negative tags, the task itself) goes to libpvm3 unchanged.
+// Receive: in the application's own thread, messages taken from the engine are rebuilt with
+// pvm_upkmesg() and handed to libpvm3's mesg_input(), exactly where libpvm3 puts messages read
+// from the pvmd, so pvm_recv/nrecv/trecv/probe match them by the usual rules and message handlers
+// fire. Blocking receives wait on the engine's event fd and libpvm3's sockets together.
+//
+// Routes (PeerRoutes, ArrivalGate): a destination found in the TaskDirectory at the first send is
+// reached through LongPipe from the first message. Otherwise its messages go through the pvmd and
+// a hello (context kLongPipeContext) tells the destination, if it runs LongPipe, to answer over the
+// engine with its endpoint; the sender then sends a route marker through the pvmd and switches, and
+// the receiver holds the switched messages until the marker has come in.
+//
+// Not thread-safe by itself (neither is libpvm3): the interposition layer serialises calls.
+#pragma once
+
+#include <sys/time.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arrival_gate.h"
+#include "engine.h"
+#include "lib_pvm.h"
+#include "peer_routes.h"
+#include "task_directory.h"
+
+namespace lp::pvm {
+
+// Context of LongPipe's own messages through the pvmd (hello, route marker). Contexts from
+// pvm_newcontext() are handed out upwards from the host part of a pvmd's tid; like libpvm3's own
+// system contexts (SYSCTX_TM 0x7fffe and its neighbours) this one sits at the top of the first
+// host's range, where applications do not reach. Applications never receive in it.
+inline constexpr int kLongPipeContext = 0x7ff4c;
+inline constexpr int kHelloTag = 1;
+inline constexpr int kRouteMarkerTag = 2;
+
+class FrontEnd {
+ public:
+  // Enrols the task (pvm_mytid), starts the engine from LONGPIPE_* (throws lp::ConfigError or a
+  // std::exception saying why) and publishes the task in the directory. `tid` is the enrolled tid.
+  FrontEnd(const LibPvm& lib, int tid);
+  ~FrontEnd();
+  FrontEnd(const FrontEnd&) = delete;
+  FrontEnd& operator=(const FrontEnd&) = delete;
+
+  int tid() const { return tid_; }
+
+  int send(int tid, int tag);
+  int mcast(int* tids, int count, int tag);
+  // pvm_recv (timeout null) and pvm_trecv.
+  int receive(int tid, int tag, const timeval* timeout);
+  int nrecv(int tid, int tag);
+  int probe(int tid, int tag);
+  // Flushes the engine, withdraws the directory entry, stops the engine. The caller then calls
+  // libpvm3's pvm_exit.
+  void leave();
+
+  // In the child after fork(): forget the engine without touching its sockets.
+  void abandon_after_fork();
+
+  // Called from libpvm3's message handlers (inside mesg_input), so they only record.
+  void hello_arrived(int source, TaskDirectory::Entry entry);
+  void marker_arrived(int source);
+
+ private:
+  // Whether `tid`/`tag` is an application message LongPipe may carry.
+  bool carriable(int tid, int tag) const;
+  const PeerRoutes::Route& route_to(int tid);
+  std::vector<std::byte> send_buffer_image(int tid, int tag, int context);
+  void engine_send(int tid, int tag, int context, const std::vector<std::byte>& image);
+  // Sends one of LongPipe's own messages through the pvmd.
+  void send_system_message(int tid, int tag, bool with_own_entry);
+  void switch_route(int tid, PeerRoutes::Learned learned);
+
+  // Drains the engine, answers hellos, applies route switches, and hands every deliverable
+  // message to libpvm3. Returns whether any message was handed over.
+  bool pump();
+  void deliver(const Message& message);
+  void take_peer_failures();
+  // Sleeps until the engine or one of libpvm3's sockets has input, or until `deadline`.
+  void wait_for_input(const std::chrono::steady_clock::time_point* deadline);
+  void register_handlers();
+  void adopt_early_system_messages();
+
+  const LibPvm& lib_;
+  const int tid_;
+  Engine engine_;
+  TaskDirectory directory_;
+  PeerRoutes routes_;
+  ArrivalGate gate_;
+  std::vector<std::pair<int, TaskDirectory::Entry>> hellos_;  // recorded by the handler
+  bool pumping_ = false;  // a message handler run by pump() re-entered the front end
+  bool abandoned_ = false;
+  std::uint64_t dropped_images_ = 0;
+};
+
+}  // namespace lp::pvm

@@ -1,0 +1,76 @@
+#include "lib_pvm.h"
+
+#include <dlfcn.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace lp::pvm {
+namespace {
+
+void* next_symbol(const char* name) {
+  void* symbol = ::dlsym(RTLD_NEXT, name);
+  if (symbol == nullptr) {
+    throw std::runtime_error(std::string("libpvm3 symbol ") + name + " not found (" +
+                             (::dlerror() ?: "no dlerror") + "); is the program linked with libpvm3?");
+  }
+  return symbol;
+}
+
+template <typename Pointer>
+void resolve(Pointer& pointer, const char* name) {
+  pointer = reinterpret_cast<Pointer>(next_symbol(name));
+}
+
+LibPvm resolve_all() {
+  LibPvm lib{};
+  resolve(lib.send, "pvm_send");
+  resolve(lib.mcast, "pvm_mcast");
+  resolve(lib.recv, "pvm_recv");
+  resolve(lib.nrecv, "pvm_nrecv");
+  resolve(lib.trecv, "pvm_trecv");
+  resolve(lib.probe, "pvm_probe");
+  resolve(lib.mytid, "pvm_mytid");
+  resolve(lib.exit, "pvm_exit");
+  resolve(lib.spawn, "pvm_spawn");
+  resolve(lib.mkbuf, "pvm_mkbuf");
+  resolve(lib.freebuf, "pvm_freebuf");
+  resolve(lib.setsbuf, "pvm_setsbuf");
+  resolve(lib.setrbuf, "pvm_setrbuf");
+  resolve(lib.getsbuf, "pvm_getsbuf");
+  resolve(lib.pkbyte, "pvm_pkbyte");
+  resolve(lib.upkbyte, "pvm_upkbyte");
+  resolve(lib.pkint, "pvm_pkint");
+  resolve(lib.upkint, "pvm_upkint");
+  resolve(lib.pkstr, "pvm_pkstr");
+  resolve(lib.upkstr, "pvm_upkstr");
+  resolve(lib.bufinfo, "pvm_bufinfo");
+  resolve(lib.getminfo, "pvm_getminfo");
+  resolve(lib.setminfo, "pvm_setminfo");
+  resolve(lib.pkmesg, "pvm_pkmesg");
+  resolve(lib.upkmesg, "pvm_upkmesg");
+  resolve(lib.putinfo, "pvm_putinfo");
+  resolve(lib.recvinfo, "pvm_recvinfo");
+  resolve(lib.delinfo, "pvm_delinfo");
+  resolve(lib.addmhf, "pvm_addmhf");
+  resolve(lib.getfds, "pvm_getfds");
+  resolve(lib.getcontext, "pvm_getcontext");
+  resolve(lib.setcontext, "pvm_setcontext");
+  resolve(lib.getopt, "pvm_getopt");
+  resolve(lib.setopt, "pvm_setopt");
+  resolve(lib.mesg_input, "mesg_input");
+  resolve(lib.midtobuf, "midtobuf");
+  resolve(lib.send_buffer, "pvmsbuf");
+  resolve(lib.receive_buffer, "pvmrbuf");
+  resolve(lib.data_signature, "pvmmydsig");
+  return lib;
+}
+
+}  // namespace
+
+const LibPvm& LibPvm::get() {
+  static const LibPvm lib = resolve_all();
+  return lib;
+}
+
+}  // namespace lp::pvm

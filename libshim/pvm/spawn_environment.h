@@ -1,0 +1,22 @@
+// What pvm_spawn passes on, so that spawned tasks run LongPipe too: libpvm3 sends the variables
+// named in PVM_EXPORT (colon-separated) with every spawn request, and the pvmd that starts the
+// task sets them. LongPipe adds LD_PRELOAD and the library's LONGPIPE_* variables to that list.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lp::pvm {
+
+// Names from `environment` ("NAME=value" strings) that spawned tasks need: LD_PRELOAD and every
+// LONGPIPE_* variable except LONGPIPE_STATS (one file per task) and the tools' own (netem/wan, build).
+std::vector<std::string> names_to_export(const std::vector<std::string_view>& environment);
+
+// `current` (a PVM_EXPORT value) with every name of `names` it lacks appended.
+std::string merged_export_list(std::string_view current, const std::vector<std::string>& names);
+
+// Applies both to this process's environment (setenv PVM_EXPORT).
+void export_longpipe_environment();
+
+}  // namespace lp::pvm
