@@ -59,9 +59,8 @@ void Arq::carrier_reset(ArqTime now) {
 }
 
 ArqStats Arq::stats() const {
-  ArqStats stats;
-  sender_.fill_stats(stats);
-  receiver_.fill_stats(stats);
+  ArqStats stats = sender_.stats();
+  receiver_.add_stats(stats);
   return stats;
 }
 

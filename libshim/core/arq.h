@@ -13,8 +13,10 @@
 //     first), then new messages in order, never past the receive window the peer advertised. A copy
 //     is freed when a cumulative ACK (or, in datagram mode, a SACK) covers it.
 //   - Receiver: on_data() accepts frames in any order; receive() hands out each message exactly once
-//     and in order. Out-of-order frames are held only within the receive window (messages and
-//     bytes); duplicates and old frames are dropped and counted.
+//     and in order (drain it after each batch: that queue is not bounded by the Arq). Out-of-order
+//     frames are held only within the receive window (messages and bytes; in datagram mode, see
+//     ArqConfig); duplicates and old frames are dropped and counted.
+//   - Not thread-safe: one thread (the progress thread) owns an Arq.
 //   - ACK: `cumulative` is the NEXT EXPECTED sequence number (all seq < cumulative received), plus
 //     SACK ranges [begin, end) in datagram mode and the receive window. An ACK is due immediately
 //     (ack_delay = 0) or after ack_delay / ack_every_messages; out-of-order, gap-filling, duplicate

@@ -51,6 +51,9 @@ void ArqReceiver::hold_out_of_order(std::uint64_t seq, ArqPayload payload) {
 }
 
 bool ArqReceiver::fits_window(std::uint64_t seq, std::size_t bytes) const {
+  // Over a reliable carrier nothing dropped here would ever come again (no timers; striped streams
+  // deliver every frame eventually), so hold it: the peer's send window bounds what can arrive.
+  if (config_.mode == ArqMode::kReliableCarrier) return true;
   return seq - next_expected_ < config_.receive_window_messages && held_bytes_ + bytes <= config_.receive_window_bytes;
 }
 
@@ -96,16 +99,17 @@ ArqAck ArqReceiver::make_ack() {
   return ack;
 }
 
-void ArqReceiver::fill_stats(ArqStats& stats) const {
+void ArqReceiver::add_stats(ArqStats& stats) const {
+  // The receiver's own counters, plus its current state.
   stats.messages_received = counters_.messages_received;
   stats.messages_delivered = counters_.messages_delivered;
   stats.bytes_delivered = counters_.bytes_delivered;
   stats.duplicates_dropped = counters_.duplicates_dropped;
   stats.out_of_window_dropped = counters_.out_of_window_dropped;
   stats.acks_sent = counters_.acks_sent;
+  stats.max_held_out_of_order_messages = counters_.max_held_out_of_order_messages;
   stats.held_out_of_order_messages = held_.size();
   stats.held_out_of_order_bytes = held_bytes_;
-  stats.max_held_out_of_order_messages = counters_.max_held_out_of_order_messages;
 }
 
 }  // namespace lp

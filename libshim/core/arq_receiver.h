@@ -28,7 +28,8 @@ class ArqReceiver {
 
   std::optional<ArqTime> next_deadline() const;
   std::uint64_t next_expected() const { return next_expected_; }
-  void fill_stats(ArqStats& stats) const;
+  // Fills in the receiver fields of `stats`.
+  void add_stats(ArqStats& stats) const;
 
  private:
   void accept_in_order(std::uint64_t seq, ArqPayload payload);
@@ -46,7 +47,7 @@ class ArqReceiver {
   std::uint32_t unacked_messages_ = 0;
   std::optional<ArqTime> ack_owed_since_;
   bool ack_at_once_ = false;
-  ArqStats counters_;
+  ArqStats counters_;                     // only the receiver's counters are used
 };
 
 }  // namespace lp

@@ -173,19 +173,8 @@ std::optional<ArqTime> ArqSender::oldest_unacked_since() const {
   return outstanding_.front().first_sent;
 }
 
-void ArqSender::fill_stats(ArqStats& stats) const {
-  const ArqStats& c = counters_;
-  stats.messages_submitted = c.messages_submitted;
-  stats.messages_sent = c.messages_sent;
-  stats.bytes_sent = c.bytes_sent;
-  stats.messages_retransmitted = c.messages_retransmitted;
-  stats.bytes_retransmitted = c.bytes_retransmitted;
-  stats.fast_retransmits = c.fast_retransmits;
-  stats.timeouts = c.timeouts;
-  stats.messages_acked = c.messages_acked;
-  stats.acks_received = c.acks_received;
-  stats.invalid_acks = c.invalid_acks;
-  stats.carrier_resets = c.carrier_resets;
+ArqStats ArqSender::stats() const {
+  ArqStats stats = counters_;  // the sender's counters; the receiver fields stay zero
   stats.rtt_samples = rtt_.samples();
   stats.srtt = rtt_.srtt();
   stats.rttvar = rtt_.rttvar();
@@ -195,6 +184,7 @@ void ArqSender::fill_stats(ArqStats& stats) const {
   stats.send_window_messages = config_.send_window_messages;
   stats.send_window_bytes = config_.send_window_bytes;
   stats.peer_window_messages = peer_window_messages_;
+  return stats;
 }
 
 }  // namespace lp

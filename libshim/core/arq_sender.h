@@ -28,7 +28,8 @@ class ArqSender {
   bool peer_dead() const { return peer_dead_; }
   bool idle() const { return outstanding_.empty(); }
   std::uint64_t next_seq() const { return next_seq_; }
-  void fill_stats(ArqStats& stats) const;
+  // The sender fields of the statistics (receiver fields zero).
+  ArqStats stats() const;
 
  private:
   struct Outstanding {
@@ -72,7 +73,7 @@ class ArqSender {
   // restarted whenever an ACK acknowledges something new.
   std::optional<ArqTime> retransmit_timer_;
   bool peer_dead_ = false;
-  ArqStats counters_;
+  ArqStats counters_;                     // only the sender's counters are used
 };
 
 }  // namespace lp

@@ -43,7 +43,9 @@ struct ArqConfig {
   // Receive window: the receiver holds out-of-order messages only with a sequence number below
   // next_expected + receive_window_messages and while their bytes stay within receive_window_bytes;
   // anything beyond is dropped (the sender retransmits it). It is advertised in every ACK and the
-  // sender never transmits past it. Keep it >= the peer's send window.
+  // sender never transmits past it. Keep it >= the peer's send window. In reliable-carrier mode
+  // nothing is dropped (no timer would ever re-send it; frames striped over several connections do
+  // arrive out of order): held frames are then bounded by the peer's send window.
   std::uint32_t receive_window_messages = 4096;
   std::uint64_t receive_window_bytes = 64ull << 20;
 

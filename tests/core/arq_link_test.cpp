@@ -10,30 +10,20 @@ using lp::ArqMode;
 using lp::test::LinkProfile;
 using lp::test::make_message;
 using lp::test::SimSession;
+using lp::test::delivered_exactly;
 
 namespace {
 
-ArqConfig datagram_config() {
-  ArqConfig config;
-  config.mode = ArqMode::kDatagram;
+constexpr std::size_t kMaxFiller = 200;
+
+ArqConfig windowed_datagram_config() {
+  ArqConfig config = lp::test::datagram_config();
   config.send_window_messages = 64;
   config.receive_window_messages = 64;
   return config;
 }
 
-// Queues `count` messages of varying size (8 to 8 + 200 bytes) at an endpoint.
-void queue_messages(SimSession::Endpoint& end, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) end.outbox.push_back(make_message(i, (i * 37) % 201));
-}
-
-// Exactly once, in order, byte for byte.
-void check_delivered_exactly(const SimSession::Endpoint& from, const SimSession::Endpoint& to) {
-  REQUIRE(to.delivered.size() == from.outbox.size());
-  for (std::size_t i = 0; i < from.outbox.size(); ++i) {
-    if (to.delivered[i] != from.outbox[i]) FAIL("message " << i << " differs or is out of order");
-  }
-  CHECK(to.arq.stats().messages_delivered == from.outbox.size());
-}
+void queue_messages(SimSession::Endpoint& end, std::size_t count) { lp::test::queue_messages(end, count, kMaxFiller); }
 
 }  // namespace
 
@@ -42,14 +32,14 @@ TEST_CASE("datagram mode: lossy, reordering, duplicating links in both direction
   const std::uint64_t seed = GENERATE(1, 2, 3, 4, 5);
   CAPTURE(loss, seed);
   const LinkProfile link{.delay = 25ms, .jitter = 20ms, .loss = loss, .duplicate = 0.05};
-  const ArqConfig config = datagram_config();
+  const ArqConfig config = windowed_datagram_config();
   SimSession session(config, link, link, seed);
   queue_messages(session.a(), 1500);
   queue_messages(session.b(), 1000);
 
   REQUIRE(session.run_until_all_delivered(3600s));
-  check_delivered_exactly(session.a(), session.b());
-  check_delivered_exactly(session.b(), session.a());
+  CHECK(delivered_exactly(session.a(), session.b()));
+  CHECK(delivered_exactly(session.b(), session.a()));
   for (auto* end : {&session.a(), &session.b()}) {
     CHECK(end->max_held <= config.receive_window_messages);  // bounded memory
     CHECK(end->max_in_flight <= config.send_window_messages);
@@ -68,22 +58,22 @@ TEST_CASE("datagram mode: lossy, reordering, duplicating links in both direction
 TEST_CASE("datagram mode: 30 % ACK loss alone costs retransmissions, not correctness", "[arq][link]") {
   const LinkProfile data{.delay = 25ms};
   const LinkProfile acks{.delay = 25ms, .loss = 0.3};
-  SimSession session(datagram_config(), data, acks, 11);
+  SimSession session(windowed_datagram_config(), data, acks, 11);
   queue_messages(session.a(), 500);
   REQUIRE(session.run_until_all_delivered(3600s));
-  check_delivered_exactly(session.a(), session.b());
+  CHECK(delivered_exactly(session.a(), session.b()));
   CHECK(session.b_to_a().lost() > 0);
 }
 
 TEST_CASE("datagram mode: a small window stalls the sender and resumes it", "[arq][link][window]") {
-  ArqConfig config = datagram_config();
+  ArqConfig config = windowed_datagram_config();
   config.send_window_messages = 8;
   config.send_window_bytes = 1000;
   const LinkProfile link{.delay = 20ms, .jitter = 10ms, .loss = 0.1};
   SimSession session(config, link, link, 5);
   queue_messages(session.a(), 600);
   REQUIRE(session.run_until_all_delivered(3600s));
-  check_delivered_exactly(session.a(), session.b());
+  CHECK(delivered_exactly(session.a(), session.b()));
   CHECK(session.a().window_stalls > 0);
   CHECK(session.a().max_in_flight <= 8);
   // Bytes: the window may be passed only by a single oversized message, and these are <= 208 bytes.
@@ -91,18 +81,18 @@ TEST_CASE("datagram mode: a small window stalls the sender and resumes it", "[ar
 }
 
 TEST_CASE("datagram mode: a receive window smaller than the send window still delivers", "[arq][link][window]") {
-  ArqConfig config = datagram_config();
+  ArqConfig config = windowed_datagram_config();
   config.receive_window_messages = 5;
   const LinkProfile link{.delay = 20ms, .jitter = 15ms, .loss = 0.2};
   SimSession session(config, link, link, 9);
   queue_messages(session.a(), 300);
   REQUIRE(session.run_until_all_delivered(3600s));
-  check_delivered_exactly(session.a(), session.b());
+  CHECK(delivered_exactly(session.a(), session.b()));
   CHECK(session.b().max_held <= 5);
 }
 
 TEST_CASE("datagram mode: delayed ACKs with loss", "[arq][link][ack]") {
-  ArqConfig config = datagram_config();
+  ArqConfig config = windowed_datagram_config();
   config.ack_delay = 30ms;
   config.ack_every_messages = 4;
   const LinkProfile link{.delay = 25ms, .jitter = 10ms, .loss = 0.2, .duplicate = 0.02};
@@ -110,18 +100,18 @@ TEST_CASE("datagram mode: delayed ACKs with loss", "[arq][link][ack]") {
   queue_messages(session.a(), 400);
   queue_messages(session.b(), 400);
   REQUIRE(session.run_until_all_delivered(3600s));
-  check_delivered_exactly(session.a(), session.b());
-  check_delivered_exactly(session.b(), session.a());
+  CHECK(delivered_exactly(session.a(), session.b()));
+  CHECK(delivered_exactly(session.b(), session.a()));
 }
 
 TEST_CASE("datagram mode: delayed ACKs coalesce on a clean link", "[arq][link][ack]") {
-  ArqConfig config = datagram_config();
+  ArqConfig config = windowed_datagram_config();
   config.ack_delay = 30ms;
   config.ack_every_messages = 4;
   SimSession session(config, LinkProfile{}, LinkProfile{}, 3);
   queue_messages(session.a(), 400);
   REQUIRE(session.run_until_all_delivered(3600s));
-  check_delivered_exactly(session.a(), session.b());
+  CHECK(delivered_exactly(session.a(), session.b()));
   const auto stats = session.b().arq.stats();
   CHECK(stats.acks_sent > 0);
   CHECK(stats.acks_sent <= stats.messages_received / 4);
@@ -129,7 +119,7 @@ TEST_CASE("datagram mode: delayed ACKs coalesce on a clean link", "[arq][link][a
 
 TEST_CASE("datagram mode: the RTT estimate follows the link", "[arq][link][rto]") {
   const LinkProfile link{.delay = 25ms};
-  SimSession session(datagram_config(), link, link, 4);
+  SimSession session(windowed_datagram_config(), link, link, 4);
   queue_messages(session.a(), 200);
   REQUIRE(session.run_until_all_delivered(3600s));
   const auto stats = session.a().arq.stats();
@@ -141,7 +131,7 @@ TEST_CASE("datagram mode: the RTT estimate follows the link", "[arq][link][rto]"
 
 TEST_CASE("datagram mode: a dead link backs off, then recovers when it heals", "[arq][link][rto]") {
   const LinkProfile clean{.delay = 25ms};
-  SimSession session(datagram_config(), clean, clean, 8);
+  SimSession session(windowed_datagram_config(), clean, clean, 8);
   queue_messages(session.a(), 10);
   session.a_to_b().set_profile(LinkProfile{.delay = 25ms, .loss = 1.0});
   CHECK_FALSE(session.run_until_all_delivered(100s));
@@ -151,7 +141,7 @@ TEST_CASE("datagram mode: a dead link backs off, then recovers when it heals", "
   CHECK(stats.rto == 60s);
   session.a_to_b().set_profile(clean);
   REQUIRE(session.run_until_all_delivered(120s));
-  check_delivered_exactly(session.a(), session.b());
+  CHECK(delivered_exactly(session.a(), session.b()));
   // The ACK ended the back-off, but every message had been re-sent: no RTT sample (Karn).
   CHECK(session.a().arq.stats().rto == 1s);
   CHECK(session.a().arq.stats().rtt_samples == 0);

@@ -10,18 +10,12 @@ using lp::ArqConfig;
 using lp::ArqMode;
 using lp::ArqSackRange;
 using lp::ArqTime;
+using lp::test::at;
+using lp::test::datagram_config;
 using lp::test::make_message;
 using lp::test::message_number;
 
 namespace {
-
-ArqTime at(lp::ArqDuration since_start) { return ArqTime{} + since_start; }
-
-ArqConfig datagram_config() {
-  ArqConfig config;
-  config.mode = ArqMode::kDatagram;
-  return config;
-}
 
 void deliver(Arq& arq, std::uint64_t seq, ArqTime now = at(0ms), std::size_t filler = 0) {
   arq.on_data(seq, make_message(seq, filler), now);
@@ -235,4 +229,18 @@ TEST_CASE("a bad configuration is refused with the field's name", "[arq][config]
     CHECK_THROWS_WITH(lp::validate(config), Catch::Contains("ack_every_messages"));
   }
   SECTION("the defaults are valid") { CHECK_NOTHROW(lp::validate(config)); }
+}
+
+TEST_CASE("reliable carrier: out-of-order frames are held even beyond the window, never dropped",
+          "[arq][receiver][reliable]") {
+  // Striped connections reorder; nothing dropped here would ever be re-sent (no timers).
+  ArqConfig config;
+  config.receive_window_messages = 4;
+  config.receive_window_bytes = 16;
+  Arq arq(config);
+  for (std::uint64_t seq = 9; seq >= 1; --seq) deliver(arq, seq);
+  CHECK(arq.stats().out_of_window_dropped == 0);
+  CHECK(arq.stats().held_out_of_order_messages == 9);
+  deliver(arq, 0);
+  CHECK(received(arq) == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
 }

@@ -10,17 +10,11 @@ using lp::ArqAck;
 using lp::ArqConfig;
 using lp::ArqMode;
 using lp::ArqTime;
+using lp::test::at;
+using lp::test::datagram_config;
 using lp::test::make_message;
 
 namespace {
-
-ArqTime at(lp::ArqDuration since_start) { return ArqTime{} + since_start; }
-
-ArqConfig datagram_config() {
-  ArqConfig config;
-  config.mode = ArqMode::kDatagram;
-  return config;
-}
 
 // Transmits everything the Arq will hand out at `now`; returns the sequence numbers.
 std::vector<std::uint64_t> transmit_all(Arq& arq, ArqTime now) {

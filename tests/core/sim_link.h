@@ -106,6 +106,15 @@ inline std::uint64_t message_number(const ArqPayload& payload) {
   return number;
 }
 
+// Fake clock readings: the time `since_start` after the simulation began.
+inline ArqTime at(ArqDuration since_start) { return ArqTime{} + since_start; }
+
+inline ArqConfig datagram_config() {
+  ArqConfig config;
+  config.mode = ArqMode::kDatagram;
+  return config;
+}
+
 // Two Arq endpoints, A and B, joined by a link in each direction, with a fake clock. The test puts
 // messages into an endpoint's outbox; run_until() moves them across as an engine would.
 class SimSession {
@@ -218,5 +227,16 @@ class SimSession {
   SimLink<WireFrame> a_to_b_, b_to_a_;
   ArqTime now_{};
 };
+
+// Queues `count` test messages at an endpoint, message i with (i * 37) % (max_filler + 1) filler bytes.
+inline void queue_messages(SimSession::Endpoint& end, std::size_t count, std::size_t max_filler) {
+  const std::size_t first = end.outbox.size();
+  for (std::size_t i = first; i < first + count; ++i) end.outbox.push_back(make_message(i, (i * 37) % (max_filler + 1)));
+}
+
+// What `from` queued reached `to` exactly once, in order, byte for byte.
+inline bool delivered_exactly(const SimSession::Endpoint& from, const SimSession::Endpoint& to) {
+  return to.delivered == from.outbox;
+}
 
 }  // namespace lp::test
