@@ -3,8 +3,9 @@
  * does not depend on task ids or timing. tests/pvm runs it with and without LD_PRELOAD of
  * liblongpipe.so and requires identical transcripts.
  *
- *   pvm_semantics            the master: spawns two workers (A, B) and one plain worker (P,
- *                            spawned with LD_PRELOAD removed from its environment), drives them
+ *   pvm_semantics [HOST]     the master: spawns two workers (A, B) and one plain worker (P,
+ *                            spawned with LD_PRELOAD removed from its environment), on HOST if
+ *                            given (the other site of a two-site virtual machine), drives them
  *   (spawned as) worker A|B|P
  *
  * Covered: every encoding (PvmDataDefault with 8-byte items across fragment boundaries,
@@ -93,16 +94,18 @@ static void send_encodings(int to) {
   }
 }
 
-static void master(char *self) {
+static void master(char *self, char *host) {
   int workers[WORKERS];
   const char *names[WORKERS] = {"A", "B", "P"};
   int me = pvm_mytid();
   if (me < 0) fail("pvm_mytid");
   char *argv_a[] = {"worker", "A", NULL}, *argv_b[] = {"worker", "B", NULL}, *argv_p[] = {"worker", "P", NULL};
-  if (pvm_spawn(self, argv_a, PvmTaskDefault, "", 1, &workers[0]) != 1) fail("spawn A");
-  if (pvm_spawn(self, argv_b, PvmTaskDefault, "", 1, &workers[1]) != 1) fail("spawn B");
+  int flags = host ? PvmTaskHost : PvmTaskDefault;
+  char *where = host ? host : "";
+  if (pvm_spawn(self, argv_a, flags, where, 1, &workers[0]) != 1) fail("spawn A");
+  if (pvm_spawn(self, argv_b, flags, where, 1, &workers[1]) != 1) fail("spawn B");
   unsetenv("LD_PRELOAD"); /* the mixed job: P runs without whatever was preloaded here */
-  if (pvm_spawn(self, argv_p, PvmTaskDefault, "", 1, &workers[2]) != 1) fail("spawn P");
+  if (pvm_spawn(self, argv_p, flags, where, 1, &workers[2]) != 1) fail("spawn P");
   int a = workers[0], b = workers[1], p = workers[2];
   printf("master: spawned %d workers\n", WORKERS);
 
@@ -380,7 +383,7 @@ int main(int argc, char **argv) {
   if (argc >= 3 && strcmp(argv[1], "worker") == 0) {
     worker(argv[2]);
   } else {
-    master(argv[0]);
+    master(argv[0], argc >= 2 ? argv[1] : NULL);
   }
   return 0;
 }

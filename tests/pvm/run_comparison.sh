@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# run_comparison.sh MODE SCENARIO: runs plain PVM programs with and without LD_PRELOAD of
+# liblongpipe.so and requires the same results, and that LongPipe really carried messages.
+#
+#   MODE      local     one pvmd in this namespace, with its own PVM_TMP (no emulated link)
+#             two-site  apps/pvm-sites across the emulated link of the ctest fixture
+#                       (LP_WAN_INSTANCE); workers run on site-b, the master on site-a
+#   SCENARIO  semantics        tests/pvm/pvm_semantics (every encoding, wildcards, psend/precv,
+#                              mcast, a task without LongPipe, pvm_notify, ...)
+#             debian-examples  precompiled programs of Debian's pvm-examples (master1/slave1,
+#                              hello/hello_other), which nobody here wrote or rebuilt
+#             bad-config       a bad LONGPIPE_* value: the program fails and the error names it
+#
+# Environment: LONGPIPE_LIBRARY (liblongpipe.so), PVM_SEMANTICS (the test program).
+set -euo pipefail
+
+MODE=${1:?usage: run_comparison.sh local|two-site SCENARIO}
+SCENARIO=${2:?usage: run_comparison.sh local|two-site semantics|debian-examples|bad-config}
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
+PROGRAM=${PVM_SEMANTICS:?PVM_SEMANTICS must name the pvm_semantics program}
+PVM_SITES=$ROOT/apps/pvm-sites/pvm-sites
+# Where Debian installs the example programs spawned by name (PVM's ep=).
+readonly EXAMPLES_DIR=/usr/bin
+# How long one run may take before it counts as hung (the pvmd route over the link is slow).
+readonly RUN_SECONDS=240
+readonly PVMD_START_SECONDS=15
+
+WORK=$(mktemp -d /tmp/lp-pvm-test.XXXXXX)
+PVMD_PID=""
+unset LD_PRELOAD
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+say() { echo "== $*" >&2; }
+
+# --- the virtual machine ----------------------------------------------------------------------
+
+start_vm() {
+  case $MODE in
+    local)
+      export PVM_ROOT=/usr/lib/pvm3 PVM_ALLOW_ROOT=1 PVM_TMP=$WORK/pvm
+      mkdir -p "$PVM_TMP"
+      printf '* ep=%s\n%s\n' "$EXAMPLES_DIR" "$(hostname)" >"$WORK/hostfile"
+      pvmd "$WORK/hostfile" </dev/null >"$WORK/pvmd.out" 2>&1 &
+      PVMD_PID=$!
+      for ((i = 0; i < PVMD_START_SECONDS * 10; i++)); do
+        [[ -e $PVM_TMP/pvmd.$(id -u) ]] && return 0
+        sleep 0.1
+      done
+      fail "pvmd did not start: $(cat "$WORK/pvmd.out")" ;;
+    two-site)
+      "$PVM_SITES" up --ep "$EXAMPLES_DIR" >&2 ;;
+    *) fail "unknown mode $MODE" ;;
+  esac
+}
+
+stop_vm() {
+  case $MODE in
+    local)
+      if [[ -n $PVMD_PID ]] && kill -0 "$PVMD_PID" 2>/dev/null; then
+        echo halt | timeout 10 pvm >/dev/null 2>&1 || true
+        for ((i = 0; i < 50; i++)); do kill -0 "$PVMD_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "$PVMD_PID" 2>/dev/null || true
+      fi ;;
+    two-site)
+      "$PVM_SITES" down >&2 || true ;;
+  esac
+}
+
+cleanup() {
+  local status=$?
+  stop_vm
+  if ((status != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+  exit "$status"
+}
+trap cleanup EXIT
+
+# run_master NAME PRELOAD(yes|no) CMD...: runs CMD as the job's first task; stdout -> NAME.out.
+run_master() {
+  local name=$1 preload=$2; shift 2
+  local -a env_args=() site_args=()
+  if [[ $preload == yes ]]; then env_args+=(LONGPIPE_STATS="$WORK/$name.stats.json"); fi
+  say "run $name (preload $preload): $*"
+  case $MODE in
+    local)
+      [[ $preload == yes ]] && env_args+=(LD_PRELOAD="$LIBRARY")
+      env "${env_args[@]}" timeout "$RUN_SECONDS" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
+    two-site)
+      [[ $preload == yes ]] && site_args+=(--preload "$LIBRARY")
+      env "${env_args[@]}" timeout "$RUN_SECONDS" "$PVM_SITES" exec a "${site_args[@]}" "$@" \
+        >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
+  esac
+}
+
+# Same transcript with and without LongPipe (after `normalize`, a sed program).
+compare() {
+  local plain=$1 longpipe=$2 normalize=${3:-}
+  if ! diff <(sed -e "$normalize" "$WORK/$plain.out") <(sed -e "$normalize" "$WORK/$longpipe.out") >"$WORK/diff"; then
+    cat "$WORK/diff" >&2
+    fail "$longpipe differs from $plain"
+  fi
+  say "$longpipe matches $plain ($(wc -l <"$WORK/$plain.out") lines)"
+}
+
+# LongPipe carried messages for the first task (its LONGPIPE_STATS file): both ways, or (for a
+# program whose first messages go out before its tasks are up) at least one way.
+require_longpipe_traffic() {
+  local stats=$WORK/$1.stats.json directions=${2:-both}
+  [[ -s $stats ]] || fail "$1 wrote no LongPipe statistics ($stats)"
+  local sent received
+  sent=$(grep -o '"messages_sent":[0-9]*' "$stats" | awk -F: '{s += $2} END {print s + 0}')
+  received=$(grep -o '"messages_received":[0-9]*' "$stats" | awk -F: '{s += $2} END {print s + 0}')
+  say "$1: LongPipe sessions carried $sent message(s) out, $received in"
+  if [[ $directions == both ]]; then
+    ((sent > 0 && received > 0)) || fail "$1: LongPipe did not carry messages both ways (sent $sent, received $received)"
+  else
+    ((sent + received > 0)) || fail "$1: LongPipe carried no messages"
+  fi
+}
+
+expect_clean_run() {
+  local name=$1 status=$2
+  ((status == 0)) || { cat "$WORK/$name.err" >&2; fail "$name exited with status $status"; }
+}
+
+# --- scenarios --------------------------------------------------------------------------------
+
+scenario_semantics() {
+  local -a where=()
+  [[ $MODE == two-site ]] && where=(site-b)
+  local status=0
+  run_master plain no "$PROGRAM" "${where[@]}" || status=$?
+  expect_clean_run plain "$status"
+  grep -q '^master: done$' "$WORK/plain.out" || fail "the plain run did not finish its script"
+  status=0
+  run_master longpipe yes "$PROGRAM" "${where[@]}" || status=$?
+  expect_clean_run longpipe "$status"
+  compare plain longpipe
+  require_longpipe_traffic longpipe
+}
+
+scenario_debian_examples() {
+  local status=0
+  # master1 mcasts to its slave1 tasks, which pass data around a ring and answer in any order.
+  run_master master1-plain no /usr/bin/master1 || status=$?
+  expect_clean_run master1-plain "$status"
+  status=0
+  run_master master1-longpipe yes /usr/bin/master1 || status=$?
+  expect_clean_run master1-longpipe "$status"
+  sort -o "$WORK/master1-plain.out" "$WORK/master1-plain.out"
+  sort -o "$WORK/master1-longpipe.out" "$WORK/master1-longpipe.out"
+  grep -q 'I got' "$WORK/master1-plain.out" || fail "master1 produced no results"
+  compare master1-plain master1-longpipe
+  require_longpipe_traffic master1-longpipe either
+  # hello spawns hello_other, which answers with a string; task ids differ from run to run.
+  status=0
+  run_master hello-plain no /usr/bin/hello.pvm || status=$?
+  expect_clean_run hello-plain "$status"
+  status=0
+  run_master hello-longpipe yes /usr/bin/hello.pvm || status=$?
+  expect_clean_run hello-longpipe "$status"
+  grep -q 'hello, world' "$WORK/hello-plain.out" || fail "hello produced no greeting"
+  compare hello-plain hello-longpipe 's/t[0-9a-f]\{5,8\}/tTID/g'
+}
+
+scenario_bad_config() {
+  local status=0
+  LONGPIPE_WINDOW_MESSAGES=banana run_master bad yes "$PROGRAM" || status=$?
+  ((status != 0)) || fail "a task with LONGPIPE_WINDOW_MESSAGES=banana ran as if nothing were wrong"
+  grep -q 'LONGPIPE_WINDOW_MESSAGES' "$WORK/bad.err" || { cat "$WORK/bad.err" >&2; fail "the error does not name the variable"; }
+  say "bad value refused: $(grep -m1 LONGPIPE_WINDOW_MESSAGES "$WORK/bad.err")"
+}
+
+start_vm
+case $SCENARIO in
+  semantics) scenario_semantics ;;
+  debian-examples) scenario_debian_examples ;;
+  bad-config) scenario_bad_config ;;
+  *) fail "unknown scenario $SCENARIO" ;;
+esac
+say "PASS $MODE $SCENARIO"
