@@ -98,7 +98,8 @@ struct ArqAck {
   // Next expected sequence number: every message with seq < cumulative has been received (0 = none).
   std::uint64_t cumulative = 0;
   // Received messages above `cumulative`, ascending, disjoint, each begin > the previous end.
-  // Always empty in reliable-carrier mode.
+  // Over a reliable carrier only present while frames striped over several connections are
+  // out of order. The receiver never discards what it SACKed, so the sender frees those copies.
   std::vector<ArqSackRange> sack;
   // How many sequence numbers from `cumulative` on the receiver will accept (its receive window).
   std::uint32_t window_messages = 0;

@@ -42,6 +42,7 @@ TEST_CASE("datagram mode: lossy, reordering, duplicating links in both direction
   CHECK(delivered_exactly(session.b(), session.a()));
   for (auto* end : {&session.a(), &session.b()}) {
     CHECK(end->max_held <= config.receive_window_messages);  // bounded memory
+    CHECK(end->max_held_bytes <= config.receive_window_bytes);
     CHECK(end->max_in_flight <= config.send_window_messages);
     CHECK_FALSE(end->ack_rejected);
   }
@@ -89,6 +90,19 @@ TEST_CASE("datagram mode: a receive window smaller than the send window still de
   REQUIRE(session.run_until_all_delivered(3600s));
   CHECK(delivered_exactly(session.a(), session.b()));
   CHECK(session.b().max_held <= 5);
+}
+
+TEST_CASE("datagram mode: a small receive window in bytes bounds what is held", "[arq][link][window]") {
+  ArqConfig config = windowed_datagram_config();
+  config.receive_window_bytes = 600;  // about three of the larger test messages
+  const LinkProfile link{.delay = 20ms, .jitter = 15ms, .loss = 0.2};
+  SimSession session(config, link, link, 10);
+  queue_messages(session.a(), 300);
+  REQUIRE(session.run_until_all_delivered(3600s));
+  CHECK(delivered_exactly(session.a(), session.b()));
+  CHECK(session.b().max_held_bytes <= 600);
+  CHECK(session.b().max_held_bytes > 0);
+  CHECK(session.b().arq.stats().out_of_window_dropped > 0);
 }
 
 TEST_CASE("datagram mode: delayed ACKs with loss", "[arq][link][ack]") {

@@ -126,6 +126,7 @@ class SimSession {
     std::size_t next_outbox = 0;
     std::vector<ArqPayload> delivered;        // what receive() handed out, in order
     std::uint64_t max_held = 0;               // high-water mark of held out-of-order messages
+    std::uint64_t max_held_bytes = 0;
     std::uint64_t max_in_flight = 0;          // high-water mark of unacknowledged messages
     std::uint64_t max_in_flight_bytes = 0;
     std::uint64_t window_stalls = 0;          // times can_accept() said no
@@ -208,7 +209,9 @@ class SimSession {
         end.ack_rejected = true;
       }
     }
-    end.max_held = std::max(end.max_held, end.arq.stats().held_out_of_order_messages);
+    const ArqStats stats = end.arq.stats();
+    end.max_held = std::max(end.max_held, stats.held_out_of_order_messages);
+    end.max_held_bytes = std::max(end.max_held_bytes, stats.held_out_of_order_bytes);
     while (auto delivery = end.arq.receive()) end.delivered.push_back(std::move(delivery->payload));
   }
 
