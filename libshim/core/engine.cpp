@@ -156,6 +156,9 @@ class Engine::Impl {
   void handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void handle_session_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
+  // Checks the peer's AUTH proof; a wrong one is counted, answered with CLOSE and closed.
+  bool proof_accepted(Connection& connection, const FrameView& frame, const std::vector<std::byte>& expected,
+                      Clock::time_point now);
   void establish(Connection& connection, Clock::time_point now);
   void dial(Session& session, std::size_t stream, Clock::time_point now);
   void finish_connect(Connection& connection, Clock::time_point now);
@@ -707,13 +710,10 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
     }
     case ConnectionState::kAwaitClientProof: {
       expect(FrameType::kAuth);
-      const auto proof = decode_fixed(frame.payload, kMacSize, "AUTH");
-      const auto expected =
-          authenticator_.client_proof(connection.client_nonce, connection.server_nonce, connection.peer_endpoint);
-      if (!Authenticator::proofs_match(proof, expected)) {
-        note_rejected(connection);
-        send_close(connection, CloseReason::kAuthFailed, "authentication failed", now);
-        close_connection(connection, "client failed authentication", now);
+      if (!proof_accepted(connection, frame,
+                          authenticator_.client_proof(connection.client_nonce, connection.server_nonce,
+                                                      connection.peer_endpoint),
+                          now)) {
         return;
       }
       encode_fixed(connection.output(), FrameType::kAuth,
@@ -734,14 +734,11 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
     }
     case ConnectionState::kAwaitServerProof: {
       expect(FrameType::kAuth);
-      const auto proof = decode_fixed(frame.payload, kMacSize, "AUTH");
-      const auto expected =
-          authenticator_.server_proof(connection.client_nonce, connection.server_nonce, local_endpoint_);
-      if (!Authenticator::proofs_match(proof, expected)) {
-        note_rejected(connection);
-        Session* session = connection.session;
-        send_close(connection, CloseReason::kAuthFailed, "authentication failed", now);
-        close_connection(connection, "server failed authentication", now);
+      Session* session = connection.session;
+      if (!proof_accepted(connection, frame,
+                          authenticator_.server_proof(connection.client_nonce, connection.server_nonce,
+                                                      local_endpoint_),
+                          now)) {
         if (session != nullptr) fail_session(*session, "the peer failed to prove the key (is LONGPIPE_KEY the same?)");
         return;
       }
@@ -751,6 +748,15 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
     default:
       throw MalformedFrame("frame in an unexpected connection state");
   }
+}
+
+bool Engine::Impl::proof_accepted(Connection& connection, const FrameView& frame,
+                                  const std::vector<std::byte>& expected, Clock::time_point now) {
+  if (Authenticator::proofs_match(decode_fixed(frame.payload, kMacSize, "AUTH"), expected)) return true;
+  note_rejected(connection);
+  send_close(connection, CloseReason::kAuthFailed, "authentication failed", now);
+  close_connection(connection, "authentication failed", now);
+  return false;
 }
 
 void Engine::Impl::establish(Connection& connection, Clock::time_point now) {
