@@ -308,6 +308,12 @@ bool FrontEnd::pump() {
 }
 
 void FrontEnd::deliver(const Message& message) {
+  if (static_cast<int>(message.destination) != tid_) {  // meant for an earlier enrolment of this process
+    ++dropped_images_;
+    std::fprintf(stderr, "liblongpipe [t%x]: dropped a message from t%x addressed to t%x\n", tid_, message.source,
+                 message.destination);
+    return;
+  }
   if (auto problem = MessageImage::check(message.body)) {
     ++dropped_images_;
     std::fprintf(stderr, "liblongpipe [t%x]: dropped a malformed message from t%x: %s\n", tid_, message.source,

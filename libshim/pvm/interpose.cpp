@@ -37,9 +37,9 @@ State state = State::kNotStarted;
 std::unique_ptr<FrontEnd> front_end;
 std::string failure_reason;
 
+// In a forked child the task's PVM state (tid, pvmd socket) is the parent's, and the engine's
+// thread is gone: the child uses libpvm3 directly (a child calling PVM is unusual anyway).
 void after_fork_in_child() {
-  // Only this thread exists now; the mutex may have been held by another thread of the parent.
-  new (&call_mutex) std::recursive_mutex();
   if (front_end) {
     front_end->abandon_after_fork();
     (void)front_end.release();  // its engine belongs to the parent; leak rather than tear down
