@@ -11,14 +11,16 @@
 //     unacknowledged messages both in count and in bytes, so the engine can block, fail or drop when
 //     it is full. poll_transmit() hands out the next frame: queued retransmissions first (oldest
 //     first), then new messages in order, never past the receive window the peer advertised. A copy
-//     is freed when a cumulative ACK (or, in datagram mode, a SACK) covers it.
+//     is freed when a cumulative ACK or a SACK range covers it (the receiver never discards what
+//     it has SACKed).
 //   - Receiver: on_data() accepts frames in any order; receive() hands out each message exactly once
 //     and in order (drain it after each batch: that queue is not bounded by the Arq). Out-of-order
-//     frames are held only within the receive window (messages and bytes; in datagram mode, see
-//     ArqConfig); duplicates and old frames are dropped and counted.
+//     frames are held only within the receive window (messages and bytes) in datagram mode; over a
+//     reliable carrier (frames striped over several connections) they are always held, since no
+//     timer would re-send them. Duplicates and old frames are dropped and counted.
 //   - Not thread-safe: one thread (the progress thread) owns an Arq.
 //   - ACK: `cumulative` is the NEXT EXPECTED sequence number (all seq < cumulative received), plus
-//     SACK ranges [begin, end) in datagram mode and the receive window. An ACK is due immediately
+//     SACK ranges [begin, end) of held out-of-order messages and the receive window. An ACK is due immediately
 //     (ack_delay = 0) or after ack_delay / ack_every_messages; out-of-order, gap-filling, duplicate
 //     and old frames make it due at once, so a lost ACK is repaired by the next (re)transmission.
 //     Call poll_ack() after handling everything read in one go: one ACK then covers the batch.
@@ -39,12 +41,15 @@
 //     and the RTO backs off once. SACK ranges free copies early and drive fast retransmit: a message
 //     is re-sent once fast_retransmit_threshold ACKs have acknowledged messages transmitted after it.
 //
-// Tunables: ArqConfig in arq_types.h, each field documented with its default. Dead peer: the
-// engine applies its dead-peer timeout to oldest_unacked_since() (both modes); in datagram mode
-// max_transmissions can also flag peer_dead().
+// Tunables (ArqConfig in arq_types.h documents each; validate() checks ranges), defaults:
+//   send/receive window 4096 messages and 64 MiB; initial_rto 1 s, min_rto 200 ms, max_rto 60 s,
+//   clock_granularity 1 ms, backoff_factor 2; ack_delay 0 (ACK every message at once), with a
+//   delay ack_every_messages 2; fast_retransmit_threshold 3; max_sack_ranges 16;
+//   max_transmissions 0 (unlimited). Dead peer: the engine applies its dead-peer timeout to
+//   oldest_unacked_since() (both modes); in datagram mode max_transmissions can flag peer_dead().
 //
 // Typical progress-thread use:
-//   arq.submit(payload, now)                      (after can_accept)
+//   arq.submit(payload)                           (after can_accept)
 //   on readable:  for each frame read: arq.on_data(seq, payload, now) / arq.on_ack(ack, now)
 //                 while (auto m = arq.receive()) deliver(*m)
 //   any time:     arq.on_timer(now) when now >= next_deadline()
