@@ -93,7 +93,9 @@ def draw(summary_rows, meta, out_dir):
     all_sizes = sorted({int(r["size_bytes"]) for r in summary_rows})
     if not all_sizes:
         return []
-    floor = _floor_curve(meta, all_sizes)
+    # The floor is drawn at every power of two in the measured range, so that its bend shows.
+    floor_sizes = sorted({2**k for k in range(all_sizes[-1].bit_length()) if all_sizes[0] <= 2**k} | set(all_sizes))
+    floor = _floor_curve(meta, floor_sizes)
     routes = [route for route in ROUTE_STYLES if any(r["route"] == route and r["status"] == "ok" for r in summary_rows)]
     paths = []
     for spec in PLOTS:
@@ -106,7 +108,7 @@ def draw(summary_rows, meta, out_dir):
             ax.plot(*spec["xy"](sizes, medians), marker=marker, color=color, label=label + suffix)
             if spec["with_minimum"]:
                 ax.scatter(*spec["xy"](sizes, minimums), marker="_", color=color, s=80, label=f"{label} (minimum)")
-        ax.plot(*spec["xy"](all_sizes, floor), label=spec["floor_label"], **FLOOR_STYLE)
+        ax.plot(*spec["xy"](floor_sizes, floor), label=spec["floor_label"], **FLOOR_STYLE)
         if spec["x_is_size"]:
             _size_axis(ax, all_sizes)
         else:
