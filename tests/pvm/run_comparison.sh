@@ -59,7 +59,7 @@ stop_vm() {
   case $MODE in
     local)
       if [[ -n $PVMD_PID ]] && kill -0 "$PVMD_PID" 2>/dev/null; then
-        echo halt | timeout 10 pvm >/dev/null 2>&1 || true
+        (echo halt | timeout 10 pvm) >/dev/null 2>&1 || true
         for ((i = 0; i < 50; i++)); do kill -0 "$PVMD_PID" 2>/dev/null || break; sleep 0.1; done
         kill -9 "$PVMD_PID" 2>/dev/null || true
       fi ;;
