@@ -163,3 +163,40 @@ TEST_CASE("datagram mode: a dead link backs off, then recovers when it heals", "
   REQUIRE(session.run_until_all_delivered(10s));
   CHECK(session.a().arq.stats().srtt == 50ms);
 }
+
+TEST_CASE("datagram mode: random configurations and link conditions", "[arq][link][random]") {
+  // Many small scenarios, each drawn from a seeded RNG, so corner cases of the tunables meet.
+  std::mt19937_64 rng(20261122);
+  auto pick = [&rng](int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng); };
+  for (int scenario = 0; scenario < 60; ++scenario) {
+    ArqConfig config = lp::test::datagram_config();
+    config.send_window_messages = pick(1, 40);
+    config.receive_window_messages = pick(1, 40);
+    config.send_window_bytes = pick(50, 5000);
+    config.receive_window_bytes = pick(50, 5000);
+    config.ack_delay = std::chrono::milliseconds(pick(0, 60));
+    config.ack_every_messages = pick(1, 8);
+    config.fast_retransmit_threshold = pick(0, 4);
+    config.max_sack_ranges = pick(1, 4);
+    config.backoff_factor = 1.0 + pick(0, 10) / 10.0;
+    const LinkProfile link{.delay = std::chrono::milliseconds(pick(1, 50)),
+                           .jitter = std::chrono::milliseconds(pick(0, 40)),
+                           .loss = pick(0, 30) / 100.0,
+                           .duplicate = pick(0, 10) / 100.0};
+    INFO("scenario " << scenario);
+    SimSession session(config, link, link, rng());
+    queue_messages(session.a(), pick(0, 150));
+    queue_messages(session.b(), pick(0, 150));
+    REQUIRE(session.run_until_all_delivered(36000s));
+    CHECK(delivered_exactly(session.a(), session.b()));
+    CHECK(delivered_exactly(session.b(), session.a()));
+    for (auto* end : {&session.a(), &session.b()}) {
+      CHECK(end->max_held <= config.receive_window_messages);
+      CHECK(end->max_held_bytes <= config.receive_window_bytes);
+      CHECK(end->max_in_flight <= config.send_window_messages);
+      // Only a message larger than the whole byte window may exceed it, and then alone.
+      CHECK(end->max_in_flight_bytes <= std::max<std::uint64_t>(config.send_window_bytes, 8 + kMaxFiller));
+      CHECK_FALSE(end->ack_rejected);
+    }
+  }
+}
