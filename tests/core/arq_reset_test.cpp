@@ -126,3 +126,32 @@ TEST_CASE("reliable carrier: the RTT is measured from message ACKs", "[arq][reli
   CHECK(session.a().arq.stats().srtt == 50ms);
   CHECK_FALSE(session.a().arq.next_deadline());  // no timers in this mode
 }
+
+TEST_CASE("reliable carrier: random configurations, striping and resets", "[arq][reliable][random]") {
+  std::mt19937_64 rng(4242);
+  auto pick = [&rng](int low, int high) { return std::uniform_int_distribution<int>(low, high)(rng); };
+  for (int scenario = 0; scenario < 40; ++scenario) {
+    ArqConfig config;
+    config.send_window_messages = pick(1, 40);
+    config.receive_window_messages = pick(1, 40);
+    config.send_window_bytes = pick(50, 3000);
+    config.ack_delay = std::chrono::milliseconds(pick(0, 60));
+    config.ack_every_messages = pick(1, 8);
+    const LinkProfile link{.delay = std::chrono::milliseconds(pick(1, 40)),
+                           .jitter = std::chrono::milliseconds(pick(0, 1) * pick(0, 30))};
+    INFO("scenario " << scenario);
+    SimSession session(config, link, link, rng());
+    queue_messages(session.a(), pick(0, 200));
+    queue_messages(session.b(), pick(0, 200));
+    const int resets = pick(0, 6);
+    for (int reset = 0; reset < resets; ++reset) {
+      session.run_until([] { return false; }, std::chrono::milliseconds(pick(1, 200)));
+      session.reset_carrier();
+    }
+    REQUIRE(session.run_until_all_delivered(36000s));
+    CHECK(delivered_exactly(session.a(), session.b()));
+    CHECK(delivered_exactly(session.b(), session.a()));
+    CHECK(session.a().arq.stats().timeouts == 0);
+    CHECK(session.a().max_in_flight <= config.send_window_messages);
+  }
+}
