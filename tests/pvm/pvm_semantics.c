@@ -25,10 +25,10 @@
 enum {
   TAG_ROLE = 1, TAG_ENCODING = 10, TAG_ECHO = 19, TAG_WILD = 5, TAG_STREAM = 15, TAG_PSEND = 20,
   TAG_MCAST = 30, TAG_MIXED = 35, TAG_PROBE = 40, TAG_HANDLER = 50, TAG_EXIT_NOTIFY = 60,
-  TAG_CONTEXT = 70, TAG_LAST_WORDS = 80, TAG_REPORT = 90, TAG_GO = 95, TAG_NEVER = 99,
+  TAG_CONTEXT = 70, TAG_LAST_WORDS = 80, TAG_REPORT = 90, TAG_GO = 95, TAG_NEVER = 99, TAG_EARLY = 110,
 };
 
-enum { STREAM_MESSAGES = 300, BIG_DOUBLES = 20011, WORKERS = 3 };
+enum { STREAM_MESSAGES = 300, EARLY_MESSAGES = 200, BIG_DOUBLES = 20011, WORKERS = 3 };
 
 static char report[1 << 16];
 
@@ -115,6 +115,15 @@ static void master(char *self, char *host) {
     pvm_pkint(workers, WORKERS, 1);
     pvm_pkint(&me, 1, 1);
     pvm_send(workers[w], TAG_ROLE);
+  }
+
+  /* A stream sent at once, while A may still be starting: with LongPipe its first messages go
+   * through the pvmd and the rest over LongPipe once A has answered; A checks the order. */
+  for (int i = 0; i < EARLY_MESSAGES; i++) {
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&i, 1, 1);
+    pvm_send(a, TAG_EARLY);
+    if (i % 10 == 0) usleep(10000); /* give A time to start and answer in between */
   }
 
   /* Encodings, echoed back. */
@@ -252,6 +261,14 @@ static void receive_encodings(int master_tid) {
 
 static void worker_a(int master_tid, int *workers) {
   pvm_addmhf(master_tid, TAG_HANDLER, -1, on_handler_message);
+  int early_in_order = 1;
+  for (int i = 0; i < EARLY_MESSAGES; i++) {
+    int seq = -1;
+    pvm_recv(master_tid, TAG_EARLY);
+    pvm_upkint(&seq, 1, 1);
+    early_in_order = early_in_order && seq == i;
+  }
+  say("early stream of %d: in order %d\n", EARLY_MESSAGES, early_in_order);
   receive_encodings(master_tid);
 
   /* Wildcards: tag 205 first, then any tag from the master (the oldest: 5), then tag 105 from anyone. */
