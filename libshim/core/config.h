@@ -57,7 +57,8 @@ struct Config {
   // --- TCP carrier ---
   double bandwidth_mbit = 155.0;     // LONGPIPE_BANDWIDTH: path rate (Mbit/s) for the BDP
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
-  std::size_t socket_buffer = 0;     // LONGPIPE_SOCKET_BUFFER: bytes; 0 = 2 x BDP
+  std::size_t receive_buffer = 0;    // LONGPIPE_RECEIVE_BUFFER: bytes; 0 = kReceiveBufferBdps x BDP
+  std::size_t send_buffer = 0;       // LONGPIPE_SEND_BUFFER: bytes; 0 = kSendBufferBdps x BDP
   std::string congestion = "bbr";    // LONGPIPE_CONGESTION: TCP_CONGESTION name, or "system"
   std::size_t streams = 1;           // LONGPIPE_STREAMS: parallel TCP connections per session
 
@@ -69,9 +70,16 @@ struct Config {
   std::string stats_path;            // LONGPIPE_STATS: JSON written at exit and on SIGUSR1
   PinPolicy pin;                     // LONGPIPE_PIN: auto | off | <core>
 
-  // The socket buffer size actually requested: LONGPIPE_SOCKET_BUFFER, or twice the bandwidth-delay
-  // product (one BDP in flight plus one being written), at least kMinimumSocketBuffer.
-  std::size_t effective_socket_buffer() const;
+  // The bandwidth-delay product of LONGPIPE_BANDWIDTH x LONGPIPE_RTT, in bytes.
+  double bdp_bytes() const;
+  // Socket buffer sizes actually requested: the explicit setting, or a multiple of the BDP, at
+  // least kMinimumSocketBuffer. The receive buffer holds two BDPs so that the advertised window
+  // covers one with room to spare. The send buffer lets about one BDP be in flight (the kernel
+  // doubles the requested size for its bookkeeping): it bounds what TCP can have in flight, so a
+  // sender cannot overfill the path's queue (bbr's 2 x BDP congestion window otherwise overflows a
+  // one-BDP router queue, and bbr v1 then takes the losses for a policer and caps its rate).
+  std::size_t effective_receive_buffer() const;
+  std::size_t effective_send_buffer() const;
 
   // Reads the process environment (and LONGPIPE_CONFIG's file); throws ConfigError.
   static Config from_environment();

@@ -374,7 +374,8 @@ std::string Engine::Impl::stats_json() const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
   out << "{\"local_endpoint\":" << json_string(local_endpoint_) << ",\"progress_thread\":" << json_string(pinning_)
-      << ",\"listen_socket\":{\"requested_buffer\":" << listen_tuning_.requested_buffer
+      << ",\"listen_socket\":{\"requested_receive_buffer\":" << listen_tuning_.requested_receive
+      << ",\"requested_send_buffer\":" << listen_tuning_.requested_send
       << ",\"send_buffer\":" << listen_tuning_.send_buffer << ",\"receive_buffer\":" << listen_tuning_.receive_buffer
       << ",\"forced\":" << (listen_tuning_.forced ? "true" : "false")
       << ",\"congestion\":" << json_string(listen_tuning_.congestion) << ",\"note\":" << json_string(listen_tuning_.note)

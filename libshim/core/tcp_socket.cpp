@@ -27,21 +27,27 @@ void set_int_option(int fd, int level, int name, int value, const char* what) {
   SystemCall(what, ::setsockopt(fd, level, name, &value, sizeof value));
 }
 
-void size_buffers(int fd, const Config& config, SocketTuning& tuning) {
-  const std::size_t wanted = config.effective_socket_buffer();
+// Sets one buffer: SO_*BUFFORCE where permitted (root), else SO_*BUF (capped by net.core.*mem_max).
+// Returns whether the forced variant worked.
+bool set_buffer(int fd, int forced_option, int option, std::size_t wanted, const char* what) {
   const int value = static_cast<int>(std::min<std::size_t>(wanted, INT32_MAX / 2));
-  tuning.requested_buffer = wanted;
-  tuning.forced = ::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &value, sizeof value) == 0 &&
-                  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &value, sizeof value) == 0;
-  if (!tuning.forced) {
-    set_int_option(fd, SOL_SOCKET, SO_SNDBUF, value, "setsockopt SO_SNDBUF");
-    set_int_option(fd, SOL_SOCKET, SO_RCVBUF, value, "setsockopt SO_RCVBUF");
-  }
+  if (::setsockopt(fd, SOL_SOCKET, forced_option, &value, sizeof value) == 0) return true;
+  set_int_option(fd, SOL_SOCKET, option, value, what);
+  return false;
+}
+
+void size_buffers(int fd, const Config& config, SocketTuning& tuning) {
+  tuning.requested_receive = config.effective_receive_buffer();
+  tuning.requested_send = config.effective_send_buffer();
+  tuning.forced = set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, tuning.requested_receive, "setsockopt SO_RCVBUF") &
+                  set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, tuning.requested_send, "setsockopt SO_SNDBUF");
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
-  if (tuning.receive_buffer < wanted * kKernelBufferFactor || tuning.send_buffer < wanted * kKernelBufferFactor) {
+  if (tuning.receive_buffer < tuning.requested_receive * kKernelBufferFactor ||
+      tuning.send_buffer < tuning.requested_send * kKernelBufferFactor) {
     tuning.note += "socket buffers capped by net.core.[rw]mem_max at " + std::to_string(tuning.send_buffer / 2) +
-                   "/" + std::to_string(tuning.receive_buffer / 2) + " bytes (wanted " + std::to_string(wanted) +
+                   "/" + std::to_string(tuning.receive_buffer / 2) + " bytes (wanted " +
+                   std::to_string(tuning.requested_send) + "/" + std::to_string(tuning.requested_receive) +
                    "; SO_*BUFFORCE needs root); ";
   }
 }
@@ -96,7 +102,8 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, SocketTun
 }
 
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
-  tuning.requested_buffer = config.effective_socket_buffer();
+  tuning.requested_receive = config.effective_receive_buffer();
+  tuning.requested_send = config.effective_send_buffer();
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");

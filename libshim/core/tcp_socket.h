@@ -24,7 +24,8 @@ namespace lp {
 
 // What the kernel actually granted a socket: reported in the statistics.
 struct SocketTuning {
-  std::size_t requested_buffer = 0;
+  std::size_t requested_receive = 0;
+  std::size_t requested_send = 0;
   std::size_t send_buffer = 0;     // getsockopt(SO_SNDBUF) (Linux reports twice the usable size)
   std::size_t receive_buffer = 0;  // getsockopt(SO_RCVBUF)
   bool forced = false;             // SO_*BUFFORCE was allowed

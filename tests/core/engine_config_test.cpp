@@ -41,7 +41,8 @@ TEST_CASE("values are read and converted") {
   CHECK(config.window_full == lp::WindowFullPolicy::kDropOldest);
   CHECK(config.pin.mode == lp::PinPolicy::Mode::kCore);
   CHECK(config.pin.core == 1);
-  CHECK(config.effective_socket_buffer() == 250000);  // 2 x 10 Mbit/s x 100 ms
+  CHECK(config.effective_receive_buffer() == 250000);  // 2 x 10 Mbit/s x 100 ms
+  CHECK(config.effective_send_buffer() == 87500);      // 0.7 x
   CHECK(config.key == "k3y-xyzzy");
   CHECK(config.describe().find("xyzzy") == std::string::npos);  // never printed
 }
