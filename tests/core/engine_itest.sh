@@ -81,7 +81,7 @@ check_reset() {
 }
 
 check_wrong_key() {
-  start_in b receiver "$PROBE" receive --listen ":$PORT" --count 1 --size 10 --timeout-s 6
+  start_in b receiver "$PROBE" receive --listen ":$PORT" --count 1 --size 10 --timeout-s 30
   wait_for_listen receiver
   LONGPIPE_KEY=not-the-key "$WAN" exec a "$PROBE" send --peer "site-b:$PORT" --count 3 --size 10 \
     --expect-failure authentication --timeout-s 10 >"$WORK/intruder.out" 2>&1 ||
