@@ -8,7 +8,7 @@
 #   SCENARIO  semantics        tests/pvm/pvm_semantics (every encoding, wildcards, psend/precv,
 #                              mcast, a task without LongPipe, pvm_notify, ...)
 #             debian-examples  precompiled programs of Debian's pvm-examples (master1/slave1,
-#                              hello/hello_other), which nobody here wrote or rebuilt
+#                              hello/hello_other, gexample), which nobody here wrote or rebuilt
 #             bad-config       a bad LONGPIPE_* value: the program fails and the error names it
 #
 # Environment: LONGPIPE_LIBRARY (liblongpipe.so), PVM_SEMANTICS (the test program).
@@ -90,21 +90,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# run_master NAME PRELOAD(yes|no) CMD...: runs CMD as the job's first task; stdout -> NAME.out.
+# run_master NAME PRELOAD(yes|no) CMD...: runs CMD as the job's first task; stdout -> NAME.out,
+# stdin from $WORK/NAME.in if that exists (else nothing: an interactive program must not spin).
 run_master() {
   local name=$1 preload=$2; shift 2
+  local input=/dev/null
+  [[ -e $WORK/${name%-*}.in ]] && input=$WORK/${name%-*}.in
   local -a env_args=()
   if [[ $preload == yes ]]; then env_args+=(LONGPIPE_STATS="$WORK/$name.stats.json"); fi
   say "run $name (preload $preload): $*"
   case $MODE in
     local)
       [[ $preload == yes ]] && env_args+=(LD_PRELOAD="$PRELOAD")
-      env "${env_args[@]}" timeout "$RUN_SECONDS" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
+      env "${env_args[@]}" timeout "$RUN_SECONDS" "$@" <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
     two-site)
       local -a site_args=()
       [[ $preload == yes ]] && site_args+=(--preload "$LIBRARY")
       env "${env_args[@]}" timeout "$RUN_SECONDS" "$PVM_SITES" exec a "${site_args[@]}" "$@" \
-        >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
+        <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
   esac
 }
 
@@ -178,6 +181,18 @@ scenario_debian_examples() {
   expect_clean_run hello-longpipe "$status"
   grep -q 'hello, world' "$WORK/hello-plain.out" || fail "hello produced no greeting"
   compare hello-plain hello-longpipe 's/t[0-9a-f]\{5,8\}/tTID/g; s/world from .*/world from HOST/'
+  # gexample: a 10 x 10 Toeplitz matrix over 4 tasks in a PVM group (pvmgs, barrier, broadcast,
+  # reductions through libgpvm3); it prints the results next to what they should be.
+  printf '10\n4\n' >"$WORK/gexample.in"
+  status=0
+  run_master gexample-plain no /usr/bin/gexample || status=$?
+  expect_clean_run gexample-plain "$status"
+  status=0
+  run_master gexample-longpipe yes /usr/bin/gexample || status=$?
+  expect_clean_run gexample-longpipe "$status"
+  grep -q 'The 1-Norm is 55' "$WORK/gexample-plain.out" || fail "gexample computed a wrong norm without LongPipe"
+  compare gexample-plain gexample-longpipe
+  require_longpipe_traffic gexample-longpipe either
 }
 
 scenario_bad_config() {
