@@ -46,6 +46,10 @@ int run(int argc, char** argv) {
   if (route == "direct") pvm_setopt(PvmRoute, PvmRouteDirect);
 
   FrameConsumer consumer(options);
+  int index = static_cast<int>(options.consumer);
+  PvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
+  PvmCall("pvm_pkint ready", pvm_pkint(&index, 1, 1));
+  PvmCall("pvm_send ready", pvm_send(parent, kReadyTag));
   std::vector<uint8_t> bytes;
   int frames_sent = -1;
   while (frames_sent < 0) {

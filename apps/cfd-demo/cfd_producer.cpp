@@ -150,10 +150,10 @@ int run(int argc, char** argv) {
     const RunSummary& s = summaries[i];
     all_complete = all_complete && s.complete && s.in_order;
     std::printf("consumer %lld on %s: received %lld/%lld, %s, %s, missing %lld, duplicates %lld, corrupt %lld, "
-                "%lld PNGs, %.2f frames/s, latency to receipt median %.1f / p95 %.1f ms, to display median %.1f ms\n",
+                "%lld PNGs, %.2f frames/s (end to end %.2f), latency to receipt median %.1f / p95 %.1f ms, to display median %.1f ms\n",
                 s.consumer, s.host.c_str(), s.frames_received, s.frames_sent, s.in_order ? "in order" : "OUT OF ORDER",
                 s.complete ? "complete" : "INCOMPLETE", s.missing, s.duplicates, s.corrupt, s.pngs_written,
-                s.frames_per_second, s.receive_latency_median_ms, s.receive_latency_p95_ms, s.display_latency_median_ms);
+                s.frames_per_second, s.end_to_end_frames_per_second, s.receive_latency_median_ms, s.receive_latency_p95_ms, s.display_latency_median_ms);
     Record row = results;
     row.append(s.to_record(), "consumer_");
     if (i == 0) csv = row.csv_header() + "\n";

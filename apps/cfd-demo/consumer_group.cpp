@@ -50,6 +50,46 @@ ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
     finished_.push_back(false);
   }
   PvmCall("pvm_notify TaskExit", pvm_notify(PvmTaskExit, kTaskExitTag, static_cast<int>(tids_.size()), tids_.data()));
+  wait_until_ready();
+}
+
+int ConsumerGroup::index_of(int tid) const {
+  for (size_t i = 0; i < tids_.size(); ++i) {
+    if (tids_[i] == tid) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void ConsumerGroup::wait_until_ready() {
+  std::vector<bool> ready(tids_.size(), false);
+  size_t waiting = tids_.size();
+  const auto start = Clock::now();
+  while (waiting > 0) {
+    if (seconds_since(start) > kStartupTimeoutSeconds) {
+      throw std::runtime_error("consumers did not report ready within " + std::to_string(kStartupTimeoutSeconds) + " s");
+    }
+    timeval tick{1, 0};
+    const int buffer = PvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
+    if (buffer == 0) continue;
+    int bytes = 0, tag = 0, source = 0;
+    PvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
+    if (tag == kReadyTag) {
+      const int i = index_of(source);
+      if (i >= 0 && !ready[i]) {
+        ready[i] = true;
+        --waiting;
+      }
+    } else if (tag == kTaskExitTag) {
+      int tid = 0;
+      PvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
+      const int i = index_of(tid);
+      if (i >= 0) {
+        finished_[i] = true;  // nothing left to kill
+        throw std::runtime_error("consumer " + std::to_string(i) + " (" + tid_text(tid) +
+                                 ") exited during start-up (its output, if any, is above)");
+      }
+    }
+  }
 }
 
 ConsumerGroup::~ConsumerGroup() {
@@ -78,12 +118,6 @@ std::vector<RunSummary> ConsumerGroup::finish(long long frames_sent) {
   std::vector<RunSummary> summaries(tids_.size());
   std::vector<double> exited_at(tids_.size(), -1.0);
   const auto start = Clock::now();
-  auto index_of = [&](int tid) {
-    for (size_t i = 0; i < tids_.size(); ++i) {
-      if (tids_[i] == tid) return static_cast<int>(i);
-    }
-    return -1;
-  };
   auto lost = [&](size_t i, const char* why) {
     std::fprintf(stderr, "cfd-producer: consumer %zu (%s) %s\n", i, tid_text(tids_[i]).c_str(), why);
     if (exited_at[i] < 0) pvm_kill(tids_[i]);  // still running: do not leave it behind

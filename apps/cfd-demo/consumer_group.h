@@ -16,6 +16,9 @@ class ConsumerGroup {
   // How long a consumer's summary may trail its exit notice: they come by different routes
   // (the pvmd sends the notice; the summary may come straight from the task), so either can be first.
   static constexpr double kSummaryGraceSeconds = 10.0;
+  // How long spawned consumers may take to report ready: starting a task on a site 540 ms away
+  // takes a few round trips through the pvmds, plus the program's own start-up.
+  static constexpr double kStartupTimeoutSeconds = 120.0;
 
   struct Options {
     int consumers = 1;
@@ -29,6 +32,8 @@ class ConsumerGroup {
     double summary_timeout_seconds = 0;  // after the end was announced; 0 = wait as long as needed
   };
 
+  // Spawns the consumers and waits until each has said it is ready, so that frame timing starts
+  // with every receiver in place (and a transport chosen at start-up sees them all).
   explicit ConsumerGroup(Options options);
   ~ConsumerGroup();
   ConsumerGroup(const ConsumerGroup&) = delete;
@@ -44,6 +49,9 @@ class ConsumerGroup {
   const std::vector<int>& tids() const { return tids_; }
 
  private:
+  void wait_until_ready();
+  int index_of(int tid) const;
+
   Options options_;
   std::vector<int> tids_;
   std::vector<bool> finished_;

@@ -29,6 +29,7 @@ void FrameConsumer::on_message(std::span<const uint8_t> bytes, int64_t received_
     return;
   }
   sequence_.record(frame.frame_number);
+  if (first_sent_ns_ == 0 || frame.send_time_ns < first_sent_ns_) first_sent_ns_ = frame.send_time_ns;
   receive_latency_.add((received_ns - frame.send_time_ns) / 1e6);
 
   if (options_.render_every > 0 && frame.frame_number % options_.render_every == 0) {
@@ -58,6 +59,8 @@ RunSummary FrameConsumer::finish(long long frames_sent) {
   s.seconds = (last_received_ns_ - first_received_ns_) / 1e9;
   // Frames after the first, over the time since the first: the steady delivery rate.
   s.frames_per_second = s.seconds > 0 ? (s.frames_received - 1) / s.seconds : 0.0;
+  const double since_first_send = (last_received_ns_ - first_sent_ns_) / 1e9;
+  s.end_to_end_frames_per_second = first_sent_ns_ && since_first_send > 0 ? s.frames_received / since_first_send : 0.0;
   s.megabytes = bytes_ / 1e6;
   s.receive_latency_mean_ms = receive_latency_.mean();
   s.receive_latency_median_ms = receive_latency_.median();

@@ -51,6 +51,7 @@ class FrameConsumer {
   uint64_t bytes_ = 0;
   int64_t first_received_ns_ = 0;
   int64_t last_received_ns_ = 0;
+  int64_t first_sent_ns_ = 0;  // the earliest send stamp among the decoded frames
 };
 
 }  // namespace lp::cfd

@@ -7,7 +7,8 @@ Record RunSummary::to_record() const {
   r.add("consumer", consumer).add("host", host).add("frames_sent", frames_sent).add("frames_received", frames_received);
   r.add("duplicates", duplicates).add("out_of_order", out_of_order).add("missing", missing).add("corrupt", corrupt);
   r.add("in_order", in_order).add("complete", complete).add("pngs_written", pngs_written);
-  r.add("seconds", seconds).add("frames_per_second", frames_per_second).add("megabytes", megabytes);
+  r.add("seconds", seconds).add("frames_per_second", frames_per_second);
+  r.add("end_to_end_frames_per_second", end_to_end_frames_per_second).add("megabytes", megabytes);
   r.add("receive_latency_mean_ms", receive_latency_mean_ms).add("receive_latency_median_ms", receive_latency_median_ms);
   r.add("receive_latency_p95_ms", receive_latency_p95_ms).add("receive_latency_max_ms", receive_latency_max_ms);
   r.add("display_latency_mean_ms", display_latency_mean_ms).add("display_latency_median_ms", display_latency_median_ms);
@@ -32,6 +33,7 @@ RunSummary RunSummary::from_record(const Record& r) {
   s.pngs_written = count("pngs_written");
   s.seconds = r.number("seconds");
   s.frames_per_second = r.number("frames_per_second");
+  s.end_to_end_frames_per_second = r.number("end_to_end_frames_per_second");
   s.megabytes = r.number("megabytes");
   s.receive_latency_mean_ms = r.number("receive_latency_mean_ms");
   s.receive_latency_median_ms = r.number("receive_latency_median_ms");

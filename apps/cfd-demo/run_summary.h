@@ -22,7 +22,10 @@ struct RunSummary {
   bool complete = false;
   long long pngs_written = 0;
   double seconds = 0;               // first frame received to last frame received
-  double frames_per_second = 0;     // frames received / seconds
+  double frames_per_second = 0;     // (frames received - 1) / seconds: the steady delivery rate
+  // Frames received / (last receipt - first frame's send stamp): the rate seen over the whole run,
+  // start-up (connection set-up, slow start, backlog) included.
+  double end_to_end_frames_per_second = 0;
   double megabytes = 0;             // frame bytes received (MB = 10^6 bytes)
   // Send (producer's stamp) to received and decoded, and to displayed (PNG written), in ms.
   double receive_latency_mean_ms = 0, receive_latency_median_ms = 0, receive_latency_p95_ms = 0,

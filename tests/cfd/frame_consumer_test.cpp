@@ -44,6 +44,7 @@ TEST_CASE("a clean run: every frame rendered, in order, complete, with a contact
   CHECK(s.pngs_written == 6);
   CHECK(s.megabytes == Approx(6 * (40 + 4 * 32 * 16) / 1e6));
   CHECK(s.receive_latency_max_ms >= 0);
+  CHECK(s.end_to_end_frames_per_second > 0);
   CHECK(s.display_latency_median_ms >= s.receive_latency_median_ms);
   for (int i = 0; i < 6; ++i) CHECK(std::filesystem::exists(folder / ("out/frame-00000" + std::to_string(i) + ".png")));
   REQUIRE(s.contact_sheet == folder / "out/contact-sheet.png");

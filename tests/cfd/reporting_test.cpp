@@ -78,6 +78,7 @@ TEST_CASE("a consumer's summary survives the trip to the producer", "[cfd][recor
   summary.in_order = true;
   summary.complete = false;
   summary.frames_per_second = 12.25;
+  summary.end_to_end_frames_per_second = 3.5;
   summary.display_latency_p95_ms = 612.5;
   summary.contact_sheet = "/tmp/x/contact-sheet.png";
   const RunSummary back = RunSummary::from_record(Record::from_lines(summary.to_record().to_lines()));
@@ -88,6 +89,7 @@ TEST_CASE("a consumer's summary survives the trip to the producer", "[cfd][recor
   CHECK(back.in_order);
   CHECK_FALSE(back.complete);
   CHECK(back.frames_per_second == 12.25);
+  CHECK(back.end_to_end_frames_per_second == 3.5);
   CHECK(back.display_latency_p95_ms == 612.5);
   CHECK(back.contact_sheet == "/tmp/x/contact-sheet.png");
   CHECK_THROWS_WITH(RunSummary::from_record(Record::from_lines("consumer=1\n")), Catch::Contains("host"));
