@@ -87,7 +87,7 @@ def markdown_table(summary_rows, meta, notes):
         for route in routes:
             row = by_key.get((route, size))
             if row is None:
-                cells.append("")
+                cells.append("not run")
             elif row["status"] != "ok":
                 cells.append("skipped" if row["status"].startswith("skipped") else "failed")
             else:

@@ -70,7 +70,7 @@ class TableTest(unittest.TestCase):
         self.assertIn("| P | floor t (ms) | pvmd default t (ms) | PvmRouteDirect t (ms) | LongPipe t (ms) "
                       "| pvmd default / LongPipe | PvmRouteDirect / LongPipe |", lines)
         self.assertIn("| 1 KiB | 5.46 | 540 (540), x98.9 | 23 (23), x4.21 | 6 (6), x1.1 | 90 | 3.83 |", lines)
-        self.assertIn("| 64 KiB | 8.79 | skipped |  |  |  |  |", lines)
+        self.assertIn("| 64 KiB | 8.79 | skipped | not run | not run |  |  |", lines)
         self.assertIn("- pvmd default, P = 64 KiB: skipped: budget", lines)
         self.assertIn("stock hosts", lines[0])
 
