@@ -50,6 +50,18 @@ int on_route_marker(int mid) {
   return 0;
 }
 
+std::vector<std::byte> to_bytes(const std::string& text) {
+  std::vector<std::byte> bytes(text.size());
+  std::transform(text.begin(), text.end(), bytes.begin(), [](char c) { return static_cast<std::byte>(c); });
+  return bytes;
+}
+
+std::string to_text(const std::vector<std::byte>& bytes) {
+  std::string text(bytes.size(), '\0');
+  std::transform(bytes.begin(), bytes.end(), text.begin(), [](std::byte b) { return static_cast<char>(b); });
+  return text;
+}
+
 bool is_task_tid(int tid) {
   return (tid & kTidDaemonBit) == 0 && (tid & kTidGroupBit) == 0 && (tid & kTidLocalMask) != 0;
 }
@@ -141,7 +153,7 @@ void FrontEnd::switch_route(int tid, PeerRoutes::Learned learned) {
   if (learned == PeerRoutes::Learned::kSendMarkerFirst) send_system_message(tid, kRouteMarkerTag, false);
 }
 
-std::vector<std::byte> FrontEnd::send_buffer_image(int tid, int tag, int context) {
+std::vector<std::byte> FrontEnd::send_buffer_image() {
   const int message = lib_.getsbuf();
   std::vector<std::byte> image;
   {
@@ -163,25 +175,18 @@ std::vector<std::byte> FrontEnd::send_buffer_image(int tid, int tag, int context
     throw std::runtime_error("send buffer image is malformed: " + *problem);
   }
   MessageImage::normalize_for_delivery(image, *lib_.data_signature);
-  MessageImage::set_addresses(image, context, tag, tid_, tid);
-  // What pvm_send leaves in the application's send buffer: its context, tag and destination.
-  pvmminfo info{};
-  lib_.getminfo(message, &info);
-  info.ctx = context;
-  info.tag = tag;
-  info.dst = tid;
-  lib_.setminfo(message, &info);
   return image;
 }
 
-void FrontEnd::engine_send(int tid, int tag, int context, const std::vector<std::byte>& image) {
+void FrontEnd::engine_send(int tid, int tag, int context, std::vector<std::byte> image) {
+  MessageImage::set_addresses(image, context, tag, tid_, tid);
   Message message;
   message.source = static_cast<std::uint32_t>(tid_);
   message.destination = static_cast<std::uint32_t>(tid);
   message.tag = tag;
   message.context = context;
   message.flags = routes_.flags_for(tid);
-  message.body = image;
+  message.body = std::move(image);
   engine_.send(routes_.route(tid).endpoint, std::move(message));
 }
 
@@ -189,9 +194,16 @@ int FrontEnd::send(int tid, int tag) {
   pump();
   if (!carriable(tid, tag) || route_to(tid).kind != PeerRoutes::Kind::kLongPipe) return lib_.send(tid, tag);
   const int context = lib_.getcontext();
-  const auto image = send_buffer_image(tid, tag, context);
+  auto image = send_buffer_image();
+  // What pvm_send leaves in the application's send buffer: its context, tag and destination.
+  pvmminfo info{};
+  lib_.getminfo(lib_.getsbuf(), &info);
+  info.ctx = context;
+  info.tag = tag;
+  info.dst = tid;
+  lib_.setminfo(lib_.getsbuf(), &info);
   try {
-    engine_send(tid, tag, context, image);
+    engine_send(tid, tag, context, std::move(image));
   } catch (const PeerFailed& failure) {
     std::fprintf(stderr, "liblongpipe [t%x]: LongPipe to t%x failed (%s); using the pvmd route\n", tid_, tid,
                  failure.what());
@@ -219,8 +231,8 @@ int FrontEnd::mcast(int* tids, int count, int tag) {
     }
   }
   const int context = lib_.getcontext();
+  const auto image = through_longpipe.empty() ? std::vector<std::byte>{} : send_buffer_image();
   for (const int tid : through_longpipe) {
-    const auto image = send_buffer_image(tid, tag, context);
     try {
       engine_send(tid, tag, context, image);
     } catch (const PeerFailed&) {
@@ -264,9 +276,13 @@ int FrontEnd::probe(int tid, int tag) {
 
 bool FrontEnd::pump() {
   if (pumping_) return false;  // a message handler we ran is calling back in: keep it simple
-  pumping_ = true;
+  struct PumpingFlag {
+    bool& flag;
+    explicit PumpingFlag(bool& f) : flag(f) { flag = true; }
+    ~PumpingFlag() { flag = false; }
+  } pumping(pumping_);
   bool delivered = false;
-  try {
+  {
     take_peer_failures();
     for (auto& [source, entry] : std::exchange(hellos_, {})) {
       if (entry.data_signature != *lib_.data_signature) continue;  // raw data would not match
@@ -275,9 +291,7 @@ bool FrontEnd::pump() {
       answer.source = static_cast<std::uint32_t>(tid_);
       answer.destination = static_cast<std::uint32_t>(source);
       answer.flags = kFlagHelloAnswer;
-      const std::string own = engine_.local_endpoint();
-      answer.body.resize(own.size());
-      std::transform(own.begin(), own.end(), answer.body.begin(), [](char c) { return std::byte(c); });
+      answer.body = to_bytes(engine_.local_endpoint());
       try {
         engine_.send(entry.endpoint, std::move(answer));
       } catch (const PeerFailed&) {
@@ -286,11 +300,8 @@ bool FrontEnd::pump() {
     }
     while (auto message = engine_.try_receive()) {
       if (message->flags & kFlagHelloAnswer) {
-        std::string endpoint(message->body.size(), '\0');
-        std::transform(message->body.begin(), message->body.end(), endpoint.begin(),
-                       [](std::byte b) { return static_cast<char>(b); });
         const int source = static_cast<int>(message->source);
-        switch_route(source, routes_.learned_endpoint(source, endpoint));
+        switch_route(source, routes_.learned_endpoint(source, to_text(message->body)));
         continue;
       }
       gate_.admit(std::move(*message));
@@ -299,23 +310,17 @@ bool FrontEnd::pump() {
       deliver(*message);
       delivered = true;
     }
-  } catch (...) {
-    pumping_ = false;
-    throw;
   }
-  pumping_ = false;
   return delivered;
 }
 
 void FrontEnd::deliver(const Message& message) {
   if (static_cast<int>(message.destination) != tid_) {  // meant for an earlier enrolment of this process
-    ++dropped_images_;
     std::fprintf(stderr, "liblongpipe [t%x]: dropped a message from t%x addressed to t%x\n", tid_, message.source,
                  message.destination);
     return;
   }
   if (auto problem = MessageImage::check(message.body)) {
-    ++dropped_images_;
     std::fprintf(stderr, "liblongpipe [t%x]: dropped a malformed message from t%x: %s\n", tid_, message.source,
                  problem->c_str());
     return;
@@ -332,7 +337,6 @@ void FrontEnd::deliver(const Message& message) {
     lib_.freebuf(scratch);
   }
   if (mid <= 0) {
-    ++dropped_images_;
     std::fprintf(stderr, "liblongpipe [t%x]: libpvm3 refused a message from t%x (PVM error %d)\n", tid_,
                  message.source, mid);
     return;

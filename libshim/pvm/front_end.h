@@ -73,8 +73,9 @@ class FrontEnd {
   // Whether `tid`/`tag` is an application message LongPipe may carry.
   bool carriable(int tid, int tag) const;
   const PeerRoutes::Route& route_to(int tid);
-  std::vector<std::byte> send_buffer_image(int tid, int tag, int context);
-  void engine_send(int tid, int tag, int context, const std::vector<std::byte>& image);
+  // The application's send buffer as a checked, normalised MessageImage (message_image.h).
+  std::vector<std::byte> send_buffer_image();
+  void engine_send(int tid, int tag, int context, std::vector<std::byte> image);
   // Sends one of LongPipe's own messages through the pvmd.
   void send_system_message(int tid, int tag, bool with_own_entry);
   void switch_route(int tid, PeerRoutes::Learned learned);
@@ -98,7 +99,6 @@ class FrontEnd {
   std::vector<std::pair<int, TaskDirectory::Entry>> hellos_;  // recorded by the handler
   bool pumping_ = false;  // a message handler run by pump() re-entered the front end
   bool abandoned_ = false;
-  std::uint64_t dropped_images_ = 0;
 };
 
 }  // namespace lp::pvm
