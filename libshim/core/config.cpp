@@ -122,6 +122,8 @@ const std::vector<Setting>& settings() {
               [](Config& c, const std::string& v) { c.rto_backoff = parse_real("RTO_BACKOFF", v, 1.0, 16.0, ""); },
               [](const Config& c) { return format_real(c.rto_backoff); }},
       timer("ACK_DELAY_MS", "delay before a cumulative ACK is sent (0 = acknowledge at once)", &Config::ack_delay, 0),
+      size("ACK_EVERY", "with an ACK delay, acknowledge at once after this many messages", &Config::ack_every, 1,
+           kMaxWindowMessages, "(messages)"),
       timer("KEEPALIVE_MS", "idle time after which a keep-alive frame is sent", &Config::keepalive_interval, 10),
       timer("DEAD_PEER_MS", "silence after which a peer is declared dead and reported", &Config::dead_peer_timeout,
             100),

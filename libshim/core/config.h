@@ -41,6 +41,7 @@ struct Config {
   Milliseconds rto_max{60000};           // LONGPIPE_RTO_MAX_MS: ceiling of the backed-off RTO (RFC 6298: >= 60 s)
   double rto_backoff = 2.0;              // LONGPIPE_RTO_BACKOFF: RTO multiplier after each expiry
   Milliseconds ack_delay{0};             // LONGPIPE_ACK_DELAY_MS: 0 = acknowledge every message at once
+  std::size_t ack_every = 2;             // LONGPIPE_ACK_EVERY: with a delay, ACK at once after this many
   Milliseconds keepalive_interval{2000}; // LONGPIPE_KEEPALIVE_MS: idle time before a keep-alive frame
   Milliseconds dead_peer_timeout{15000}; // LONGPIPE_DEAD_PEER_MS: silence after which a peer is declared dead
   Milliseconds connect_timeout{5000};    // LONGPIPE_CONNECT_TIMEOUT_MS: one connect + handshake attempt

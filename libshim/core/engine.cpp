@@ -86,6 +86,7 @@ ArqConfig arq_config_from(const Config& config) {
   arq.max_rto = config.rto_max;
   arq.backoff_factor = config.rto_backoff;
   arq.ack_delay = config.ack_delay;
+  arq.ack_every_messages = static_cast<std::uint32_t>(config.ack_every);
   return arq;
 }
 
