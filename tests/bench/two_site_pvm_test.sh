@@ -2,11 +2,14 @@
 # Two-site PVM on the emulated link: pvm-sites brings up a virtual machine with site-a and site-b,
 # a task spawned on site-b (found by bare name through ep=) exchanges messages with the master on
 # site-a over PVM's default route and PvmRouteDirect, and after `down` nothing of it is left.
-# Usage: two_site_pvm_test.sh PVM-SITES LP-BENCH   (run by ctest with LP_WAN_INSTANCE set)
+# With LIBLONGPIPE, lp-bench also runs under LD_PRELOAD (the benchmark's LongPipe route): every
+# message must still arrive, in order (the worker checks), and be acknowledged.
+# Usage: two_site_pvm_test.sh PVM-SITES LP-BENCH [LIBLONGPIPE]   (run by ctest with LP_WAN_INSTANCE set)
 set -euo pipefail
 
 PVM_SITES=$1
 LP_BENCH=$2
+LIBLONGPIPE=${3:-}
 STATE=/tmp/lp-pvm-sites-${LP_WAN_INSTANCE:?run by ctest through longpipe_wan_test}
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -35,6 +38,17 @@ for encoding in raw inplace; do
     fail "lp-bench --encoding $encoding failed: $out"
   grep -qE "^1,70000,10,last,default,$encoding," <<<"$out" || fail "no batch line for encoding $encoding: $out"
 done
+
+if [[ -n $LIBLONGPIPE ]]; then
+  for ack in each last wait; do
+    for encoding in default raw inplace; do
+      out=$("$PVM_SITES" exec a --preload "$LIBLONGPIPE" "$LP_BENCH" --ack "$ack" --encoding "$encoding" \
+        --count 50 --size 3000 --batches 2 2>&1) || fail "lp-bench under LongPipe (--ack $ack, $encoding) failed: $out"
+      lines=$(grep -cE "^[12],3000,50,$ack,default,$encoding," <<<"$out" || true)
+      [[ $lines == 2 ]] || fail "under LongPipe, --ack $ack $encoding: expected 2 batch lines, got $lines: $out"
+    done
+  done
+fi
 
 # A spawn that cannot work is reported, not hung on.
 if out=$("$PVM_SITES" exec a "$LP_BENCH" --worker-host no-such-host --count 1 2>&1); then
