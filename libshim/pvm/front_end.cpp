@@ -21,6 +21,10 @@ using Clock = std::chrono::steady_clock;
 // them; a peer that died is declared failed by the engine's dead-peer timeout well before this.
 constexpr std::chrono::milliseconds kLeaveFlushTimeout{60000};
 
+// A blocking receive wakes at least this often to report peers the engine has given up on (the
+// engine's event fd only signals messages), so a vanished peer is reported while the task waits.
+constexpr std::chrono::milliseconds kPeerFailureCheckInterval{1000};
+
 // Task ids (PVM's tid layout): bit 31 marks a pvmd, bit 30 a multicast group, the low 18 bits are
 // the task's index on its host (0 for the pvmd itself).
 constexpr int kTidDaemonBit = static_cast<int>(0x80000000u);
@@ -368,11 +372,11 @@ void FrontEnd::wait_for_input(const Clock::time_point* deadline) {
   std::vector<pollfd> fds;
   fds.push_back({engine_.receive_event_fd(), POLLIN, 0});
   for (int i = 0; i < pvm_fd_count; ++i) fds.push_back({pvm_fds[i], POLLIN, 0});
-  int timeout_ms = -1;
+  auto wait = kPeerFailureCheckInterval;
   if (deadline) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
-    timeout_ms = static_cast<int>(std::max<std::int64_t>(0, left.count()));
+    wait = std::min(wait, std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()));
   }
+  const int timeout_ms = static_cast<int>(std::max<std::int64_t>(0, wait.count()));
   ::poll(fds.data(), fds.size(), timeout_ms);  // EINTR: the caller's loop looks again
 }
 

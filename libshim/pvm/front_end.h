@@ -85,7 +85,8 @@ class FrontEnd {
   bool pump();
   void deliver(const Message& message);
   void take_peer_failures();
-  // Sleeps until the engine or one of libpvm3's sockets has input, or until `deadline`.
+  // Sleeps until the engine or one of libpvm3's sockets has input, `deadline`, or the next check for
+  // failed peers.
   void wait_for_input(const std::chrono::steady_clock::time_point* deadline);
   void register_handlers();
   void adopt_early_system_messages();

@@ -6,7 +6,9 @@
  *   pvm_semantics [HOST]     the master: spawns two workers (A, B) and one plain worker (P,
  *                            spawned with LD_PRELOAD removed from its environment), on HOST if
  *                            given (the other site of a two-site virtual machine), drives them
- *   (spawned as) worker A|B|P
+ *   pvm_semantics vanish [HOST]  a worker that is killed while messages to it are under way:
+ *                            the job goes on (LongPipe reports the vanished peer on stderr)
+ *   (spawned as) worker A|B|P|V
  *
  * Covered: every encoding (PvmDataDefault with 8-byte items across fragment boundaries,
  * PvmDataRaw, PvmDataInPlace), pvm_bufinfo / pvm_getminfo values, tag and source wildcards and
@@ -396,9 +398,55 @@ static void worker(const char *role) {
   pvm_exit();
 }
 
+/* ---------------------------------------------------------------------------- vanish */
+
+enum { VANISH_WAIT_SECONDS = 8 };
+
+static void vanishing_worker(void) {
+  pvm_initsend(PvmDataDefault);
+  pvm_pkstr("ready");
+  pvm_send(pvm_parent(), TAG_ROLE);
+  for (;;) pause(); /* until killed */
+}
+
+static void vanish_master(char *self, char *host) {
+  int victim;
+  char *argv_v[] = {"worker", "V", NULL};
+  if (pvm_mytid() < 0) fail("pvm_mytid");
+  if (pvm_spawn(self, argv_v, host ? PvmTaskHost : PvmTaskDefault, host ? host : "", 1, &victim) != 1)
+    fail("spawn V");
+  char text[16];
+  pvm_recv(victim, TAG_ROLE);
+  pvm_upkstr(text);
+  printf("vanish: worker says %s\n", text);
+  for (int i = 0; i < 3; i++) { /* delivered */
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&i, 1, 1);
+    pvm_send(victim, TAG_STREAM);
+  }
+  pvm_notify(PvmTaskExit, TAG_EXIT_NOTIFY, 1, &victim);
+  printf("vanish: kill %d\n", pvm_kill(victim));
+  pvm_recv(-1, TAG_EXIT_NOTIFY);
+  printf("vanish: exit noticed\n");
+  for (int i = 3; i < 6; i++) { /* to nobody: PVM drops them, LongPipe reports them lost */
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&i, 1, 1);
+    printf("vanish: send to the vanished task returns %d\n", pvm_send(victim, TAG_STREAM) < 0 ? -1 : 0);
+  }
+  struct timeval wait = {VANISH_WAIT_SECONDS, 0};
+  printf("vanish: nothing else arrives: %d\n", pvm_trecv(-1, TAG_NEVER, &wait));
+  printf("vanish: done\n");
+  fflush(stdout);
+  pvm_exit();
+}
+
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "worker") == 0) {
+  if (argc >= 3 && strcmp(argv[1], "worker") == 0 && strcmp(argv[2], "V") == 0) {
+    vanishing_worker();
+  } else if (argc >= 3 && strcmp(argv[1], "worker") == 0) {
     worker(argv[2]);
+  } else if (argc >= 2 && strcmp(argv[1], "vanish") == 0) {
+    vanish_master(argv[0], argc >= 3 ? argv[2] : NULL);
   } else {
     master(argv[0], argc >= 2 ? argv[1] : NULL);
   }

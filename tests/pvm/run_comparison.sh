@@ -9,6 +9,8 @@
 #                              mcast, a task without LongPipe, pvm_notify, ...)
 #             debian-examples  precompiled programs of Debian's pvm-examples (master1/slave1,
 #                              hello/hello_other, gexample), which nobody here wrote or rebuilt
+#             vanished-peer    a worker killed while messages to it are under way: same results,
+#                              and LongPipe reports the vanished peer instead of waiting on it
 #             bad-config       a bad LONGPIPE_* value: the program fails and the error names it
 #
 # Environment: LONGPIPE_LIBRARY (liblongpipe.so), PVM_SEMANTICS (the test program).
@@ -195,6 +197,24 @@ scenario_debian_examples() {
   require_longpipe_traffic gexample-longpipe either
 }
 
+scenario_vanished_peer() {
+  local -a where=()
+  [[ $MODE == two-site ]] && where=(site-b)
+  # Short liveness timers so that the engine gives the killed worker up within the program's wait.
+  export LONGPIPE_DEAD_PEER_MS=2000 LONGPIPE_KEEPALIVE_MS=500
+  local status=0
+  run_master vanish-plain no "$PROGRAM" vanish "${where[@]}" || status=$?
+  expect_clean_run vanish-plain "$status"
+  grep -q '^vanish: done$' "$WORK/vanish-plain.out" || fail "the plain run did not finish"
+  status=0
+  run_master vanish-longpipe yes "$PROGRAM" vanish "${where[@]}" || status=$?
+  expect_clean_run vanish-longpipe "$status"
+  compare vanish-plain vanish-longpipe
+  grep -q 'failed (no sign of life.*LONGPIPE_DEAD_PEER_MS' "$WORK/vanish-longpipe.err" ||
+    { cat "$WORK/vanish-longpipe.err" >&2; fail "the vanished peer was not reported"; }
+  say "reported: $(grep -m1 'failed (' "$WORK/vanish-longpipe.err")"
+}
+
 scenario_bad_config() {
   local status=0
   LONGPIPE_WINDOW_MESSAGES=banana run_master bad yes "$PROGRAM" || status=$?
@@ -207,6 +227,7 @@ start_vm
 case $SCENARIO in
   semantics) scenario_semantics ;;
   debian-examples) scenario_debian_examples ;;
+  vanished-peer) scenario_vanished_peer ;;
   bad-config) scenario_bad_config ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
