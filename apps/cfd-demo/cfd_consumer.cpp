@@ -12,7 +12,10 @@
 #include "command_line.h"
 #include "frame.h"
 #include "frame_consumer.h"
-#include "pvm_call.h"
+#include "pvm_call.h"  // lp_pvm_call (apps/pvm-sites)
+#include "pvm_protocol.h"
+
+using lp::pvm::pvmCall;
 
 namespace {
 
@@ -40,29 +43,29 @@ int run(int argc, char** argv) {
   if (route != "default" && route != "direct") throw std::invalid_argument("--route must be default or direct");
   options.host = host_name();
 
-  PvmCall("pvm_mytid", pvm_mytid());
+  pvmCall("pvm_mytid", pvm_mytid());
   const int parent = pvm_parent();
   if (parent < 0) throw std::runtime_error("cfd-consumer must be spawned by cfd-producer (it has no PVM parent)");
   if (route == "direct") pvm_setopt(PvmRoute, PvmRouteDirect);
 
   FrameConsumer consumer(options);
   int index = static_cast<int>(options.consumer);
-  PvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
-  PvmCall("pvm_pkint ready", pvm_pkint(&index, 1, 1));
-  PvmCall("pvm_send ready", pvm_send(parent, kReadyTag));
+  pvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
+  pvmCall("pvm_pkint ready", pvm_pkint(&index, 1, 1));
+  pvmCall("pvm_send ready", pvm_send(parent, kReadyTag));
   std::vector<uint8_t> bytes;
   int frames_sent = -1;
   while (frames_sent < 0) {
-    const int buffer = PvmCall("pvm_recv", pvm_recv(parent, -1));
+    const int buffer = pvmCall("pvm_recv", pvm_recv(parent, -1));
     const int64_t received_ns = realtime_ns();
     int length = 0, tag = 0, source = 0;
-    PvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &length, &tag, &source));
+    pvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &length, &tag, &source));
     if (tag == kFrameTag) {
       bytes.resize(static_cast<size_t>(length));
-      PvmCall("pvm_upkbyte frame", pvm_upkbyte(reinterpret_cast<char*>(bytes.data()), length, 1));
+      pvmCall("pvm_upkbyte frame", pvm_upkbyte(reinterpret_cast<char*>(bytes.data()), length, 1));
       consumer.on_message(bytes, received_ns);
     } else if (tag == kEndTag) {
-      PvmCall("pvm_upkint end", pvm_upkint(&frames_sent, 1, 1));
+      pvmCall("pvm_upkint end", pvm_upkint(&frames_sent, 1, 1));
     } else {
       std::fprintf(stderr, "cfd-consumer %lld: ignored a message with unknown tag %d\n", options.consumer, tag);
     }
@@ -78,9 +81,9 @@ int run(int argc, char** argv) {
   std::fflush(stdout);
 
   std::string lines = record.to_lines();
-  PvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
-  PvmCall("pvm_pkstr summary", pvm_pkstr(lines.data()));
-  PvmCall("pvm_send summary", pvm_send(parent, kSummaryTag));
+  pvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
+  pvmCall("pvm_pkstr summary", pvm_pkstr(lines.data()));
+  pvmCall("pvm_send summary", pvm_send(parent, kSummaryTag));
   pvm_exit();
   return 0;
 }

@@ -15,7 +15,10 @@
 #include "consumer_group.h"
 #include "frame.h"
 #include "lattice_boltzmann.h"
-#include "pvm_call.h"
+#include "pvm_call.h"  // lp_pvm_call (apps/pvm-sites)
+#include "pvm_protocol.h"
+
+using lp::pvm::pvmCall;
 
 namespace {
 
@@ -80,7 +83,7 @@ int run(int argc, char** argv) {
   LatticeBoltzmann flow(flow_config);  // checks the flow set-up before any task is spawned
   std::printf("cfd-producer: %s\n", flow.config().describe().c_str());
 
-  PvmCall("pvm_mytid (is a pvmd running?)", pvm_mytid());
+  pvmCall("pvm_mytid (is a pvmd running?)", pvm_mytid());
   pvm_catchout(stdout);  // the consumers' output appears in ours
   if (group.route == "direct") pvm_setopt(PvmRoute, PvmRouteDirect);
   std::filesystem::create_directories(group.output_folder);

@@ -8,8 +8,11 @@
 #include <filesystem>
 
 #include "frame.h"
-#include "pvm_call.h"
+#include "pvm_call.h"  // lp_pvm_call (apps/pvm-sites)
+#include "pvm_protocol.h"
 #include "record.h"
+
+using lp::pvm::pvmCall;
 
 namespace lp::cfd {
 
@@ -44,12 +47,12 @@ ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
     const int started = pvm_spawn(options_.program.data(), argv.data(), flags,
                                   options_.host.empty() ? nullptr : options_.host.data(), 1, &tid);
     const std::string what = "pvm_spawn " + options_.program + (options_.host.empty() ? "" : " on " + options_.host);
-    if (started < 0) PvmCall(what, started);
-    if (started == 0) PvmCall(what, tid < 0 ? tid : PvmSysErr);
+    if (started < 0) pvmCall(what, started);
+    if (started == 0) pvmCall(what, tid < 0 ? tid : PvmSysErr);
     tids_.push_back(tid);
     finished_.push_back(false);
   }
-  PvmCall("pvm_notify TaskExit", pvm_notify(PvmTaskExit, kTaskExitTag, static_cast<int>(tids_.size()), tids_.data()));
+  pvmCall("pvm_notify TaskExit", pvm_notify(PvmTaskExit, kTaskExitTag, static_cast<int>(tids_.size()), tids_.data()));
   wait_until_ready();
 }
 
@@ -69,10 +72,10 @@ void ConsumerGroup::wait_until_ready() {
       throw std::runtime_error("consumers did not report ready within " + std::to_string(kStartupTimeoutSeconds) + " s");
     }
     timeval tick{1, 0};
-    const int buffer = PvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
+    const int buffer = pvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
     if (buffer == 0) continue;
     int bytes = 0, tag = 0, source = 0;
-    PvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
+    pvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
     if (tag == kReadyTag) {
       const int i = index_of(source);
       if (i >= 0 && !ready[i]) {
@@ -81,7 +84,7 @@ void ConsumerGroup::wait_until_ready() {
       }
     } else if (tag == kTaskExitTag) {
       int tid = 0;
-      PvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
+      pvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
       const int i = index_of(tid);
       if (i >= 0) {
         finished_[i] = true;  // nothing left to kill
@@ -102,18 +105,18 @@ double ConsumerGroup::send(std::vector<uint8_t>& encoded_frame) {
   const auto start = Clock::now();
   Frame::stamp_send_time(encoded_frame, realtime_ns());
   // Raw: the frame is already a portable little-endian byte string, PVM need not convert it.
-  PvmCall("pvm_initsend", pvm_initsend(PvmDataRaw));
-  PvmCall("pvm_pkbyte frame", pvm_pkbyte(reinterpret_cast<char*>(encoded_frame.data()),
+  pvmCall("pvm_initsend", pvm_initsend(PvmDataRaw));
+  pvmCall("pvm_pkbyte frame", pvm_pkbyte(reinterpret_cast<char*>(encoded_frame.data()),
                                          static_cast<int>(encoded_frame.size()), 1));
-  for (int tid : tids_) PvmCall("pvm_send frame to " + tid_text(tid), pvm_send(tid, kFrameTag));
+  for (int tid : tids_) pvmCall("pvm_send frame to " + tid_text(tid), pvm_send(tid, kFrameTag));
   return seconds_since(start);
 }
 
 std::vector<RunSummary> ConsumerGroup::finish(long long frames_sent) {
   int count = static_cast<int>(frames_sent);
-  PvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
-  PvmCall("pvm_pkint", pvm_pkint(&count, 1, 1));
-  for (int tid : tids_) PvmCall("pvm_send end to " + tid_text(tid), pvm_send(tid, kEndTag));
+  pvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
+  pvmCall("pvm_pkint", pvm_pkint(&count, 1, 1));
+  for (int tid : tids_) pvmCall("pvm_send end to " + tid_text(tid), pvm_send(tid, kEndTag));
 
   std::vector<RunSummary> summaries(tids_.size());
   std::vector<double> exited_at(tids_.size(), -1.0);
@@ -130,14 +133,14 @@ std::vector<RunSummary> ConsumerGroup::finish(long long frames_sent) {
   size_t pending = tids_.size();
   while (pending > 0) {
     timeval tick{1, 0};  // wake up once a second to check the deadlines below
-    const int buffer = PvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
+    const int buffer = pvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
     if (buffer > 0) {
       int bytes = 0, tag = 0, source = 0;
-      PvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
+      pvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
       if (tag == kSummaryTag) {
         const int i = index_of(source);
         std::string text(static_cast<size_t>(bytes) + 1, '\0');
-        PvmCall("pvm_upkstr summary", pvm_upkstr(text.data()));
+        pvmCall("pvm_upkstr summary", pvm_upkstr(text.data()));
         text.resize(text.find('\0'));
         if (i >= 0 && !finished_[i]) {
           summaries[i] = RunSummary::from_record(Record::from_lines(text));
@@ -146,7 +149,7 @@ std::vector<RunSummary> ConsumerGroup::finish(long long frames_sent) {
         }
       } else if (tag == kTaskExitTag) {
         int tid = 0;
-        PvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
+        pvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
         const int i = index_of(tid);
         if (i >= 0 && !finished_[i]) exited_at[i] = seconds_since(start);
       }

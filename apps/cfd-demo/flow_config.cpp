@@ -28,7 +28,7 @@ FlowConfig FlowConfig::resolved() const {
   if (c.cylinder_diameter == 0) c.cylinder_diameter = std::max(kMinCylinderDiameter, c.height / 8);
   require(c.cylinder_diameter >= kMinCylinderDiameter && c.cylinder_diameter <= c.height / 2,
           "cylinder diameter must be in [" + std::to_string(kMinCylinderDiameter) + ", height/2] cells");
-  if (c.cylinder_x == 0) c.cylinder_x = std::max(c.height / 2, 2 * c.cylinder_diameter);
+  if (c.cylinder_x == 0) c.cylinder_x = std::max(c.height / 2, kInletClearanceDiameters * c.cylinder_diameter);
   require(c.cylinder_x - c.cylinder_diameter >= 2 && c.cylinder_x + c.cylinder_diameter < c.width - 2,
           "cylinder must lie inside the channel with 2 cells to spare");
   require(c.relaxation_time() >= kMinRelaxationTime,

@@ -76,12 +76,12 @@ TEST_CASE("a flow frame renders to a picture that shows the wake", "[cfd][render
   REQUIRE(picture.height() == 128);
   // Not blank.
   CHECK(picture.luminance_variance() > 100);
-  // The cylinder (centre x = 32, y = 32 cells) is drawn in the no-fluid grey.
-  CHECK(picture.pixel(64, 64) == FrameRenderer::kNoFluid);
+  // The cylinder (centre x = 48, y = 32 cells; zoom 2) is drawn in the no-fluid grey.
+  CHECK(picture.pixel(96, 64) == FrameRenderer::kNoFluid);
   // Upstream the flow is irrotational: near-uniform, neutral. Behind the cylinder the shear layers
   // and vortices vary strongly. Rows are flipped (y up); both boxes span the cylinder's height.
-  const double upstream = picture.luminance_variance(4, 40, 40, 88);
-  const double wake = picture.luminance_variance(90, 40, 250, 88);
+  const double upstream = picture.luminance_variance(4, 40, 60, 88);
+  const double wake = picture.luminance_variance(116, 40, 250, 88);
   INFO("upstream variance " << upstream << ", wake variance " << wake);
   CHECK(wake > 20 * upstream);
   CHECK(wake > 200);

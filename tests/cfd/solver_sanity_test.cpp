@@ -22,7 +22,7 @@ FlowConfig small_channel() {
 TEST_CASE("a flow set-up is resolved and checked", "[cfd][solver]") {
   const FlowConfig c = small_channel().resolved();
   CHECK(c.cylinder_diameter == 4);  // height / 8
-  CHECK(c.cylinder_x == 16);        // max(height / 2, 2 D)
+  CHECK(c.cylinder_x == 24);        // max(height / 2, 6 D)
   CHECK(c.relaxation_time() == Approx(3 * 0.08 * 4 / 50.0 + 0.5));
 
   FlowConfig too_fast = small_channel();
