@@ -168,8 +168,9 @@ int run(const Options& options) {
   results.push_back({options.sizes.front(), ++batch_number, true, runner.run_batch(options.sizes.front())});
   const double rtt = runner.measure_rtt();
 
-  std::printf("lp-perf: peer %s, X = %zu, ack %s, R = %.1f ms (min of %zu pings), B = %g Mbit/s\n", peer.c_str(),
-              options.count, options.ack == AckMode::kEach ? "each" : "last", rtt * 1e3, options.pings, link_rate);
+  std::printf("lp-perf: peer %s, X = %zu, ack %s, R = %.1f ms (min of %zu pings), B = %g Mbit/s, pause %zu ms\n",
+              peer.c_str(), options.count, options.ack == AckMode::kEach ? "each" : "last", rtt * 1e3, options.pings,
+              link_rate, options.pause_ms);
   std::printf("%10s %6s %5s %10s %11s %11s %8s %10s\n", "size", "batch", "kind", "T (s)", "t (ms)", "floor (ms)",
               "t/floor", "Mbit/s");
   auto print = [&](const BatchResult& r) {
@@ -183,6 +184,7 @@ int run(const Options& options) {
   for (std::size_t size : options.sizes) {
     for (std::size_t b = 0; b < options.batches; ++b) {
       const bool ramp = b == 0 && size != options.sizes.front() && options.batches > 1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(options.pause_ms));
       results.push_back({size, ++batch_number, false, runner.run_batch(size), ramp});
       print(results.back());
     }

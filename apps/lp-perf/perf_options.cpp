@@ -35,13 +35,15 @@ std::string usage() {
   lp-perf serve [--port P]
       Answer lp-perf runs (LONGPIPE_* variables configure the engine; default port 7447).
   lp-perf run --peer HOST[:PORT] [--count X] [--size P[,P...]] [--ack each|last] [--batches N]
-              [--link-rate MBIT] [--pings N] [--csv FILE] [--json FILE]
+              [--link-rate MBIT] [--pings N] [--pause MS] [--csv FILE] [--json FILE]
       Aggregate latency: per batch, send X messages of P bytes back to back and collect the
       acknowledgements (one per message, or one after the last); t = T / X. The first batch of
       the run includes connection set-up and is reported separately. The floor is R/X + P/B for
       the measured round trip R (minimum of --pings 1-byte round trips, default 10) and the link
       rate B (--link-rate, default LONGPIPE_BANDWIDTH). The first batch at each further size is
       a "ramp" batch (the congestion window adapts): printed, not in the warm summary.
+      --pause MS idles before every batch (after the cold one), e.g. longer than an RTO to see
+      how the congestion control restarts after idle.
       Sizes take K and M suffixes (binary), from 1 B to 1 GiB.
   lp-perf local [--count N] [--size P[,P...]]
       Loopback: message rate and CPU per message of the engine (two engines in this process)
@@ -83,6 +85,8 @@ Options parse_options(int argc, char** argv) {
       else throw std::invalid_argument("--ack '" + mode + "': expected each or last");
     } else if (option == "--batches") {
       options.batches = parse_count(option, value(), 1, 100000);
+    } else if (option == "--pause") {
+      options.pause_ms = parse_count(option, value(), 0, 3600000);
     } else if (option == "--pings") {
       options.pings = parse_count(option, value(), 1, 1000);
     } else if (option == "--link-rate") {

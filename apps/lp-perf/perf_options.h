@@ -25,6 +25,7 @@ struct Options {
   std::optional<double> link_rate_mbit;  // B of the floor; default LONGPIPE_BANDWIDTH
   std::string csv_path;
   std::string json_path;
+  std::size_t pause_ms = 0;            // idle time before each batch (tests slow start after idle)
   std::size_t pings = 10;              // round trips measured for R
 };
 

@@ -161,13 +161,24 @@ const std::vector<Setting>& settings() {
            &Config::streams, 1, static_cast<std::int64_t>(kMaxStreams), "(connections)"),
       Setting{"CONGESTION", "TCP congestion control (e.g. bbr, cubic, reno; 'system' = the host default)",
               [](Config& c, const std::string& v) {
-                if (v.empty() || v.size() > 15 || v.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") !=
-                                                      std::string::npos) {
-                  fail("CONGESTION", v, "a congestion control name such as bbr, cubic, reno, or 'system'");
+                std::stringstream list(v);
+                std::string name;
+                bool any = false;
+                while (std::getline(list, name, ',')) {
+                  if (name.empty() || name.size() > 15 ||
+                      name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+                    fail("CONGESTION", v,
+                         "a congestion control name such as bbr, cubic, reno, or 'system' (or a comma list, one "
+                         "per stream)");
+                  }
+                  any = true;
                 }
+                if (!any || v.back() == ',') fail("CONGESTION", v, "a congestion control name or a comma list");
                 c.congestion = v;
               },
               [](const Config& c) { return c.congestion; }},
+      size("SMALL_MESSAGE", "with 2+ streams: messages up to this size use stream 0, larger ones the others (0 = off)",
+           &Config::small_message, 0, kMaxMessageBytes, "(bytes)"),
       Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",
               [](Config& c, const std::string& v) { c.listen = v; },
               [](const Config& c) { return c.listen; }},
@@ -247,6 +258,13 @@ std::size_t Config::effective_receive_buffer() const {
   return buffer_or_bdp_multiple(receive_buffer, bdp_bytes(), kReceiveBufferBdps);
 }
 
+std::string Config::congestion_for_stream(std::size_t stream) const {
+  std::vector<std::string> names;
+  std::stringstream list(congestion);
+  for (std::string name; std::getline(list, name, ',');) names.push_back(name);
+  return names.empty() ? "system" : names[stream % names.size()];
+}
+
 std::size_t Config::effective_send_buffer() const {
   return buffer_or_bdp_multiple(send_buffer, bdp_bytes(), kSendBufferBdps);
 }
@@ -267,7 +285,7 @@ Config Config::from_variables(const std::map<std::string, std::string>& given) {
     if (known) continue;
     // Front ends and the daemon own other LONGPIPE_* names; the engine's own families are checked
     // strictly so that a typo such as LONGPIPE_RTO_MINMS is an error, not a silent default.
-    static const char* const kEngineFamilies[] = {"RTO_", "ACK_", "WINDOW_", "CONNECT_", "DEAD_", "SEND_", "RECEIVE_", "KEEPALIVE", "STREAMS"};
+    static const char* const kEngineFamilies[] = {"RTO_", "ACK_", "WINDOW_", "CONNECT_", "DEAD_", "SEND_", "RECEIVE_", "KEEPALIVE", "STREAMS", "SMALL_"};
     for (const char* family : kEngineFamilies) {
       if (bare.rfind(family, 0) == 0) {
         throw ConfigError(name + " is not a LongPipe setting (`longpipe config` lists them)");

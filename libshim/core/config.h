@@ -60,7 +60,12 @@ struct Config {
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
   std::size_t receive_buffer = 0;    // LONGPIPE_RECEIVE_BUFFER: bytes; 0 = kReceiveBufferBdps x BDP
   std::size_t send_buffer = 0;       // LONGPIPE_SEND_BUFFER: bytes; 0 = kSendBufferBdps x BDP
-  std::string congestion = "bbr";    // LONGPIPE_CONGESTION: TCP_CONGESTION name, or "system"
+  // LONGPIPE_CONGESTION: TCP_CONGESTION name, or "system"; a comma list gives stream i entry i
+  // (modulo the list's length), e.g. "cubic,bbr" with LONGPIPE_SMALL_MESSAGE.
+  std::string congestion = "bbr";
+  // LONGPIPE_SMALL_MESSAGE: with two or more streams, messages of at most this many bytes travel on
+  // stream 0 and larger ones on the others (0 = stripe everything round robin).
+  std::size_t small_message = 0;
   std::size_t streams = 1;           // LONGPIPE_STREAMS: parallel TCP connections per session
 
   // --- identity and security ---
@@ -81,6 +86,8 @@ struct Config {
   // one-BDP router queue, and bbr v1 then takes the losses for a policer and caps its rate).
   std::size_t effective_receive_buffer() const;
   std::size_t effective_send_buffer() const;
+  // The congestion control of stream `stream` (LONGPIPE_CONGESTION's list entry).
+  std::string congestion_for_stream(std::size_t stream) const;
 
   // Reads the process environment (and LONGPIPE_CONFIG's file); throws ConfigError.
   static Config from_environment();

@@ -166,6 +166,9 @@ class Engine::Impl {
   void service(Session& session, Clock::time_point now);
   void pump(Session& session, Clock::time_point now);
   Connection* least_loaded_stream(const Session& session) const;
+  // With LONGPIPE_SMALL_MESSAGE: stream 0 for small messages, the next of the others for large
+  // ones (even if its output is full); null when no such stream is up (the caller uses any).
+  Connection* stream_by_size(Session& session, std::size_t packed_bytes) const;
   bool is_stream_of(const Connection& connection) const;
   void flush_output(Connection& connection);
   void close_connection(Connection& connection, const std::string& why, Clock::time_point now);
@@ -573,7 +576,7 @@ void Engine::Impl::dial(Session& session, std::size_t stream, Clock::time_point 
     socklen_t length = 0;
     const sockaddr_storage address = resolve(parse_host_port(session.peer(), true), length);
     SocketTuning tuning;
-    FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config_, tuning);
+    FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config_, stream, tuning);
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 && errno != EINPROGRESS) {
       throw SystemError("connect to " + session.peer(), errno);
     }
@@ -703,6 +706,7 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
       parse_host_port(hello.endpoint, true);
       connection.peer_endpoint = hello.endpoint;
       connection.stream = hello.stream;
+      if (hello.stream != 0) choose_congestion(connection.fd(), config_.congestion_for_stream(hello.stream), connection.tuning);
       connection.client_nonce = std::move(hello.nonce);
       connection.server_nonce = Authenticator::make_nonce();
       encode_fixed(connection.output(), FrameType::kChallenge, connection.server_nonce);
@@ -911,6 +915,24 @@ Connection* Engine::Impl::least_loaded_stream(const Session& session) const {
   return nullptr;
 }
 
+Connection* Engine::Impl::stream_by_size(Session& session, std::size_t packed_bytes) const {
+  const std::size_t count = session.streams.size();
+  if (config_.small_message == 0 || count < 2) return nullptr;
+  if (packed_bytes <= config_.small_message + kMessageTrailerSize) return session.streams[0];
+  Connection* fallback = nullptr;  // an established large-message stream, even if full
+  for (std::size_t i = 0; i < count - 1; ++i) {
+    const std::size_t index = 1 + (session.next_large_stream + i) % (count - 1);
+    Connection* candidate = session.streams[index];
+    if (candidate == nullptr) continue;
+    if (candidate->pending_output() < kOutputHighWater) {
+      session.next_large_stream = index % (count - 1);
+      return candidate;
+    }
+    if (fallback == nullptr) fallback = candidate;
+  }
+  return fallback;
+}
+
 void Engine::Impl::pump(Session& session, Clock::time_point now) {
   Connection* first = session.first_stream();
   if (first == nullptr) return;
@@ -918,9 +940,13 @@ void Engine::Impl::pump(Session& session, Clock::time_point now) {
   while (Connection* target = least_loaded_stream(session)) {
     auto frame = session.arq.poll_transmit(now);
     if (!frame) break;
+    Connection* preferred = stream_by_size(session, frame->payload.size());
+    if (preferred != nullptr) target = preferred;
     encode_data(target->output(), frame->seq, frame->payload);
     target->last_sent = now;
     session.next_stream = (target->stream + 1) % session.streams.size();
+    // A full preferred stream waits for its socket rather than spilling onto the other kind.
+    if (preferred != nullptr && preferred->pending_output() >= kOutputHighWater) break;
   }
   // ACKs on one stream, so that they stay in order.
   if (auto ack = session.arq.poll_ack(now)) {

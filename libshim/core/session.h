@@ -96,6 +96,7 @@ class Session {
   std::vector<Connection*> streams;
   std::vector<Connection*> dialling;   // our own connection attempts in progress, per slot
   std::size_t next_stream = 0;         // round-robin cursor for striping DATA frames
+  std::size_t next_large_stream = 0;   // the same among streams 1.. (LONGPIPE_SMALL_MESSAGE)
   Clock::time_point last_heard;        // any frame from the peer (or the start of trying)
   Clock::time_point next_dial;
   Clock::duration backoff;

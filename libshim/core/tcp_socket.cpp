@@ -52,11 +52,12 @@ void size_buffers(int fd, const Config& config, SocketTuning& tuning) {
   }
 }
 
-void choose_congestion(int fd, const Config& config, SocketTuning& tuning) {
-  if (config.congestion != "system") {
-    if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, config.congestion.data(),
-                     static_cast<socklen_t>(config.congestion.size())) != 0) {
-      tuning.note += "congestion control '" + config.congestion + "' unavailable (" + std::strerror(errno) +
+}  // namespace
+
+void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning) {
+  if (wanted != "system") {
+    if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, wanted.data(), static_cast<socklen_t>(wanted.size())) != 0) {
+      tuning.note += "congestion control '" + wanted + "' unavailable (" + std::strerror(errno) +
                      "), using the system default; ";
     }
   }
@@ -64,8 +65,6 @@ void choose_congestion(int fd, const Config& config, SocketTuning& tuning) {
   socklen_t length = sizeof name - 1;
   if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length) == 0) tuning.congestion = name;
 }
-
-}  // namespace
 
 HostPort parse_host_port(const std::string& text, bool port_required) {
   HostPort out;
@@ -93,11 +92,11 @@ HostPort parse_host_port(const std::string& text, bool port_required) {
   return out;
 }
 
-FileDescriptor make_tuned_tcp_socket(int family, const Config& config, SocketTuning& tuning) {
+FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size_t stream, SocketTuning& tuning) {
   FileDescriptor fd(SystemCall("socket", ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)));
   size_buffers(fd.get(), config, tuning);
   set_int_option(fd.get(), IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
-  choose_congestion(fd.get(), config, tuning);
+  choose_congestion(fd.get(), config.congestion_for_stream(stream), tuning);
   return fd;
 }
 
@@ -107,7 +106,7 @@ void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
-  choose_congestion(fd, config, tuning);
+  choose_congestion(fd, config.congestion_for_stream(0), tuning);  // until HELLO names the stream
 }
 
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port) {
@@ -128,7 +127,7 @@ FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uin
   } else {
     address = resolve(where, length);
   }
-  FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config, tuning);
+  FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config, 0, tuning);
   set_int_option(fd.get(), SOL_SOCKET, SO_REUSEADDR, 1, "setsockopt SO_REUSEADDR");
   SystemCall("bind to LONGPIPE_LISTEN='" + config.listen + "'",
              ::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), length));

@@ -52,8 +52,10 @@ struct HostPort {
 HostPort parse_host_port(const std::string& text, bool port_required);
 
 // A non-blocking, close-on-exec TCP socket of `family`, tuned per config (buffers, no-delay,
-// congestion control); `tuning` receives what was granted.
-FileDescriptor make_tuned_tcp_socket(int family, const Config& config, SocketTuning& tuning);
+// congestion control of stream `stream`); `tuning` receives what was granted.
+FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size_t stream, SocketTuning& tuning);
+// Sets TCP_CONGESTION (unless "system"), noting a refusal; records the one in effect.
+void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning);
 // Re-applies the per-connection options to an accepted socket (buffers are inherited from the
 // listener, whose SYN-ACK advertised them).
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning);
