@@ -45,6 +45,10 @@ TEST_CASE("values are read and converted") {
   CHECK(config.effective_send_buffer() == 87500);      // 0.7 x
   CHECK(config.key == "k3y-xyzzy");
   CHECK(config.describe().find("xyzzy") == std::string::npos);  // never printed
+  const Config hybrid = Config::from_variables({{"LONGPIPE_CONGESTION", "cubic,bbr"}});
+  CHECK(hybrid.congestion_for_stream(0) == "cubic");
+  CHECK(hybrid.congestion_for_stream(1) == "bbr");
+  CHECK(hybrid.congestion_for_stream(2) == "cubic");
 }
 
 TEST_CASE("bad values name the variable and the accepted range") {
@@ -54,6 +58,8 @@ TEST_CASE("bad values name the variable and the accepted range") {
   CHECK(error_of({{"LONGPIPE_WINDOW_FULL", "maybe"}}).find("block, fail, drop-oldest, keep-latest") !=
         std::string::npos);
   CHECK(error_of({{"LONGPIPE_CONGESTION", "bb r"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_CONGESTION", "cubic,"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_STREAMS", "17"}}).find("from 1 to 16") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_RTO_BACKOFF", "nan"}}).find("from 1 to 16") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_KEY", ""}}).find("LONGPIPE_KEY") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "5000"}, {"LONGPIPE_RTO_MAX_MS", "1000"}}).find("must not exceed") !=
