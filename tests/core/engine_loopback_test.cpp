@@ -2,8 +2,16 @@
 // authenticated TCP sessions. Checks delivery, order, no loss, no duplicates, and clear errors.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <thread>
 
 #include "engine.h"
@@ -196,4 +204,76 @@ TEST_CASE("small and large messages on streams of their own stay in one order") 
   }
   CHECK(next == kCount);
   CHECK(a.stats_json().find("\"streams\":3") != std::string::npos);
+}
+
+namespace {
+std::uint64_t dropped_by_policy(const lp::Engine& engine) {
+  const std::string stats = engine.stats_json();
+  const auto at = stats.find("\"dropped_by_policy\":");
+  return at == std::string::npos ? 0 : std::stoull(stats.substr(at + 20));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+}  // namespace
+
+TEST_CASE("drop policies never block and discard only untransmitted messages") {
+  lp::Config config = loopback_config();
+  config.window_messages = 2;
+  config.window_full = GENERATE(lp::WindowFullPolicy::kDropOldest, lp::WindowFullPolicy::kKeepLatest);
+  lp::Engine a(config);
+  const std::string nowhere = "127.0.0.1:1";  // never acknowledges: the window stays full
+  for (std::uint32_t i = 0; i < 10; ++i) a.send(nowhere, numbered(i, 8));
+  // At most 2 in the ARQ window and 2 queued: at least 6 of 10 were discarded, none sent twice.
+  CHECK(dropped_by_policy(a) >= 6);
+  CHECK(dropped_by_policy(a) <= 8);
+}
+
+TEST_CASE("statistics are written on SIGUSR1 and at exit") {
+  const std::string path = "engine_loopback_test.stats.json";
+  std::remove(path.c_str());
+  lp::Config config = loopback_config();
+  config.stats_path = path;
+  {
+    lp::Engine a(config);
+    lp::Engine b(loopback_config());
+    a.send(b.local_endpoint(), numbered(0, 10));
+    REQUIRE(receive_in_order(b, 1, 10) == 1);
+    std::raise(SIGUSR1);
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (read_file(path).find("local_endpoint") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(20ms);
+    }
+    CHECK(read_file(path).find("\"local_endpoint\":\"" + a.local_endpoint()) != std::string::npos);
+    std::remove(path.c_str());
+  }
+  // Written again when the engine went away, with the session's final counters.
+  const std::string final_stats = read_file(path);
+  CHECK(final_stats.find("\"messages_acked\":1") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a forked child abandons the engine; the parent's sessions carry on") {
+  auto a = std::make_unique<lp::Engine>(loopback_config());
+  lp::Engine b(loopback_config());
+  a->send(b.local_endpoint(), numbered(0, 10));
+  REQUIRE(receive_in_order(b, 1, 10) == 1);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    a->abandon_after_fork();
+    a.reset();  // must neither join the parent's thread nor touch its sockets
+    ::_exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  for (std::uint32_t i = 0; i < 100; ++i) a->send(b.local_endpoint(), numbered(i, 100));
+  CHECK(receive_in_order(b, 100, 100) == 100);
+  CHECK(a->stats_json().find("\"reconnects\":0") != std::string::npos);
 }
