@@ -135,6 +135,7 @@ class Engine::Impl {
 
   std::string local_endpoint() const { return local_endpoint_; }
   void send(const std::string& peer, Message message);
+  void deliver_to_self(Message message);
   std::optional<Message> try_receive();
   int receive_event_fd() const { return receive_fd_.get(); }
   bool wait_receive(milliseconds timeout);
@@ -286,6 +287,10 @@ void Engine::Impl::send(const std::string& peer, Message message) {
                                 " bytes exceeds LONGPIPE_MAX_MESSAGE (" + std::to_string(config_.max_message) + ")");
   }
   parse_host_port(peer, true);  // throws std::invalid_argument with the endpoint text
+  if (peer == local_endpoint_) {
+    deliver_to_self(std::move(message));
+    return;
+  }
   QueuedMessage queued{{}, message.body.size()};
   queued.packed = pack_message(std::move(message));
 
@@ -331,6 +336,18 @@ void Engine::Impl::send(const std::string& peer, Message message) {
   lock.unlock();
   // One wake-up per burst: the progress thread drains the whole outbox when it runs.
   if ((created || first_in_queue) && !wake_pending_.exchange(true)) signal_eventfd(wake_fd_.get());
+}
+
+// A message to our own endpoint needs no session (a connection to ourselves would be both the
+// dialler and the acceptor of one session): it goes straight to the receive queue, in order.
+void Engine::Impl::deliver_to_self(Message message) {
+  message.peer_endpoint = local_endpoint_;
+  std::lock_guard lock(mutex_);
+  const bool was_empty = receive_queue_.empty();
+  receive_bytes_ += message.body.size();
+  receive_queue_.push_back(std::move(message));
+  if (was_empty) signal_eventfd(receive_fd_.get());
+  receive_cv_.notify_all();
 }
 
 std::optional<Message> Engine::Impl::try_receive() {

@@ -138,6 +138,13 @@ TEST_CASE("a peer with the wrong key is refused, counted and reported") {
   CHECK_THROWS_AS(intruder.send(server.local_endpoint(), numbered(1, 10)), lp::PeerFailed);
 }
 
+TEST_CASE("a message to the engine's own endpoint is delivered locally, in order") {
+  lp::Engine a(loopback_config());
+  for (std::uint32_t i = 0; i < 3; ++i) a.send(a.local_endpoint(), numbered(i, 5));
+  CHECK(receive_in_order(a, 3, 5) == 3);
+  CHECK_FALSE(a.try_receive().has_value());
+}
+
 TEST_CASE("send validates its arguments") {
   lp::Config config = loopback_config();
   config.max_message = 1000;
