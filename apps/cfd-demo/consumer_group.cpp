@@ -63,6 +63,18 @@ int ConsumerGroup::index_of(int tid) const {
   return -1;
 }
 
+std::optional<ConsumerGroup::Arrival> ConsumerGroup::next_arrival() {
+  timeval tick{1, 0};
+  const int buffer = pvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
+  if (buffer == 0) return std::nullopt;
+  int bytes = 0, tag = 0, source = 0;
+  pvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
+  if (tag == kTaskExitTag) {
+    pvmCall("pvm_upkint exit notice", pvm_upkint(&source, 1, 1));  // the notice names the task
+  }
+  return Arrival{tag, index_of(source), bytes};
+}
+
 void ConsumerGroup::wait_until_ready() {
   std::vector<bool> ready(tids_.size(), false);
   size_t waiting = tids_.size();
@@ -71,26 +83,16 @@ void ConsumerGroup::wait_until_ready() {
     if (seconds_since(start) > kStartupTimeoutSeconds) {
       throw std::runtime_error("consumers did not report ready within " + std::to_string(kStartupTimeoutSeconds) + " s");
     }
-    timeval tick{1, 0};
-    const int buffer = pvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
-    if (buffer == 0) continue;
-    int bytes = 0, tag = 0, source = 0;
-    pvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
-    if (tag == kReadyTag) {
-      const int i = index_of(source);
-      if (i >= 0 && !ready[i]) {
-        ready[i] = true;
-        --waiting;
-      }
-    } else if (tag == kTaskExitTag) {
-      int tid = 0;
-      pvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
-      const int i = index_of(tid);
-      if (i >= 0) {
-        finished_[i] = true;  // nothing left to kill
-        throw std::runtime_error("consumer " + std::to_string(i) + " (" + tid_text(tid) +
-                                 ") exited during start-up (its output, if any, is above)");
-      }
+    const auto arrival = next_arrival();
+    if (!arrival || arrival->consumer < 0) continue;
+    const int i = arrival->consumer;
+    if (arrival->tag == kReadyTag && !ready[i]) {
+      ready[i] = true;
+      --waiting;
+    } else if (arrival->tag == kTaskExitTag) {
+      finished_[i] = true;  // nothing left to kill
+      throw std::runtime_error("consumer " + std::to_string(i) + " (" + tid_text(tids_[i]) +
+                               ") exited during start-up (its output, if any, is above)");
     }
   }
 }
@@ -132,26 +134,18 @@ std::vector<RunSummary> ConsumerGroup::finish(long long frames_sent) {
   };
   size_t pending = tids_.size();
   while (pending > 0) {
-    timeval tick{1, 0};  // wake up once a second to check the deadlines below
-    const int buffer = pvmCall("pvm_trecv", pvm_trecv(-1, -1, &tick));
-    if (buffer > 0) {
-      int bytes = 0, tag = 0, source = 0;
-      pvmCall("pvm_bufinfo", pvm_bufinfo(buffer, &bytes, &tag, &source));
-      if (tag == kSummaryTag) {
-        const int i = index_of(source);
-        std::string text(static_cast<size_t>(bytes) + 1, '\0');
+    const auto arrival = next_arrival();
+    if (arrival && arrival->consumer >= 0 && !finished_[arrival->consumer]) {
+      const int i = arrival->consumer;
+      if (arrival->tag == kSummaryTag) {
+        std::string text(static_cast<size_t>(arrival->bytes) + 1, '\0');
         pvmCall("pvm_upkstr summary", pvm_upkstr(text.data()));
         text.resize(text.find('\0'));
-        if (i >= 0 && !finished_[i]) {
-          summaries[i] = RunSummary::from_record(Record::from_lines(text));
-          finished_[i] = true;
-          --pending;
-        }
-      } else if (tag == kTaskExitTag) {
-        int tid = 0;
-        pvmCall("pvm_upkint exit notice", pvm_upkint(&tid, 1, 1));
-        const int i = index_of(tid);
-        if (i >= 0 && !finished_[i]) exited_at[i] = seconds_since(start);
+        summaries[i] = RunSummary::from_record(Record::from_lines(text));
+        finished_[i] = true;
+        --pending;
+      } else if (arrival->tag == kTaskExitTag) {
+        exited_at[i] = seconds_since(start);
       }
     }
     const double now = seconds_since(start);

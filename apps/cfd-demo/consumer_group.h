@@ -4,6 +4,7 @@
 // still running when the group is destroyed early (an error) are killed.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,14 @@ class ConsumerGroup {
   const std::vector<int>& tids() const { return tids_; }
 
  private:
+  // One message from a consumer, or the pvmd's notice that a consumer exited.
+  struct Arrival {
+    int tag;
+    int consumer;  // index into tids_; -1 if the message is not about one of ours
+    int bytes;
+  };
+  // Waits up to a second for the next message (the callers check their deadlines in between).
+  std::optional<Arrival> next_arrival();
   void wait_until_ready();
   int index_of(int tid) const;
 
