@@ -143,6 +143,7 @@ def combine(in_dirs):
         notes += [n for n in read_csv(os.path.join(directory, "notes.csv"))
                   if not n["route"] or chosen.get((n["route"], n["size_bytes"])) == index]
     summary.sort(key=lambda r: (ROUTES.index(r["route"]), int(r["size_bytes"])))
+    notes.sort(key=lambda n: (ROUTES.index(n["route"]) + 1 if n["route"] else 0, int(n["size_bytes"] or 0)))
     meta = dict(metas[0])
     meta["rtt_s"] = f"{sum(float(m['rtt_s']) for m in metas) / len(metas):.6f}"
     meta["date"] = ", ".join(sorted({m["date"] for m in metas}))
