@@ -6,6 +6,9 @@
 set -euo pipefail
 
 BIN=${1:?usage: $0 BIN_DIR}
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+# shellcheck source=common.sh
+source "$HERE/common.sh"
 WORK=$(mktemp -d /tmp/cfd-pvm-test.XXXXXX)
 export PVM_ALLOW_ROOT=1 PVM_ROOT=${PVM_ROOT:-/usr/lib/pvm3} PVM_TMP=$WORK/pvm
 mkdir -p "$PVM_TMP"
@@ -22,8 +25,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
 # A pvmd of our own (PVM_TMP keeps it apart from any other pvmd on this machine).
 pvmd >"$WORK/pvmd.out" 2>&1 &
 PVMD_PID=$!
@@ -37,34 +38,10 @@ FRAMES=12
 cat "$WORK/producer.out"
 
 # Each consumer's summary, as the producer received it: complete and in order.
-/usr/bin/python3 - "$WORK/result.json" "$FRAMES" <<'PY'
-import json, sys
-result = json.load(open(sys.argv[1]))
-frames = int(sys.argv[2])
-assert result["producer"]["frames"] == frames, result["producer"]
-consumers = result["consumers"]
-assert len(consumers) == 2, consumers
-for c in consumers:
-    name = "consumer %s" % c["consumer"]
-    assert c["host"] != "lost", name + " was lost"
-    assert c["frames_sent"] == frames, (name, c["frames_sent"])
-    assert c["frames_received"] == frames, (name, c["frames_received"])
-    for key in ("missing", "duplicates", "out_of_order", "corrupt"):
-        assert c[key] == 0, (name, key, c[key])
-    assert c["in_order"] and c["complete"], name
-    assert c["pngs_written"] == frames, (name, c["pngs_written"])
-    assert c["receive_latency_median_ms"] >= 0, (name, "latency")
-print("summaries: complete and in order at both consumers")
-PY
+"$HERE/check_result.py" "$WORK/result.json" $FRAMES 2 || fail "the consumers' summaries"
 
 [[ $(wc -l <"$WORK/result.csv") -eq 3 ]] || fail "CSV should hold a header and one row per consumer"
-for i in 0 1; do
-  dir="$WORK/out/consumer-$i"
-  [[ $(ls "$dir"/frame-*.png | wc -l) -eq $FRAMES ]] || fail "consumer $i wrote $(ls "$dir"/frame-*.png | wc -l) PNGs"
-  "$BIN/cfd-png-check" "$dir"/frame-*.png "$dir/contact-sheet.png" >/dev/null || {
-    "$BIN/cfd-png-check" "$dir"/frame-*.png "$dir/contact-sheet.png"; fail "consumer $i: a PNG is unreadable or blank"; }
-  [[ -s "$dir/summary.json" ]] || fail "consumer $i wrote no summary.json"
-done
+for i in 0 1; do check_pngs "$BIN" "$WORK/out" $i $FRAMES; done
 echo "PNGs: $FRAMES frames and a contact sheet per consumer, all decode and show the field"
 
 # Bad input is a clear error that names the option, before anything is spawned.
