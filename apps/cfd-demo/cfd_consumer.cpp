@@ -30,6 +30,7 @@ std::string host_name() {
 int run(int argc, char** argv) {
   CommandLine args(argc, argv,
                    "cfd-consumer --out DIR [--index I] [--render-every N] [--slow-ms MS] [--zoom Z] [--route default|direct]\n"
+                   "             [--allow-drops]\n"
                    "  Spawned by cfd-producer; renders each frame it receives to DIR/frame-NNNNNN.png.");
   FrameConsumer::Options options;
   options.consumer = args.integer("--index", 0, 0, 1000000);
@@ -38,6 +39,7 @@ int run(int argc, char** argv) {
   options.slow_ms = static_cast<int>(args.integer("--slow-ms", 0, 0, 600000));
   options.zoom = static_cast<int>(args.integer("--zoom", 1, 1, 16));
   const std::string route = args.text("--route", "default");
+  options.drops_allowed = args.flag("--allow-drops");
   args.finish();
   if (options.output_folder.empty()) throw std::invalid_argument("--out DIR is required");
   if (route != "default" && route != "direct") throw std::invalid_argument("--route must be default or direct");
@@ -76,7 +78,7 @@ int run(int argc, char** argv) {
   std::ofstream(std::filesystem::path(options.output_folder) / "summary.json") << record.to_json() << "\n";
   std::printf("cfd-consumer %lld on %s: %lld/%d frames, %s, %s, %.2f frames/s, latency median %.1f ms\n",
               summary.consumer, summary.host.c_str(), summary.frames_received, frames_sent,
-              summary.in_order ? "in order" : "OUT OF ORDER", summary.complete ? "complete" : "INCOMPLETE",
+              summary.in_order ? "in order" : "OUT OF ORDER", summary.delivery().c_str(),
               summary.frames_per_second, summary.receive_latency_median_ms);
   std::fflush(stdout);
 

@@ -43,6 +43,9 @@ constexpr const char* kUsage =
     "  --zoom Z              PNG pixels per cell side (default 1)\n"
     "  --route default|direct   PVM route (default: through the pvmds)\n"
     "  --summary-timeout S   seconds to wait for the consumers' summaries (default 0 = no limit)\n"
+    "  --allow-drops         the transport is configured to discard frames for a slow consumer\n"
+    "                        (LONGPIPE_WINDOW_FULL=drop-oldest|keep-latest): gaps are reported as\n"
+    "                        dropped by policy, not failures; duplicates, reordering, corruption still fail\n"
     "  --csv FILE, --json FILE  also write the results there";
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -71,6 +74,7 @@ int run(int argc, char** argv) {
   group.zoom = static_cast<int>(args.integer("--zoom", 1, 1, 16));
   group.route = args.text("--route", "default");
   group.summary_timeout_seconds = args.real("--summary-timeout", 0, 0, 1e7);
+  group.drops_allowed = args.flag("--allow-drops");
   const std::string csv_path = args.text("--csv", ""), json_path = args.text("--json", "");
   args.finish();
   if (field != "vorticity" && field != "speed") throw std::invalid_argument("--field must be vorticity or speed");
@@ -151,11 +155,11 @@ int run(int argc, char** argv) {
   std::string json = "{\"producer\": " + results.to_json() + ", \"consumers\": [";
   for (size_t i = 0; i < summaries.size(); ++i) {
     const RunSummary& s = summaries[i];
-    all_complete = all_complete && s.complete && s.in_order;
+    all_complete = all_complete && s.delivered_as_configured();
     std::printf("consumer %lld on %s: received %lld/%lld, %s, %s, missing %lld, duplicates %lld, corrupt %lld, "
                 "%lld PNGs, %.2f frames/s (end to end %.2f), latency to receipt median %.1f / p95 %.1f ms, to display median %.1f ms\n",
                 s.consumer, s.host.c_str(), s.frames_received, s.frames_sent, s.in_order ? "in order" : "OUT OF ORDER",
-                s.complete ? "complete" : "INCOMPLETE", s.missing, s.duplicates, s.corrupt, s.pngs_written,
+                s.delivery().c_str(), s.missing, s.duplicates, s.corrupt, s.pngs_written,
                 s.frames_per_second, s.end_to_end_frames_per_second, s.receive_latency_median_ms, s.receive_latency_p95_ms, s.display_latency_median_ms);
     Record row = results;
     row.append(s.to_record(), "consumer_");

@@ -39,6 +39,7 @@ ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
                                      "--render-every", std::to_string(options_.render_every),
                                      "--slow-ms",      std::to_string(slow),  "--zoom", std::to_string(options_.zoom),
                                      "--route",        options_.route};
+    if (options_.drops_allowed) args.push_back("--allow-drops");
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);

@@ -31,6 +31,7 @@ class ConsumerGroup {
     int zoom = 1;
     std::string route = "default";  // PVM route the consumers ask for: default (via pvmd) or direct
     double summary_timeout_seconds = 0;  // after the end was announced; 0 = wait as long as needed
+    bool drops_allowed = false;   // passed on: gaps from a configured drop policy are no failure
   };
 
   // Spawns the consumers and waits until each has said it is ready, so that frame timing starts

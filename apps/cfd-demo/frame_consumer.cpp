@@ -55,6 +55,8 @@ RunSummary FrameConsumer::finish(long long frames_sent) {
   s.corrupt = corrupt_;
   s.in_order = sequence_.in_order();
   s.complete = sequence_.complete(frames_sent) && corrupt_ == 0;
+  const bool only_gaps = s.in_order && corrupt_ == 0 && sequence_.unexpected(frames_sent) == 0;
+  if (options_.drops_allowed && only_gaps) s.dropped_by_policy = s.missing;
   s.pngs_written = static_cast<long long>(pngs_.size());
   s.seconds = (last_received_ns_ - first_received_ns_) / 1e9;
   // Frames after the first, over the time since the first: the steady delivery rate.

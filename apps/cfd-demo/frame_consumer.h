@@ -28,6 +28,9 @@ class FrameConsumer {
     int contact_sheet_columns = 3;
     long long consumer = 0;
     std::string host;
+    // The transport may discard frames for a slow consumer by configuration (a drop policy):
+    // gaps are then reported as dropped by policy, not as a failure.
+    bool drops_allowed = false;
   };
 
   explicit FrameConsumer(Options options);

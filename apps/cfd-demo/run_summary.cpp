@@ -2,11 +2,17 @@
 
 namespace lp::cfd {
 
+std::string RunSummary::delivery() const {
+  if (complete) return "complete";
+  if (delivered_as_configured()) return std::to_string(dropped_by_policy) + " dropped by policy";
+  return "INCOMPLETE";
+}
+
 Record RunSummary::to_record() const {
   Record r;
   r.add("consumer", consumer).add("host", host).add("frames_sent", frames_sent).add("frames_received", frames_received);
   r.add("duplicates", duplicates).add("out_of_order", out_of_order).add("missing", missing).add("corrupt", corrupt);
-  r.add("in_order", in_order).add("complete", complete).add("pngs_written", pngs_written);
+  r.add("dropped_by_policy", dropped_by_policy).add("in_order", in_order).add("complete", complete).add("pngs_written", pngs_written);
   r.add("seconds", seconds).add("frames_per_second", frames_per_second);
   r.add("end_to_end_frames_per_second", end_to_end_frames_per_second).add("megabytes", megabytes);
   r.add("receive_latency_mean_ms", receive_latency_mean_ms).add("receive_latency_median_ms", receive_latency_median_ms);
@@ -14,6 +20,7 @@ Record RunSummary::to_record() const {
   r.add("display_latency_mean_ms", display_latency_mean_ms).add("display_latency_median_ms", display_latency_median_ms);
   r.add("display_latency_p95_ms", display_latency_p95_ms).add("display_latency_max_ms", display_latency_max_ms);
   r.add("output_folder", output_folder).add("contact_sheet", contact_sheet);
+  r.add("delivered_as_configured", delivered_as_configured());  // derived: from_record recomputes it
   return r;
 }
 
@@ -28,6 +35,7 @@ RunSummary RunSummary::from_record(const Record& r) {
   s.out_of_order = count("out_of_order");
   s.missing = count("missing");
   s.corrupt = count("corrupt");
+  s.dropped_by_policy = count("dropped_by_policy");
   s.in_order = r.flag("in_order");
   s.complete = r.flag("complete");
   s.pngs_written = count("pngs_written");

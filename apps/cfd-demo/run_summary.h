@@ -18,6 +18,10 @@ struct RunSummary {
   long long out_of_order = 0;
   long long missing = 0;
   long long corrupt = 0;            // messages that failed to decode (bad size, CRC, header)
+  // Missing frames that the transport's configured queue policy discarded on purpose (the run
+  // allowed drops, e.g. LONGPIPE_WINDOW_FULL=drop-oldest|keep-latest): equals `missing` when the
+  // only fault is gaps, else 0 (duplicates, reordering or corruption are never a policy).
+  long long dropped_by_policy = 0;
   bool in_order = false;
   bool complete = false;
   long long pngs_written = 0;
@@ -34,6 +38,13 @@ struct RunSummary {
          display_latency_max_ms = 0;
   std::string output_folder;
   std::string contact_sheet;        // empty if none was written
+
+  // Every frame once and in order, or gaps only, all of them dropped by the configured policy.
+  bool delivered_as_configured() const {
+    return in_order && (complete || (dropped_by_policy > 0 && dropped_by_policy == missing));
+  }
+  // "complete", "N dropped by policy" or "INCOMPLETE", for the one-line reports.
+  std::string delivery() const;
 
   Record to_record() const;
   // Throws std::invalid_argument naming a missing or malformed field.

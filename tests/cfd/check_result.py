@@ -2,24 +2,22 @@
 """Checks cfd-producer's --json result: the run sent FRAMES frames and every consumer received
 each of them once, complete and in order, with a PNG per frame.
 
-Usage: check_result.py RESULT.json FRAMES CONSUMERS [--host HOST]
-  --host HOST   every consumer must have run on HOST (e.g. site-b across the emulated link)
+Usage: check_result.py RESULT.json FRAMES CONSUMERS [--host HOST] [--allow-drops] [--longpipe-stats FILE]
+  --host HOST            every consumer ran on HOST (e.g. site-b across the emulated link)
+  --allow-drops          the run used a LongPipe drop policy (LONGPIPE_WINDOW_FULL=drop-oldest or
+                         keep-latest): gaps are allowed if the consumer reports them as dropped by
+                         policy; duplicates, reordering and corruption still fail, and some frame
+                         must have been dropped (else the policy was not exercised)
+  --longpipe-stats FILE  the producer's LONGPIPE_STATS: LongPipe carried the frames, one session per
+                         consumer on HOST, no session failed; each session's messages sent cover every
+                         frame, or (--allow-drops) its dropped_by_policy equals a consumer's gap count
 """
 import argparse
 import json
 import sys
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("result")
-    parser.add_argument("frames", type=int)
-    parser.add_argument("consumers", type=int)
-    parser.add_argument("--host")
-    args = parser.parse_args()
-
-    result = json.load(open(args.result))
-    problems = []
+def check_consumers(result, args, problems):
     if result["producer"]["frames"] != args.frames:
         problems.append(f"producer sent {result['producer']['frames']} frames, expected {args.frames}")
     consumers = result["consumers"]
@@ -32,18 +30,70 @@ def main():
             continue
         if args.host and c["host"] != args.host:
             problems.append(f"{name} ran on {c['host']}, expected {args.host}")
-        expected = {"frames_sent": args.frames, "frames_received": args.frames, "pngs_written": args.frames,
-                    "missing": 0, "duplicates": 0, "out_of_order": 0, "corrupt": 0,
-                    "in_order": True, "complete": True}
+        expected = {"frames_sent": args.frames, "pngs_written": c["frames_received"],
+                    "duplicates": 0, "out_of_order": 0, "corrupt": 0, "in_order": True,
+                    "delivered_as_configured": True}
+        if args.allow_drops:
+            expected["dropped_by_policy"] = c["missing"]
+            expected["frames_received"] = args.frames - c["missing"]
+        else:
+            expected.update(frames_received=args.frames, missing=0, dropped_by_policy=0, complete=True)
         for key, want in expected.items():
             if c[key] != want:
                 problems.append(f"{name}: {key} = {c[key]}, expected {want}")
         if c["receive_latency_median_ms"] < 0:
             problems.append(f"{name}: negative latency {c['receive_latency_median_ms']} ms")
+    if args.allow_drops and not any(c["dropped_by_policy"] for c in consumers):
+        problems.append("no frame was dropped: the drop policy was not exercised")
+    return consumers
+
+
+def check_longpipe_stats(path, consumers, args, problems):
+    stats = json.load(open(path))
+    sessions = [s for s in stats["sessions"] if s["peer"].startswith(f"{args.host}:")]
+    for s in sessions:
+        print(f"LongPipe session to {s['peer']}: {s['messages_sent']} messages / {s['bytes_sent']} bytes sent, "
+              f"{s['messages_received']} received, dropped by policy {s['dropped_by_policy']}")
+        if s["failure"] is not None:
+            problems.append(f"session to {s['peer']} failed: {s['failure']}")
+    if len(sessions) != args.consumers:
+        problems.append(f"{len(sessions)} LongPipe sessions to {args.host}, expected one per consumer")
+    if args.allow_drops:
+        # The engine's own count of discarded messages must be exactly each consumer's gap count.
+        dropped = sorted(s["dropped_by_policy"] for s in sessions)
+        missing = sorted(c["missing"] for c in consumers)
+        if dropped != missing:
+            problems.append(f"sessions dropped {dropped} messages, consumers miss {missing} frames")
+    else:
+        for s in sessions:
+            if s["messages_sent"] < args.frames or s["dropped_by_policy"] != 0:
+                problems.append(f"session to {s['peer']} sent {s['messages_sent']} messages and dropped "
+                                f"{s['dropped_by_policy']}: expected every one of {args.frames} frames, none dropped")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("result")
+    parser.add_argument("frames", type=int)
+    parser.add_argument("consumers", type=int)
+    parser.add_argument("--host")
+    parser.add_argument("--allow-drops", action="store_true")
+    parser.add_argument("--longpipe-stats")
+    args = parser.parse_args()
+    if args.longpipe_stats and not args.host:
+        parser.error("--longpipe-stats needs --host")
+
+    problems = []
+    consumers = check_consumers(json.load(open(args.result)), args, problems)
+    if args.longpipe_stats:
+        check_longpipe_stats(args.longpipe_stats, consumers, args, problems)
     if problems:
         print("FAIL: " + "\n      ".join(problems), file=sys.stderr)
         return 1
-    print(f"summaries: {args.frames} frames complete and in order at {len(consumers)} consumer(s)")
+    for c in consumers:
+        print(f"consumer {c['consumer']}: {c['frames_received']}/{args.frames} frames in order, "
+              f"{c['dropped_by_policy']} dropped by policy")
+    print(f"summaries: as configured at {len(consumers)} consumer(s)")
     return 0
 
 

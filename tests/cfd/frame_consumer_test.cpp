@@ -88,3 +88,47 @@ TEST_CASE("a consumer needs a place for its pictures and sane options", "[cfd][c
   options.slow_ms = -1;
   CHECK_THROWS(FrameConsumer(options));
 }
+
+TEST_CASE("with drops allowed, gaps are dropped by policy; anything else still fails", "[cfd][consumer]") {
+  TempFolder folder;
+  FrameConsumer::Options options;
+  options.output_folder = folder.path().string();
+  options.render_every = 0;
+  options.contact_sheet_tiles = 0;
+  options.drops_allowed = true;
+  SECTION("gaps only: the run delivered what the policy allows") {
+    FrameConsumer consumer(options);
+    for (uint32_t n : {0u, 3u, 4u, 7u}) consumer.on_message(encoded(n), realtime_ns());
+    const RunSummary s = consumer.finish(9);
+    CHECK(s.missing == 5);
+    CHECK(s.dropped_by_policy == 5);
+    CHECK_FALSE(s.complete);
+    CHECK(s.delivered_as_configured());
+    CHECK(s.delivery() == "5 dropped by policy");
+    CHECK(RunSummary::from_record(s.to_record()).dropped_by_policy == 5);
+  }
+  SECTION("a gap and a reordered frame: no policy reorders") {
+    FrameConsumer consumer(options);
+    for (uint32_t n : {0u, 3u, 2u}) consumer.on_message(encoded(n), realtime_ns());
+    const RunSummary s = consumer.finish(4);
+    CHECK(s.dropped_by_policy == 0);
+    CHECK_FALSE(s.delivered_as_configured());
+    CHECK(s.delivery() == "INCOMPLETE");
+  }
+  SECTION("a gap and a corrupt frame: no policy corrupts") {
+    FrameConsumer consumer(options);
+    auto damaged = encoded(1);
+    damaged[60] ^= 0x10;
+    consumer.on_message(encoded(0), realtime_ns());
+    consumer.on_message(damaged, realtime_ns());
+    CHECK_FALSE(consumer.finish(3).delivered_as_configured());
+  }
+  SECTION("without drops allowed, a gap fails") {
+    options.drops_allowed = false;
+    FrameConsumer consumer(options);
+    for (uint32_t n : {0u, 2u}) consumer.on_message(encoded(n), realtime_ns());
+    const RunSummary s = consumer.finish(3);
+    CHECK(s.dropped_by_policy == 0);
+    CHECK_FALSE(s.delivered_as_configured());
+  }
+}
