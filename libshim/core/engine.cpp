@@ -210,6 +210,15 @@ class Engine::Impl {
   std::vector<std::shared_ptr<SessionShared>> new_sessions_;
   std::deque<Message> receive_queue_;
   std::size_t receive_bytes_ = 0;
+  // The receive queue is bounded like a send window (LONGPIPE_WINDOW_MESSAGES / _BYTES): when the
+  // application falls that far behind, reading stops and TCP pushes back on the sending session,
+  // whose own window policy then decides (block, fail or drop) for that one peer. Callers hold mutex_.
+  bool receive_backlog_full() const {
+    return receive_queue_.size() >= config_.window_messages || receive_bytes_ >= config_.window_bytes;
+  }
+  bool receive_backlog_below_half() const {
+    return receive_queue_.size() < config_.window_messages / 2 + 1 && receive_bytes_ < config_.window_bytes / 2;
+  }
   std::vector<PeerFailure> failures_;
   bool stopping_ = false;
   bool reset_requested_ = false;
@@ -357,7 +366,7 @@ std::optional<Message> Engine::Impl::try_receive() {
   receive_queue_.pop_front();
   receive_bytes_ -= message.body.size();
   if (receive_queue_.empty()) drain_eventfd(receive_fd_.get());
-  if (reading_paused_.load() && receive_bytes_ < config_.window_bytes / 2 && !wake_pending_.exchange(true)) {
+  if (reading_paused_.load() && receive_backlog_below_half() && !wake_pending_.exchange(true)) {
     signal_eventfd(wake_fd_.get());
   }
   return message;
@@ -505,7 +514,7 @@ void Engine::Impl::exchange_with_application(Clock::time_point now, bool& stoppi
     stopping = stopping_;
     reset = std::exchange(reset_requested_, false);
     fresh.swap(new_sessions_);
-    reading_paused_.store(receive_bytes_ >= config_.window_bytes);
+    reading_paused_.store(receive_backlog_full());
   }
   for (auto& shared : fresh) {
     auto& slot = sessions_[shared->peer];
