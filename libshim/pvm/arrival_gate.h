@@ -27,6 +27,10 @@ class ArrivalGate {
   std::optional<Message> next_ready();
 
   std::size_t held_count() const;
+  // Everything admitted and not yet taken: held plus ready. The front end stops taking messages
+  // from the engine while this is at its bound, so the engine's own bounded queue fills instead.
+  std::size_t size() const { return held_count() + ready_.size(); }
+  bool has_ready() const { return !ready_.empty(); }
 
  private:
   std::unordered_set<std::uint32_t> markers_seen_;

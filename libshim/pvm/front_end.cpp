@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <unordered_set>
 #include <utility>
@@ -248,17 +249,21 @@ int FrontEnd::mcast(int* tids, int count, int tag) {
   return lib_.mcast(through_pvmd.data(), static_cast<int>(through_pvmd.size()), tag);
 }
 
+ReceiveSelector FrontEnd::selector(int tid, int tag) const {
+  return ReceiveSelector{tid, tag, lib_.getcontext()};
+}
+
 int FrontEnd::receive(int tid, int tag, const timeval* timeout) {
   const bool poll_once = timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0;
   Clock::time_point deadline{};
   if (timeout) {
     deadline = Clock::now() + std::chrono::seconds(timeout->tv_sec) + std::chrono::microseconds(timeout->tv_usec);
   }
+  pump();
+  const ReceiveSelector wanted = selector(tid, tag);
   for (;;) {
-    pump();
-    const int mid = lib_.nrecv(tid, tag);
+    const int mid = look_for(wanted, [&] { return lib_.nrecv(tid, tag); });
     if (mid != 0) return mid;
-    if (pump()) continue;  // e.g. a route marker just released held messages
     if (poll_once || (timeout && Clock::now() >= deadline)) return 0;
     wait_for_input(timeout ? &deadline : nullptr);
   }
@@ -266,56 +271,77 @@ int FrontEnd::receive(int tid, int tag, const timeval* timeout) {
 
 int FrontEnd::nrecv(int tid, int tag) {
   pump();
-  const int mid = lib_.nrecv(tid, tag);
-  if (mid != 0 || !pump()) return mid;
-  return lib_.nrecv(tid, tag);
+  return look_for(selector(tid, tag), [&] { return lib_.nrecv(tid, tag); });
 }
 
 int FrontEnd::probe(int tid, int tag) {
   pump();
-  const int mid = lib_.probe(tid, tag);
-  if (mid != 0 || !pump()) return mid;
-  return lib_.probe(tid, tag);
+  return look_for(selector(tid, tag), [&] { return lib_.probe(tid, tag); });
 }
 
-bool FrontEnd::pump() {
+int FrontEnd::look_for(const ReceiveSelector& wanted, const std::function<int()>& ask_libpvm) {
+  for (;;) {
+    // libpvm3 first: what it holds is older, per sender, than anything still in the gate or engine.
+    const int mid = ask_libpvm();
+    // Nothing there: hand over until a match has gone over. It may still not be found (a message
+    // handler took it, or pvm_recvf's own matching differs): then look again while any went over.
+    if (mid != 0 || !pump(&wanted)) return mid;
+  }
+}
+
+bool FrontEnd::pump(const ReceiveSelector* wanted) {
   if (pumping_) return false;  // a message handler we ran is calling back in: keep it simple
   struct PumpingFlag {
     bool& flag;
     explicit PumpingFlag(bool& f) : flag(f) { flag = true; }
     ~PumpingFlag() { flag = false; }
   } pumping(pumping_);
-  bool delivered = false;
-  {
-    take_peer_failures();
-    for (auto& [source, entry] : std::exchange(hellos_, {})) {
-      if (entry.data_signature != *lib_.data_signature) continue;  // raw data would not match
-      switch_route(source, routes_.learned_endpoint(source, entry.endpoint));
-      Message answer;
-      answer.source = static_cast<std::uint32_t>(tid_);
-      answer.destination = static_cast<std::uint32_t>(source);
-      answer.flags = kFlagHelloAnswer;
-      answer.body = to_bytes(engine_.local_endpoint());
-      try {
-        engine_.send(entry.endpoint, std::move(answer));
-      } catch (const PeerFailed&) {
-        routes_.give_up(source);  // reported by take_peer_failures()
-      }
-    }
-    while (auto message = engine_.try_receive()) {
-      if (message->flags & kFlagHelloAnswer) {
-        const int source = static_cast<int>(message->source);
-        switch_route(source, routes_.learned_endpoint(source, to_text(message->body)));
-        continue;
-      }
-      gate_.admit(std::move(*message));
-    }
-    while (auto message = gate_.next_ready()) {
-      deliver(*message);
-      delivered = true;
+  take_peer_failures();
+  for (auto& [source, entry] : std::exchange(hellos_, {})) {
+    if (entry.data_signature != *lib_.data_signature) continue;  // raw data would not match
+    switch_route(source, routes_.learned_endpoint(source, entry.endpoint));
+    Message answer;
+    answer.source = static_cast<std::uint32_t>(tid_);
+    answer.destination = static_cast<std::uint32_t>(source);
+    answer.flags = kFlagHelloAnswer;
+    answer.body = to_bytes(engine_.local_endpoint());
+    try {
+      engine_.send(entry.endpoint, std::move(answer));
+    } catch (const PeerFailed&) {
+      routes_.give_up(source);  // reported by take_peer_failures()
     }
   }
+  // `searching`: a receive waits for a match that has not gone over yet, so both bounds are off.
+  bool searching = wanted != nullptr;
+  bool delivered = false;
+  for (;;) {
+    while (gate_.has_ready() && (searching || lib_.queued_messages(kLibPvmQueueBound) < kLibPvmQueueBound)) {
+      if (hand_over_next(wanted)) searching = false;
+      delivered = true;
+    }
+    if (!searching && gate_.size() >= kGateBound) break;
+    if (!take_from_engine()) break;
+  }
   return delivered;
+}
+
+bool FrontEnd::hand_over_next(const ReceiveSelector* wanted) {
+  const auto message = gate_.next_ready();
+  const bool matched = wanted && wanted->matches(*message);
+  deliver(*message);
+  return matched;
+}
+
+bool FrontEnd::take_from_engine() {
+  auto message = engine_.try_receive();
+  if (!message) return false;
+  if (message->flags & kFlagHelloAnswer) {
+    const int source = static_cast<int>(message->source);
+    switch_route(source, routes_.learned_endpoint(source, to_text(message->body)));
+  } else {
+    gate_.admit(std::move(*message));
+  }
+  return true;
 }
 
 void FrontEnd::deliver(const Message& message) {

@@ -7,6 +7,8 @@
 // pvm_upkmesg() and handed to libpvm3's mesg_input(), exactly where libpvm3 puts messages read
 // from the pvmd, so pvm_recv/nrecv/trecv/probe match them by the usual rules and message handlers
 // fire. Blocking receives wait on the engine's event fd and libpvm3's sockets together.
+// Hand-over is lazy and bounded (pump()): what the application has not asked for stays in the
+// engine's bounded queue, so a slow reader slows its senders' sessions, not libpvm3's memory.
 //
 // Routes (PeerRoutes, ArrivalGate): a destination found in the TaskDirectory at the first send is
 // reached through LongPipe from the first message. Otherwise its messages go through the pvmd and
@@ -20,7 +22,9 @@
 #include <sys/time.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +33,7 @@
 #include "engine.h"
 #include "lib_pvm.h"
 #include "peer_routes.h"
+#include "receive_selector.h"
 #include "task_directory.h"
 
 namespace lp::pvm {
@@ -40,6 +45,15 @@ namespace lp::pvm {
 inline constexpr int kLongPipeContext = 0x7ff4c;
 inline constexpr int kHelloTag = 1;
 inline constexpr int kRouteMarkerTag = 2;
+
+// At most this many messages wait in libpvm3's receive queue because of a pump() without a pending
+// receive (at a send, say): enough that message handlers (pvm_addmhf) still fire while a task
+// only sends, and that pvm_recv(-1, -1) finds work without a round through the engine, yet small,
+// so a task that falls behind leaves its backlog in the engine's bounded receive queue.
+inline constexpr std::size_t kLibPvmQueueBound = 16;
+// At most this many messages are taken from the engine into the ArrivalGate ahead of hand-over
+// (held ones waiting for a route marker included), for the same reason.
+inline constexpr std::size_t kGateBound = 16;
 
 class FrontEnd {
  public:
@@ -80,9 +94,22 @@ class FrontEnd {
   void send_system_message(int tid, int tag, bool with_own_entry);
   void switch_route(int tid, PeerRoutes::Learned learned);
 
-  // Drains the engine, answers hellos, applies route switches, and hands every deliverable
-  // message to libpvm3. Returns whether any message was handed over.
-  bool pump();
+  // Answers hellos, takes messages from the engine into the gate (applying route switches) and
+  // hands ready ones to libpvm3, lazily: the gate holds at most kGateBound messages and libpvm3's
+  // queue is filled up to kLibPvmQueueBound only, so a task that falls behind leaves the rest in
+  // the engine, whose bounded queue then stops reading and lets TCP push back on the sender.
+  // With `wanted` (a receive or probe) it goes past both bounds until a message matching it has
+  // been handed over or nothing deliverable is left. Returns whether any message was handed over.
+  bool pump(const ReceiveSelector* wanted = nullptr);
+  // The pending receive's selector in the current context.
+  ReceiveSelector selector(int tid, int tag) const;
+  // Asks libpvm3 (pvm_nrecv or pvm_probe), handing over more messages while it finds nothing and
+  // a match may still be on its way; returns libpvm3's answer.
+  int look_for(const ReceiveSelector& wanted, const std::function<int()>& ask_libpvm);
+  // Hands over the next ready message; returns whether it matched `wanted`.
+  bool hand_over_next(const ReceiveSelector* wanted);
+  // Takes the next message from the engine into the gate; false if the engine had none.
+  bool take_from_engine();
   void deliver(const Message& message);
   void take_peer_failures();
   // Sleeps until the engine or one of libpvm3's sockets has input, `deadline`, or the next check for

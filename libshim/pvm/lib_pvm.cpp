@@ -63,10 +63,25 @@ LibPvm resolve_all() {
   resolve(lib.send_buffer, "pvmsbuf");
   resolve(lib.receive_buffer, "pvmrbuf");
   resolve(lib.data_signature, "pvmmydsig");
+  resolve(lib.receive_queue, "pvmrxlist");
   return lib;
 }
 
+// libpvm3's queues are circular doubly linked lists through a head node, and struct pmsg (pmsg.h
+// of PVM 3.4) begins with the forward link m_link: the only part of the layout read here.
+const pmsg* forward_link(const pmsg* message) { return *reinterpret_cast<const pmsg* const*>(message); }
+
 }  // namespace
+
+std::size_t LibPvm::queued_messages(std::size_t limit) const {
+  const pmsg* head = *receive_queue;
+  if (head == nullptr) return 0;  // libpvm3 not initialised yet: nothing queued
+  std::size_t count = 0;
+  for (const pmsg* message = forward_link(head); message != head && count < limit; message = forward_link(message)) {
+    ++count;
+  }
+  return count;
+}
 
 const LibPvm& LibPvm::get() {
   static const LibPvm lib = resolve_all();

@@ -8,10 +8,13 @@
 //
 // Besides the public API this uses what PLATFORM.md verified libpvm3 exports: midtobuf() and
 // mesg_input() (every incoming message passes there; handing it a message queues it or runs the
-// matching message handler), and the current send and receive buffer pointers pvmsbuf / pvmrbuf.
+// matching message handler), the current send and receive buffer pointers pvmsbuf / pvmrbuf, and
+// the receive queue pvmrxlist (only its length is read).
 #pragma once
 
 #include <pvm3.h>
+
+#include <cstddef>
 
 struct pmsg;  // libpvm3's message; only ever handled by pointer
 
@@ -62,6 +65,10 @@ struct LibPvm {
   pmsg** send_buffer;     // pvmsbuf
   pmsg** receive_buffer;  // pvmrbuf
   int* data_signature;    // pvmmydsig: what a PvmDataRaw message's encoding field holds here
+  pmsg** receive_queue;   // pvmrxlist: head node of the messages waiting for pvm_recv & co.
+
+  // How many messages wait in libpvm3's receive queue, counting no further than `limit`.
+  std::size_t queued_messages(std::size_t limit) const;
 
   // Resolves everything on first call; throws std::runtime_error naming a missing symbol.
   static const LibPvm& get();

@@ -12,6 +12,11 @@
 #   the producer overruns: frames are dropped by design, and the producer runs with --allow-drops.
 #   Each consumer's frames still arrive once and in order; its gaps are reported as dropped by
 #   policy and equal, frame for frame, what its LongPipe session says it discarded.
+# POLICY isolation: one consumer fast, one slowed well below the producer's frame rate, with
+#   LONGPIPE_WINDOW_FULL=drop-oldest and a small window. The slow consumer stops reading, its
+#   engine's bounded queue fills, TCP pushes back, and only its session drops frames: the fast
+#   consumer receives every frame in order, the slow one an in-order subset whose gaps equal its
+#   session's dropped_by_policy (check_isolation.py). Behaviour only, no timing is asserted.
 # Usage: two_site_longpipe_test.sh BIN_DIR LIBLONGPIPE [POLICY]
 set -euo pipefail
 
@@ -26,8 +31,9 @@ source "$HERE/common.sh"
 : "${LP_WAN_INSTANCE:?run through ctest (the fixture sets LP_WAN_INSTANCE), or set it to a link that is up}"
 
 # Frames, two consumers (the second slowed, so that its session holds a backlog), small grid.
-readonly FRAMES=30 CONSUMERS=2 SITE_B=site-b
-# The whole run takes ~10 s at 25 ms each way; the limit only stops a hang.
+FRAMES=30 SLOW_MS=0,20 STEPS_PER_FRAME=20
+readonly CONSUMERS=2 SITE_B=site-b
+# The whole run takes ~10 s at 25 ms each way (isolation ~20 s); the limit only stops a hang.
 readonly RUN_SECONDS=90
 
 WORK=$(mktemp -d /tmp/cfd-two-site-test.XXXXXX)
@@ -49,8 +55,16 @@ case $POLICY in
   # Four messages in flight plus four queued per consumer: the producer (~200 frames/s) overruns it
   # within a round trip.
   drop-oldest|keep-latest) policy_env=(LONGPIPE_WINDOW_FULL="$POLICY" LONGPIPE_WINDOW_MESSAGES=4) drops=(--allow-drops) ;;
-  *) fail "unknown policy '$POLICY': expected block, drop-oldest or keep-latest" ;;
+  # A window of 16 carries 16 frames per 50 ms round trip, far above the producer's ~40 frames/s
+  # (100 solver steps per frame), so the fast consumer's session never fills; the slow consumer
+  # (100 ms per frame) can hold only ~3 windows plus the front end's small bounds (~80 frames) of
+  # the 300, so its session must drop.
+  isolation)
+    FRAMES=300 SLOW_MS=0,100 STEPS_PER_FRAME=100
+    policy_env=(LONGPIPE_WINDOW_FULL=drop-oldest LONGPIPE_WINDOW_MESSAGES=16) drops=(--allow-drops) ;;
+  *) fail "unknown policy '$POLICY': expected block, drop-oldest, keep-latest or isolation" ;;
 esac
+readonly FRAMES SLOW_MS STEPS_PER_FRAME
 
 # The LONGPIPE_* settings go through pvm-sites' environment, which passes them on to the consumers.
 # LONGPIPE_STATS is set after that (through env), so that it is the producer's alone: the consumers
@@ -58,8 +72,8 @@ esac
 status=0
 env "${policy_env[@]}" timeout "$RUN_SECONDS" "$PVM_SITES" exec a --preload "$LIBRARY" \
   env LONGPIPE_STATS="$WORK/producer.stats.json" \
-  "$BIN/cfd-producer" --consumer-host $SITE_B --consumers $CONSUMERS --slow-ms 0,20 --frames $FRAMES \
-  --grid 128x64 --steps-per-frame 20 --warmup-steps 1000 "${drops[@]}" --out "$WORK/out" \
+  "$BIN/cfd-producer" --consumer-host $SITE_B --consumers $CONSUMERS --slow-ms $SLOW_MS --frames $FRAMES \
+  --grid 128x64 --steps-per-frame $STEPS_PER_FRAME --warmup-steps 1000 "${drops[@]}" --out "$WORK/out" \
   --json "$WORK/result.json" --summary-timeout 60 >"$WORK/producer.out" 2>&1 || status=$?
 cat "$WORK/producer.out"
 ((status == 0)) || fail "cfd-producer exited with status $status"
@@ -68,6 +82,10 @@ cat "$WORK/producer.out"
 # Summaries (complete and in order, or gaps dropped by policy only) and LongPipe's own counts.
 "$HERE/check_result.py" "$WORK/result.json" $FRAMES $CONSUMERS --host $SITE_B "${drops[@]}" \
   --longpipe-stats "$WORK/producer.stats.json" || fail "the run did not deliver as configured (policy $POLICY)"
+if [[ $POLICY == isolation ]]; then
+  "$HERE/check_isolation.py" "$WORK/result.json" $FRAMES --fast 0 --slow 1 ||
+    fail "the slow consumer was not isolated from the fast one"
+fi
 
 # Every frame a consumer received is a PNG that decodes and shows the field.
 for ((i = 0; i < CONSUMERS; ++i)); do
