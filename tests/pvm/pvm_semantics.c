@@ -14,8 +14,8 @@
  * PvmDataRaw, PvmDataInPlace), pvm_bufinfo / pvm_getminfo values, tag and source wildcards and
  * out-of-order matching, order of a long stream, pvm_psend / pvm_precv, pvm_mcast to LongPipe and
  * plain tasks, a plain task talking to LongPipe tasks both ways, pvm_trecv time-out, pvm_probe /
- * pvm_nrecv, a message handler (pvm_addmhf), a new context, and pvm_notify(PvmTaskExit) arriving
- * after the exiting task's last message.
+ * pvm_nrecv, a message handler (pvm_addmhf), a new context, a selective receive of the message
+ * behind a long backlog, and pvm_notify(PvmTaskExit) arriving after the exiting task's last message.
  */
 #include <pvm3.h>
 #include <stdarg.h>
@@ -28,9 +28,12 @@ enum {
   TAG_ROLE = 1, TAG_ENCODING = 10, TAG_ECHO = 19, TAG_WILD = 5, TAG_STREAM = 15, TAG_PSEND = 20,
   TAG_MCAST = 30, TAG_MIXED = 35, TAG_PROBE = 40, TAG_HANDLER = 50, TAG_EXIT_NOTIFY = 60,
   TAG_CONTEXT = 70, TAG_LAST_WORDS = 80, TAG_REPORT = 90, TAG_GO = 95, TAG_NEVER = 99, TAG_EARLY = 110,
+  TAG_BACKLOG = 120, TAG_BACKLOG_LAST = 121,
 };
 
-enum { STREAM_MESSAGES = 300, EARLY_MESSAGES = 200, BIG_DOUBLES = 20011, WORKERS = 3 };
+/* BACKLOG_MESSAGES: more than LongPipe's front end hands to libpvm3 ahead of a receive (kGateBound +
+ * kLibPvmQueueBound), so a selective receive for the message behind them must reach past its bounds. */
+enum { STREAM_MESSAGES = 300, EARLY_MESSAGES = 200, BACKLOG_MESSAGES = 100, BIG_DOUBLES = 20011, WORKERS = 3 };
 
 static char report[1 << 16];
 
@@ -155,6 +158,13 @@ static void master(char *self, char *host) {
     pvm_pkint(&size, 1, 1);
     pvm_pkbyte(payload, size, 1);
     pvm_send(a, TAG_STREAM);
+  }
+
+  /* A backlog, then the one message A asks for first. */
+  for (int i = 0; i <= BACKLOG_MESSAGES; i++) {
+    pvm_initsend(PvmDataDefault);
+    pvm_pkint(&i, 1, 1);
+    pvm_send(a, i < BACKLOG_MESSAGES ? TAG_BACKLOG : TAG_BACKLOG_LAST);
   }
 
   /* pvm_psend of doubles. */
@@ -298,6 +308,20 @@ static void worker_a(int master_tid, int *workers) {
     for (int k = 0; k < size; k++) intact = intact && payload[k] == (char)(seq & 0xff);
   }
   say("stream of %d: in order %d intact %d\n", STREAM_MESSAGES, in_order, intact);
+
+  /* The last message first, from behind the whole backlog; then the backlog, still in order. */
+  int last = -1;
+  pvm_recv(master_tid, TAG_BACKLOG_LAST);
+  pvm_upkint(&last, 1, 1);
+  int backlog_in_order = 1;
+  for (int i = 0; i < BACKLOG_MESSAGES; i++) {
+    int seq = -1;
+    pvm_recv(master_tid, TAG_BACKLOG);
+    pvm_upkint(&seq, 1, 1);
+    backlog_in_order = backlog_in_order && seq == i;
+  }
+  say("message behind a backlog of %d first: %d, backlog then in order %d\n", BACKLOG_MESSAGES, last,
+      backlog_in_order);
 
   /* pvm_precv. */
   double values[8] = {0};
