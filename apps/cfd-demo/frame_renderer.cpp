@@ -7,30 +7,25 @@
 
 namespace lp::cfd {
 
-namespace {
+FrameRenderer::FrameRenderer(int zoom)
+    : zoom_(zoom), diverging_(ColourMap::cool_warm()), sequential_(ColourMap::lightness_ramp()) {
+  if (zoom < 1 || zoom > 16) throw std::invalid_argument("zoom must be in [1, 16]");
+}
 
-// The kScalePercentile-th |value| among the finite values; 1 if there are none or all are 0.
-double robust_scale(const std::vector<float>& values, double percentile) {
+double FrameRenderer::colour_scale(const std::vector<float>& values) {
   std::vector<float> magnitudes;
   magnitudes.reserve(values.size());
   for (float v : values) {
     if (std::isfinite(v)) magnitudes.push_back(std::fabs(v));
   }
   if (magnitudes.empty()) return 1.0;
-  const size_t k = std::min(magnitudes.size() - 1, static_cast<size_t>(percentile * magnitudes.size()));
+  const size_t k = std::min(magnitudes.size() - 1, static_cast<size_t>(kScalePercentile * magnitudes.size()));
   std::nth_element(magnitudes.begin(), magnitudes.begin() + k, magnitudes.end());
   return magnitudes[k] > 0 ? magnitudes[k] : 1.0;
 }
 
-}  // namespace
-
-FrameRenderer::FrameRenderer(int zoom)
-    : zoom_(zoom), diverging_(ColourMap::cool_warm()), sequential_(ColourMap::lightness_ramp()) {
-  if (zoom < 1 || zoom > 16) throw std::invalid_argument("zoom must be in [1, 16]");
-}
-
 RgbImage FrameRenderer::render(const Frame& frame) const {
-  const double scale = robust_scale(frame.values, kScalePercentile);
+  const double scale = colour_scale(frame.values);
   const bool signed_field = frame.kind == FieldKind::kVorticity;
   const ColourMap& map = signed_field ? diverging_ : sequential_;
   const int w = static_cast<int>(frame.width), h = static_cast<int>(frame.height);

@@ -5,6 +5,8 @@
 // picture out; cells with no fluid (NaN) are drawn in a neutral grey.
 #pragma once
 
+#include <vector>
+
 #include "colour_map.h"
 #include "frame.h"
 #include "rgb_image.h"
@@ -21,6 +23,10 @@ class FrameRenderer {
   explicit FrameRenderer(int zoom = 1);
 
   RgbImage render(const Frame& frame) const;
+
+  // The top of the colour scale for these values: the kScalePercentile-th |value| among the finite
+  // ones (1 if there are none or all are 0).
+  static double colour_scale(const std::vector<float>& values);
 
  private:
   int zoom_;

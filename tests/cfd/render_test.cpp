@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <vector>
 
 #include "contact_sheet.h"
 #include "frame_renderer.h"
@@ -64,6 +65,18 @@ TEST_CASE("a PNG reads back exactly as written; a bad file is a clear error", "[
   CHECK(RgbImage(4, 4, {9, 9, 9}).luminance_variance() == 0);
   CHECK_THROWS_WITH(RgbImage::read_png(folder / "missing.png"), Catch::Contains("missing.png"));
   CHECK_THROWS_WITH(image.write_png(folder / "no/such/folder.png"), Catch::Contains("folder.png"));
+}
+
+TEST_CASE("the colour scale is a high percentile of |value|: no-fluid cells and one spike do not set it",
+          "[cfd][render]") {
+  // |values| 0.000 .. 0.998 with alternating signs, one spike, and cells with no fluid (NaN).
+  std::vector<float> values;
+  for (int i = 0; i < 999; ++i) values.push_back((i % 2 ? 1.0f : -1.0f) * static_cast<float>(i) / 1000);
+  values.push_back(1e6f);
+  values.insert(values.end(), 50, std::nanf(""));
+  CHECK(FrameRenderer::colour_scale(values) == Approx(0.990).margin(1e-6));  // the 990th of 1000
+  CHECK(FrameRenderer::colour_scale(std::vector<float>(10, 0.0f)) == 1.0);
+  CHECK(FrameRenderer::colour_scale(std::vector<float>(10, std::nanf(""))) == 1.0);
 }
 
 TEST_CASE("a flow frame renders to a picture that shows the wake", "[cfd][render]") {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "frame_renderer.h"
 #include "lattice_boltzmann.h"
 #include "oscillation_meter.h"
 
@@ -49,23 +50,17 @@ Wake run_wake(const FlowConfig& wanted) {
   return {result.value_or(OscillationMeter::Result{0, 0, 0, 0}), flow.total_mass() / mass - 1.0, flow.all_finite()};
 }
 
-// Largest |vorticity| in the two inlet columns over the 99th percentile of |vorticity| in the
-// whole field (the scale the renderer saturates at): above 1 the inlet outshines the wake.
+// Largest |vorticity| in the two inlet columns over the top of the renderer's colour scale for the
+// whole field: above 1 the inlet outshines the wake in the pictures.
 double inlet_vorticity_share(const LatticeBoltzmann& flow) {
   const std::vector<float> vorticity = flow.vorticity();
-  std::vector<float> magnitudes;
-  float inlet = 0;
+  double inlet = 0;
   for (int y = 0; y < flow.height(); ++y) {
-    for (int x = 0; x < flow.width(); ++x) {
-      const float value = std::fabs(vorticity[static_cast<size_t>(y) * flow.width() + x]);
-      if (!std::isfinite(value)) continue;  // inside the cylinder
-      magnitudes.push_back(value);
-      if (x < 2) inlet = std::max(inlet, value);
+    for (int x = 0; x < 2; ++x) {
+      inlet = std::max(inlet, std::fabs(static_cast<double>(vorticity[static_cast<size_t>(y) * flow.width() + x])));
     }
   }
-  const auto percentile = magnitudes.begin() + static_cast<std::ptrdiff_t>(0.99 * magnitudes.size());
-  std::nth_element(magnitudes.begin(), percentile, magnitudes.end());
-  return inlet / *percentile;
+  return inlet / FrameRenderer::colour_scale(vorticity);
 }
 
 }  // namespace
