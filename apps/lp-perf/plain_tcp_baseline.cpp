@@ -14,6 +14,7 @@
 
 #include "file_descriptor.h"
 #include "system_call.h"
+#include "tcp_socket.h"
 
 namespace lp::perf {
 namespace {
@@ -65,17 +66,9 @@ LoopbackResult CpuStopwatch::elapsed() const {
 }
 
 LoopbackResult run_plain_tcp(std::size_t size, std::size_t count) {
-  FileDescriptor listener(SystemCall("socket", ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  SystemCall("bind", ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address));
-  SystemCall("listen", ::listen(listener.get(), 1));
-  socklen_t length = sizeof address;
-  SystemCall("getsockname", ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length));
-  FileDescriptor client(SystemCall("socket", ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)));
-  SystemCall("connect", ::connect(client.get(), reinterpret_cast<sockaddr*>(&address), sizeof address));
-  FileDescriptor server(SystemCall("accept", ::accept(listener.get(), nullptr, nullptr)));
+  const LoopbackPair pair = connect_loopback_pair();
+  const FileDescriptor& client = pair.client;
+  const FileDescriptor& server = pair.server;
 
   std::thread reader([&] {
     std::vector<char> body(size);

@@ -32,6 +32,12 @@ constexpr std::int64_t kMaxSocketBuffer = 1LL << 30;
 constexpr std::size_t kMaxKeyBytes = 4096;
 constexpr const char* kPrefix = "LONGPIPE_";
 
+// A Linux congestion control module name (TCP_CA_NAME_MAX is 16 with the terminator).
+bool is_congestion_name(const std::string& name) {
+  return !name.empty() && name.size() <= 15 &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos;
+}
+
 [[noreturn]] void fail(const std::string& name, const std::string& value, const std::string& accepted) {
   throw ConfigError(std::string(kPrefix) + name + "='" + value + "' is invalid: expected " + accepted);
 }
@@ -165,8 +171,7 @@ const std::vector<Setting>& settings() {
                 std::string name;
                 bool any = false;
                 while (std::getline(list, name, ',')) {
-                  if (name.empty() || name.size() > 15 ||
-                      name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos) {
+                  if (!is_congestion_name(name)) {
                     fail("CONGESTION", v,
                          "a congestion control name such as bbr, cubic, reno, or 'system' (or a comma list, one "
                          "per stream)");
@@ -177,6 +182,16 @@ const std::vector<Setting>& settings() {
                 c.congestion = v;
               },
               [](const Config& c) { return c.congestion; }},
+      Setting{"CONGESTION_FALLBACK",
+              "congestion control a stream switches to, once, when a retransmission or an idle restart shows "
+              "its own one is unsuited ('none' = never switch)",
+              [](Config& c, const std::string& v) {
+                if (v != "none" && (!is_congestion_name(v) || v == "system")) {
+                  fail("CONGESTION_FALLBACK", v, "a congestion control name such as bbr, or 'none'");
+                }
+                c.congestion_fallback = v == "none" ? "" : v;
+              },
+              [](const Config& c) { return c.congestion_fallback.empty() ? std::string("none") : c.congestion_fallback; }},
       size("SMALL_MESSAGE", "with 2+ streams: messages up to this size use stream 0, larger ones the others (0 = off)",
            &Config::small_message, 0, kMaxMessageBytes, "(bytes)"),
       Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",

@@ -60,13 +60,42 @@ struct Config {
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
   std::size_t receive_buffer = 0;    // LONGPIPE_RECEIVE_BUFFER: bytes; 0 = kReceiveBufferBdps x BDP
   std::size_t send_buffer = 0;       // LONGPIPE_SEND_BUFFER: bytes; 0 = kSendBufferBdps x BDP
+  // The default carrier is two TCP connections per session: small messages on a cubic stream,
+  // large ones on a bbr stream. Why (measured on the emulated geo path, RTT 540 ms, 155 Mbit/s,
+  // bursts of 100 messages; libshim/README.md has the tables):
+  //  - bbr paces an application-limited burst. Its delivery-rate samples never span less than one
+  //    round trip, so its bandwidth estimate settles at about burst / RTT and STARTUP's pacing gain
+  //    (2.89) sends every burst over about RTT / 1.89 = 0.29 s whatever its size: 1.2-1.35 x the
+  //    floor for bursts below ~2 MB (256 B - 16 KiB messages), and 2.5-6 % slower than PvmRouteDirect
+  //    for 1-16 B PVM messages. Above that the link rate binds and bbr is within 1.03 x.
+  //  - cubic does not pace: a burst that fits the congestion window leaves at once (1.00 x from 1 B
+  //    to 16 KiB). But it falls back to slow start after a pause longer than one RTO (stock hosts,
+  //    tcp_slow_start_after_idle = 1; bbr is exempt), and one random loss halves its window, which
+  //    takes minutes to regrow at 540 ms: on a lossy path it cannot carry bulk data. So large
+  //    messages, where the link rate dominates and loss matters, stay on bbr.
+  // LONGPIPE_STREAMS=1 LONGPIPE_CONGESTION=bbr is the previous single-stream default (better for
+  // programs that pause longer than an RTO between small bursts; see the README's pause table).
+  //
   // LONGPIPE_CONGESTION: TCP_CONGESTION name, or "system"; a comma list gives stream i entry i
-  // (modulo the list's length), e.g. "cubic,bbr" with LONGPIPE_SMALL_MESSAGE.
-  std::string congestion = "bbr";
+  // (modulo the list's length). Default: cubic for stream 0 (small messages), bbr for stream 1.
+  std::string congestion = "cubic,bbr";
+  // LONGPIPE_CONGESTION_FALLBACK ("none" = empty = off): a stream whose congestion control is not
+  // this one switches to it, once per connection, before a write that cubic would handle badly:
+  //  - after its first TCP retransmission (a lossy path, or one that cubic's unpaced bursts
+  //    overfill: measured on geo-lossy, 1 % loss, 16 KiB x 100 on cubic took 45 x the floor,
+  //    3.5 x on bbr), or
+  //  - when nothing is in flight and the last data left longer than about one RTO ago, i.e. the
+  //    kernel would restart slow start on this write (stock tcp_slow_start_after_idle; after a 2 s
+  //    pause 1 KiB x 100 took 2.48 x on cubic, 1.32 x on bbr, which keeps its window).
+  // bbr implements cong_control, so the kernel skips both the idle restart and the application-
+  // limited window decay for it; switching keeps the window the connection has built.
+  std::string congestion_fallback = "bbr";
   // LONGPIPE_SMALL_MESSAGE: with two or more streams, messages of at most this many bytes travel on
-  // stream 0 and larger ones on the others (0 = stripe everything round robin).
-  std::size_t small_message = 0;
-  std::size_t streams = 1;           // LONGPIPE_STREAMS: parallel TCP connections per session
+  // stream 0 and larger ones on the others (0 = stripe everything round robin). 16 KiB: a burst of
+  // 100 such messages (1.6 MB) is still one that bbr would pace (see above), while from 64 KiB on
+  // (6.5 MB per 100) bbr is at the floor and loss-tolerant.
+  std::size_t small_message = 16384;
+  std::size_t streams = 2;           // LONGPIPE_STREAMS: parallel TCP connections per session
 
   // --- identity and security ---
   std::string listen;                // LONGPIPE_LISTEN: [host][:port]; empty = all addresses, ephemeral port

@@ -17,6 +17,7 @@ Connection::Connection(FileDescriptor fd, bool outgoing, Clock::time_point now)
     : last_sent(now), fd_(std::move(fd)), outgoing_(outgoing), reader_(kMaxHandshakePayload) {}
 
 IoStatus Connection::write_pending(std::string& error) {
+  if (state == ConnectionState::kEstablished && pending_output() > 0) fall_back_if_unsuited(fd_.get(), tuning);
   while (written_ < output_.size()) {
     const ssize_t n = ::send(fd_.get(), output_.data() + written_, output_.size() - written_, MSG_NOSIGNAL);
     if (n < 0) {

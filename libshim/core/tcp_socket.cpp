@@ -12,6 +12,15 @@
 namespace lp {
 namespace {
 
+// fall_back_if_unsuited() treats a pause as an idle restart once it is within this margin of the
+// RTO, so that the few microseconds between its check and the kernel's cannot slip past it.
+// Back-to-back bursts pause about one RTT, well below Linux's RTO (>= RTT + 200 ms).
+constexpr std::uint32_t kIdleRestartMarginMs = 100;
+// Linux's initial congestion window (TCP_INIT_CWND, segments). An idle restart only shrinks a
+// window larger than this, so a connection that has not grown past it yet (e.g. idle right after
+// its handshake) loses nothing by it and keeps its congestion control.
+constexpr std::uint32_t kLinuxInitialWindow = 10;
+
 // Linux doubles SO_SNDBUF/SO_RCVBUF values for bookkeeping overhead and reports the doubled value.
 constexpr std::size_t kKernelBufferFactor = 2;
 constexpr int kListenBacklog = 128;
@@ -66,6 +75,28 @@ void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning) 
   if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length) == 0) tuning.congestion = name;
 }
 
+bool fall_back_if_unsuited(int fd, SocketTuning& tuning) {
+  if (tuning.congestion_fallback.empty() || tuning.congestion == tuning.congestion_fallback) return false;
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
+  std::string why;
+  if (info.tcpi_total_retrans > 0) {
+    why = std::to_string(info.tcpi_total_retrans) + " retransmission(s)";
+  } else if (info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
+             info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000) {
+    why = "an idle restart (" + std::to_string(info.tcpi_last_data_sent) + " ms idle, RTO " +
+          std::to_string(info.tcpi_rto / 1000) + " ms)";
+  } else {
+    return false;
+  }
+  const std::string before = tuning.congestion;
+  choose_congestion(fd, tuning.congestion_fallback, tuning);
+  tuning.note += "switched from " + before + " to " + tuning.congestion + " after " + why + "; ";
+  tuning.congestion_fallback.clear();  // once: never back (bbr leaves the socket paced)
+  return true;
+}
+
 HostPort parse_host_port(const std::string& text, bool port_required) {
   HostPort out;
   const auto colon = text.rfind(':');
@@ -97,6 +128,7 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
   size_buffers(fd.get(), config, tuning);
   set_int_option(fd.get(), IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
   choose_congestion(fd.get(), config.congestion_for_stream(stream), tuning);
+  tuning.congestion_fallback = config.congestion_fallback;
   return fd;
 }
 
@@ -107,6 +139,7 @@ void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
   choose_congestion(fd, config.congestion_for_stream(0), tuning);  // until HELLO names the stream
+  tuning.congestion_fallback = config.congestion_fallback;
 }
 
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port) {
@@ -175,6 +208,22 @@ TcpWindowInfo read_window_info(int fd) {
   out.rttvar_us = info.tcpi_rttvar;
   out.total_retrans = info.tcpi_total_retrans;
   return out;
+}
+
+LoopbackPair connect_loopback_pair() {
+  FileDescriptor listener(SystemCall("socket", ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  SystemCall("bind", ::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address));
+  SystemCall("listen", ::listen(listener.get(), 1));
+  socklen_t length = sizeof address;
+  SystemCall("getsockname", ::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address), &length));
+  LoopbackPair pair;
+  pair.client = FileDescriptor(SystemCall("socket", ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)));
+  SystemCall("connect", ::connect(pair.client.get(), reinterpret_cast<sockaddr*>(&address), sizeof address));
+  pair.server = FileDescriptor(SystemCall("accept", ::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC)));
+  return pair;
 }
 
 int take_socket_error(int fd) { return get_int_option(fd, SOL_SOCKET, SO_ERROR); }

@@ -5,8 +5,10 @@
 //     SO_*BUFFORCE (root) passes net.core.*mem_max; otherwise the kernel caps SO_*BUF at it and
 //     the cap is reported (PLATFORM.md: 4 MiB here).
 //   - TCP_NODELAY: a message is sent when handed over, not after Nagle's wait.
-//   - TCP_CONGESTION: bbr by default; it skips the slow-start restart after idle that cubic does
-//     (PLATFORM.md), with no sysctl. Falls back to the system default, with a note.
+//   - TCP_CONGESTION per stream (LONGPIPE_CONGESTION): by default cubic for the small-message
+//     stream (no pacing: a burst leaves at once) and bbr for the large-message stream (no
+//     slow-start restart after idle, tolerant of random loss); config.h says why. Falls back to
+//     the system default, with a note.
 //   - TCP_QUICKACK is not sticky in Linux: re-armed after every read to keep delayed ACKs off.
 #pragma once
 
@@ -30,6 +32,7 @@ struct SocketTuning {
   std::size_t receive_buffer = 0;  // getsockopt(SO_RCVBUF)
   bool forced = false;             // SO_*BUFFORCE was allowed
   std::string congestion;          // in effect
+  std::string congestion_fallback; // LONGPIPE_CONGESTION_FALLBACK ("" = never switch)
   std::string note;                // why something differs from the request ("" if nothing)
 };
 
@@ -56,6 +59,12 @@ HostPort parse_host_port(const std::string& text, bool port_required);
 FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size_t stream, SocketTuning& tuning);
 // Sets TCP_CONGESTION (unless "system"), noting a refusal; records the one in effect.
 void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning);
+// Called before writing to an established connection: if its congestion control is not the
+// fallback and TCP_INFO shows it is about to do badly -- a retransmission happened, or nothing is
+// in flight, the window has grown past the initial one and the last data left about one RTO ago
+// (the kernel would restart slow start on this write and shrink the window) -- switches the socket to the fallback, for good, and says so in the note. Returns whether
+// it switched. One getsockopt while a switch is still possible; nothing afterwards.
+bool fall_back_if_unsuited(int fd, SocketTuning& tuning);
 // Re-applies the per-connection options to an accepted socket (buffers are inherited from the
 // listener, whose SYN-ACK advertised them).
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning);
@@ -65,6 +74,14 @@ FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uin
 
 // Resolves host:port to an IPv4/IPv6 address (getaddrinfo; /etc/hosts names resolve at once).
 sockaddr_storage resolve(const HostPort& where, socklen_t& length);
+
+// A connected pair of blocking, close-on-exec TCP sockets over IPv4 loopback (lp-perf's plain-TCP
+// baseline, tests).
+struct LoopbackPair {
+  FileDescriptor client;
+  FileDescriptor server;
+};
+LoopbackPair connect_loopback_pair();
 
 void rearm_quick_ack(int fd);
 TcpWindowInfo read_window_info(int fd);
