@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Integration tests of the transport engine across the emulated link (run by ctest inside a
 # longpipe_wan_fixture, so LP_WAN_INSTANCE names the link). Each check fails loudly.
-#   engine_itest.sh reset       connections killed mid-stream (ss -K): nothing lost or duplicated
-#   engine_itest.sh reset-striped   the same with LONGPIPE_STREAMS=3 parallel connections
+#   engine_itest.sh reset       connections killed mid-stream (ss -K): nothing lost or duplicated (one stream)
+#   engine_itest.sh reset-striped   the same with LONGPIPE_STREAMS=3 connections, striped round robin
 #   engine_itest.sh wrong-key   a client with the wrong key is refused, counted, and told why
 #   engine_itest.sh garbage     garbage and truncated frames close only their own connection
 #   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
@@ -149,8 +149,8 @@ check_dead_peer() {
 }
 
 case ${1:-} in
-  reset) check_reset ;;
-  reset-striped) LONGPIPE_STREAMS=3 check_reset ;;
+  reset) LONGPIPE_STREAMS=1 check_reset ;;
+  reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
   wrong-key) check_wrong_key ;;
   garbage) check_garbage ;;
   dead-peer) check_dead_peer ;;

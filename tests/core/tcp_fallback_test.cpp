@@ -1,0 +1,116 @@
+// fall_back_if_unsuited(): a cubic connection whose window has grown switches to the fallback (bbr)
+// before a write that the kernel would start with an idle restart, once; a connection still at
+// its initial window, or without a fallback configured, keeps cubic.
+// Real loopback TCP sockets; Linux's minimum RTO (200 ms) sets the pause.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "system_call.h"
+#include "tcp_socket.h"
+
+namespace {
+
+using lp::SystemCall;
+
+// Longer than Linux's minimum RTO (200 ms) on loopback, where the smoothed RTT is microseconds.
+constexpr auto kPauseBeyondRto = std::chrono::milliseconds(350);
+
+// A connected loopback pair, the client on `congestion`.
+lp::LoopbackPair connect_pair(const char* congestion) {
+  lp::LoopbackPair pair = lp::connect_loopback_pair();
+  SystemCall("setsockopt TCP_CONGESTION",
+             ::setsockopt(pair.client.get(), IPPROTO_TCP, TCP_CONGESTION, congestion, std::strlen(congestion)));
+  return pair;
+}
+
+tcp_info read_tcp_info(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  SystemCall("getsockopt TCP_INFO", ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length));
+  return info;
+}
+
+// Sends `bytes` from client to server, reads them and waits until the sender has every
+// acknowledgement (nothing in flight).
+void exchange(lp::LoopbackPair& pair, std::size_t bytes) {
+  std::thread reader([&] {
+    std::vector<char> buffer(64 << 10);
+    for (std::size_t got = 0; got < bytes;) {
+      const ssize_t n = ::recv(pair.server.get(), buffer.data(), buffer.size(), 0);
+      if (n <= 0) return;
+      got += static_cast<std::size_t>(n);
+    }
+  });
+  const std::vector<char> data(bytes, 'x');
+  for (std::size_t sent = 0; sent < bytes;) {
+    const ssize_t n = ::send(pair.client.get(), data.data() + sent, bytes - sent, 0);
+    REQUIRE(n > 0);
+    sent += static_cast<std::size_t>(n);
+  }
+  reader.join();
+  for (int i = 0; i < 1000 && read_tcp_info(pair.client.get()).tcpi_unacked != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(read_tcp_info(pair.client.get()).tcpi_unacked == 0);
+}
+
+// Enough to grow the congestion window past the initial 10 segments on loopback.
+constexpr std::size_t kWindowGrowingBytes = 8u << 20;
+
+std::string kernel_congestion(int fd) {
+  char name[32] = {};
+  socklen_t length = sizeof name - 1;
+  SystemCall("getsockopt TCP_CONGESTION", ::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length));
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("a cubic connection switches to bbr before a write that would restart slow start, once") {
+  lp::LoopbackPair pair = connect_pair("cubic");
+  lp::SocketTuning tuning;
+  tuning.congestion = "cubic";
+  tuning.congestion_fallback = "bbr";
+
+  exchange(pair, 1);
+  std::this_thread::sleep_for(kPauseBeyondRto);
+  CHECK_FALSE(lp::fall_back_if_unsuited(pair.client.get(), tuning));  // initial window: nothing to lose
+  CHECK(tuning.congestion == "cubic");
+
+  exchange(pair, kWindowGrowingBytes);
+  REQUIRE(read_tcp_info(pair.client.get()).tcpi_snd_cwnd > 10);
+  CHECK_FALSE(lp::fall_back_if_unsuited(pair.client.get(), tuning));  // just sent: no idle restart
+  CHECK(tuning.congestion == "cubic");
+  CHECK(kernel_congestion(pair.client.get()) == "cubic");
+
+  std::this_thread::sleep_for(kPauseBeyondRto);
+  CHECK(lp::fall_back_if_unsuited(pair.client.get(), tuning));
+  CHECK(tuning.congestion == "bbr");
+  CHECK(kernel_congestion(pair.client.get()) == "bbr");
+  CHECK(tuning.note.find("switched from cubic to bbr after an idle restart") != std::string::npos);
+
+  exchange(pair, kWindowGrowingBytes);  // the connection still works
+  std::this_thread::sleep_for(kPauseBeyondRto);
+  CHECK_FALSE(lp::fall_back_if_unsuited(pair.client.get(), tuning));  // once only
+  CHECK(kernel_congestion(pair.client.get()) == "bbr");
+}
+
+TEST_CASE("without a fallback (LONGPIPE_CONGESTION_FALLBACK=none) a connection keeps its congestion control") {
+  lp::LoopbackPair pair = connect_pair("cubic");
+  lp::SocketTuning tuning;
+  tuning.congestion = "cubic";
+  exchange(pair, kWindowGrowingBytes);
+  std::this_thread::sleep_for(kPauseBeyondRto);
+  CHECK_FALSE(lp::fall_back_if_unsuited(pair.client.get(), tuning));
+  CHECK(kernel_congestion(pair.client.get()) == "cubic");
+  CHECK(tuning.note.empty());
+}
