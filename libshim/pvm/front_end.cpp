@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <functional>
 #include <stdexcept>
+#include <thread>
 #include <unordered_set>
 #include <utility>
 
 #include "message_image.h"
 #include "route_flags.h"
+#include "spawn_environment.h"
 
 namespace lp::pvm {
 namespace {
@@ -25,6 +27,17 @@ constexpr std::chrono::milliseconds kLeaveFlushTimeout{60000};
 // A blocking receive wakes at least this often to report peers the engine has given up on (the
 // engine's event fd only signals messages), so a vanished peer is reported while the task waits.
 constexpr std::chrono::milliseconds kPeerFailureCheckInterval{1000};
+
+// The first send to a task spawned here waits up to this long after the spawn for the task's
+// directory entry, which it publishes at its first PVM call (typically within tens of ms locally,
+// a round trip or two to the master pvmd across a long link). Found: LongPipe from the first
+// message. Not found in time (a task without LongPipe, or a slow start): the pvmd route and the
+// hello/route-switch path, as for any other task. Its cost is paid at most once per spawned task,
+// and tasks spawned together share one deadline. On a 540 ms link, messages that take the pvmd
+// route move one 4 KB fragment per round trip, so waiting is far cheaper than not.
+constexpr std::chrono::milliseconds kSpawnedTaskStartWait{2000};
+// How often the directory is asked again meanwhile (each look-up is a round trip to a pvmd).
+constexpr std::chrono::milliseconds kDirectoryPollInterval{20};
 
 // Task ids (PVM's tid layout): bit 31 marks a pvmd, bit 30 a multicast group, the low 18 bits are
 // the task's index on its host (0 for the pvmd itself).
@@ -127,9 +140,33 @@ bool FrontEnd::carriable(int tid, int tag) const {
   return info.enc == kXdrEncoding || info.enc == kInPlaceEncoding || info.enc == *lib_.data_signature;
 }
 
+int FrontEnd::spawn(char* file, char** argv, int flags, char* where, int count, int* tids) {
+  export_longpipe_environment();
+  const int started = lib_.spawn(file, argv, flags, where, count, tids);
+  const auto deadline = Clock::now() + kSpawnedTaskStartWait;
+  for (int i = 0; i < started && tids != nullptr; ++i) {
+    if (tids[i] > 0) starting_tasks_[tids[i]] = deadline;
+  }
+  return started;
+}
+
+std::optional<TaskDirectory::Entry> FrontEnd::wait_for_started_task(int tid) {
+  const auto starting = starting_tasks_.find(tid);
+  if (starting == starting_tasks_.end()) return std::nullopt;
+  const auto deadline = starting->second;
+  starting_tasks_.erase(starting);
+  while (Clock::now() + kDirectoryPollInterval <= deadline) {
+    std::this_thread::sleep_for(kDirectoryPollInterval);
+    if (auto entry = directory_.lookup(tid)) return entry;
+  }
+  return std::nullopt;
+}
+
 const PeerRoutes::Route& FrontEnd::route_to(int tid) {
   if (routes_.route(tid).kind == PeerRoutes::Kind::kUnknown) {
-    const auto entry = directory_.lookup(tid);
+    auto entry = directory_.lookup(tid);
+    if (!entry) entry = wait_for_started_task(tid);
+    starting_tasks_.erase(tid);
     if (entry && entry->data_signature == *lib_.data_signature) {
       routes_.found_in_directory(tid, entry->endpoint);
     } else {

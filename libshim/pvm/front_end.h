@@ -11,7 +11,8 @@
 // engine's bounded queue, so a slow reader slows its senders' sessions, not libpvm3's memory.
 //
 // Routes (PeerRoutes, ArrivalGate): a destination found in the TaskDirectory at the first send is
-// reached through LongPipe from the first message. Otherwise its messages go through the pvmd and
+// reached through LongPipe from the first message (for a task spawned here a moment ago, the first
+// send waits a little for its entry to appear: wait_for_started_task()). Otherwise its messages go through the pvmd and
 // a hello (context kLongPipeContext) tells the destination, if it runs LongPipe, to answer over the
 // engine with its endpoint; the sender then sends a route marker through the pvmd and switches, and
 // the receiver holds the switched messages until the marker has come in.
@@ -26,7 +27,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "arrival_gate.h"
@@ -66,6 +69,8 @@ class FrontEnd {
 
   int tid() const { return tid_; }
 
+  // pvm_spawn with LongPipe exported to the children; remembers them as starting (route_to()).
+  int spawn(char* file, char** argv, int flags, char* where, int count, int* tids);
   int send(int tid, int tag);
   int mcast(int* tids, int count, int tag);
   // pvm_recv (timeout null) and pvm_trecv.
@@ -87,6 +92,9 @@ class FrontEnd {
   // Whether `tid`/`tag` is an application message LongPipe may carry.
   bool carriable(int tid, int tag) const;
   const PeerRoutes::Route& route_to(int tid);
+  // For a task this one spawned less than kSpawnedTaskStartWait ago: polls the directory until its
+  // entry appears or that time is up, so that its start-up messages need not take the pvmd route.
+  std::optional<TaskDirectory::Entry> wait_for_started_task(int tid);
   // The application's send buffer as a checked, normalised MessageImage (message_image.h).
   std::vector<std::byte> send_buffer_image();
   void engine_send(int tid, int tag, int context, std::vector<std::byte> image);
@@ -125,6 +133,8 @@ class FrontEnd {
   PeerRoutes routes_;
   ArrivalGate gate_;
   std::vector<std::pair<int, TaskDirectory::Entry>> hellos_;  // recorded by the handler
+  // Tasks spawned here and not yet sent to: when their directory entry is waited for until.
+  std::unordered_map<int, std::chrono::steady_clock::time_point> starting_tasks_;
   bool pumping_ = false;  // a message handler run by pump() re-entered the front end
   bool abandoned_ = false;
 };

@@ -19,7 +19,6 @@
 
 #include "front_end.h"
 #include "lib_pvm.h"
-#include "spawn_environment.h"
 
 namespace lp::pvm {
 namespace {
@@ -156,10 +155,7 @@ __attribute__((visibility("default"))) int pvm_spawn(char* file, char** argv, in
                                                      int* tids) {
   return interpose(
       "pvm_spawn",
-      [&](FrontEnd&) {
-        lp::pvm::export_longpipe_environment();
-        return LibPvm::get().spawn(file, argv, flags, where, count, tids);
-      },
+      [&](FrontEnd& fe) { return fe.spawn(file, argv, flags, where, count, tids); },
       [&](const LibPvm& lib) { return lib.spawn(file, argv, flags, where, count, tids); });
 }
 

@@ -33,6 +33,10 @@ enum {
 
 /* BACKLOG_MESSAGES: more than LongPipe's front end hands to libpvm3 ahead of a receive (kGateBound +
  * kLibPvmQueueBound), so a selective receive for the message behind them must reach past its bounds. */
+/* A starts this late; the master's early stream (EARLY_MESSAGES x EARLY_MESSAGE_GAP_US = 2 s) begins
+ * when LongPipe's 2 s wait for A's directory entry has run out, so A starts in the middle of it. */
+enum { A_START_DELAY_SECONDS = 3, EARLY_MESSAGE_GAP_US = 10000 };
+
 enum { STREAM_MESSAGES = 300, EARLY_MESSAGES = 200, BACKLOG_MESSAGES = 100, BIG_DOUBLES = 20011, WORKERS = 3 };
 
 static char report[1 << 16];
@@ -122,13 +126,13 @@ static void master(char *self, char *host) {
     pvm_send(workers[w], TAG_ROLE);
   }
 
-  /* A stream sent at once, while A may still be starting: with LongPipe its first messages go
-   * through the pvmd and the rest over LongPipe once A has answered; A checks the order. */
+  /* A stream sent while A is still starting (A_START_DELAY_SECONDS): with LongPipe its first messages
+   * go through the pvmd and the rest over LongPipe once A has answered; A checks the order. */
   for (int i = 0; i < EARLY_MESSAGES; i++) {
     pvm_initsend(PvmDataDefault);
     pvm_pkint(&i, 1, 1);
     pvm_send(a, TAG_EARLY);
-    if (i % 10 == 0) usleep(10000); /* give A time to start and answer in between */
+    usleep(EARLY_MESSAGE_GAP_US); /* the stream spans A's start */
   }
 
   /* Encodings, echoed back. */
@@ -402,6 +406,10 @@ static void worker_p(int master_tid, int *workers) {
 
 static void worker(const char *role) {
   int workers[WORKERS], master_tid;
+  /* A starts late, after LongPipe's wait for a freshly spawned task's directory entry (2 s,
+   * kSpawnedTaskStartWait) has run out: the master's first messages to A take the pvmd route, and the
+   * early stream switches to LongPipe midway. B starts at once: its messages use LongPipe throughout. */
+  if (strcmp(role, "A") == 0) sleep(A_START_DELAY_SECONDS);
   pvm_recv(-1, TAG_ROLE);
   pvm_upkint(workers, WORKERS, 1);
   pvm_upkint(&master_tid, 1, 1);

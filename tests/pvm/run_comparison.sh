@@ -139,6 +139,21 @@ require_longpipe_traffic() {
   fi
 }
 
+# The master of pvm_semantics sends worker B exactly this many messages (its role, right after
+# pvm_spawn; the multicast; the go-ahead to exit). B starts at once, so with the front end's wait for
+# a freshly spawned task's directory entry all of them, the first included, go over LongPipe.
+readonly MASTER_TO_B_MESSAGES=3
+
+# require_session_with_messages NAME COUNT WHY: one of NAME's LongPipe sessions sent exactly COUNT
+# messages (else fail with WHY).
+require_session_with_messages() {
+  local stats=$WORK/$1.stats.json
+  /usr/bin/python3 -c 'import json, sys
+sent = [s["messages_sent"] for s in json.load(open(sys.argv[1]))["sessions"]]
+print("sessions sent", sent, file=sys.stderr)
+sys.exit(0 if int(sys.argv[2]) in sent else 1)' "$stats" "$2" || fail "$1: $3"
+}
+
 expect_clean_run() {
   local name=$1 status=$2
   ((status == 0)) || { cat "$WORK/$name.err" >&2; fail "$name exited with status $status"; }
@@ -158,6 +173,12 @@ scenario_semantics() {
   expect_clean_run longpipe "$status"
   compare plain longpipe
   require_longpipe_traffic longpipe
+  # Local only: across the sites every task inherits LONGPIPE_STATS through pvm-sites, so the file is
+  # whichever task wrote last.
+  if [[ $MODE == local ]]; then
+    require_session_with_messages longpipe "$MASTER_TO_B_MESSAGES" \
+      "B's first message (sent right after pvm_spawn) did not go over LongPipe: the wait for a spawned task's directory entry did not work"
+  fi
 }
 
 scenario_debian_examples() {
