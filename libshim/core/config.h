@@ -65,16 +65,16 @@ struct Config {
   // bursts of 100 messages; libshim/README.md has the tables):
   //  - bbr paces an application-limited burst. Its delivery-rate samples never span less than one
   //    round trip, so its bandwidth estimate settles at about burst / RTT and STARTUP's pacing gain
-  //    (2.89) sends every burst over about RTT / 1.89 = 0.29 s whatever its size: 1.2-1.35 x the
-  //    floor for bursts below ~2 MB (256 B - 16 KiB messages), and 2.5-6 % slower than PvmRouteDirect
-  //    for 1-16 B PVM messages. Above that the link rate binds and bbr is within 1.03 x.
+  //    (2.89) sends every burst over about RTT / 1.89 = 0.29 s whatever its size: 1.1-1.3 x the
+  //    floor for 1 B - 16 KiB messages, and 2.5-6 % slower than PvmRouteDirect for 1-16 B PVM
+  //    messages. From ~5 MB per burst the link rate binds and bbr is within 1.03 x.
   //  - cubic does not pace: a burst that fits the congestion window leaves at once (1.00 x from 1 B
-  //    to 16 KiB). But it falls back to slow start after a pause longer than one RTO (stock hosts,
-  //    tcp_slow_start_after_idle = 1; bbr is exempt), and one random loss halves its window, which
-  //    takes minutes to regrow at 540 ms: on a lossy path it cannot carry bulk data. So large
-  //    messages, where the link rate dominates and loss matters, stay on bbr.
-  // LONGPIPE_STREAMS=1 LONGPIPE_CONGESTION=bbr is the previous single-stream default (better for
-  // programs that pause longer than an RTO between small bursts; see the README's pause table).
+  //    to 4 KiB, 16 KiB too unless the emulator's TUN ring overflows, see the README). But it
+  //    restarts slow start after a pause longer than one RTO (stock tcp_slow_start_after_idle = 1;
+  //    bbr is exempt), and random loss keeps its window small for minutes at 540 ms. Hence large
+  //    messages, where the link rate dominates, stay on bbr, and a cubic connection switches to
+  //    bbr when either shows up (congestion_fallback below).
+  // LONGPIPE_STREAMS=1 LONGPIPE_CONGESTION=bbr LONGPIPE_SMALL_MESSAGE=0 is the previous default.
   //
   // LONGPIPE_CONGESTION: TCP_CONGESTION name, or "system"; a comma list gives stream i entry i
   // (modulo the list's length). Default: cubic for stream 0 (small messages), bbr for stream 1.
@@ -84,9 +84,10 @@ struct Config {
   //  - after its first TCP retransmission (a lossy path, or one that cubic's unpaced bursts
   //    overfill: measured on geo-lossy, 1 % loss, 16 KiB x 100 on cubic took 45 x the floor,
   //    3.5 x on bbr), or
-  //  - when nothing is in flight and the last data left longer than about one RTO ago, i.e. the
-  //    kernel would restart slow start on this write (stock tcp_slow_start_after_idle; after a 2 s
-  //    pause 1 KiB x 100 took 2.48 x on cubic, 1.32 x on bbr, which keeps its window).
+  //  - when nothing is in flight, the window has grown past the initial one and the last data left
+  //    about one RTO ago, i.e. the kernel would restart slow start on this write (stock
+  //    tcp_slow_start_after_idle; after a 2 s pause 1 KiB x 100 took 2.48 x on cubic, 1.32 x on
+  //    bbr, which keeps its window). Back-to-back bursts pause one RTT, less than the RTO.
   // bbr implements cong_control, so the kernel skips both the idle restart and the application-
   // limited window decay for it; switching keeps the window the connection has built.
   std::string congestion_fallback = "bbr";
