@@ -44,16 +44,6 @@ constexpr std::size_t kMaxHandshakingConnections = 64;
 // TCP_INFO is read for the statistics at most this often.
 constexpr milliseconds kTcpInfoInterval{500};
 constexpr int kMaxEpollEvents = 64;
-// After a wait that returned events, the progress thread keeps polling (epoll_wait without a
-// timeout, yielding the CPU between polls) this long before it blocks. Traffic comes in bursts
-// (a message, then its reply a link round trip later): going to sleep between them and being
-// woken again costs more than the poll, most of all on a virtual machine, where a halted vCPU
-// needs an inter-processor interrupt and the host's scheduler to run again. On the lan bench
-// (2 vCPUs) the per-message time of 16 B to 1 KiB messages had a slow regime of 15-22 us beside
-// a fast one of 6-8 us; with this poll the median stays at 7-11 us. Short, and sched_yield()
-// between polls gives the CPU to any runnable thread (the application, the link emulator), so
-// it only uses time nobody else wants; an idle engine blocks.
-constexpr std::chrono::microseconds kPollBeforeBlocking{50};
 
 // SIGUSR1 -> this eventfd -> the progress thread writes LONGPIPE_STATS (no work in the handler).
 std::atomic<int> g_stats_signal_fd{-1};
@@ -162,9 +152,6 @@ class Engine::Impl {
 
   // --- progress thread ---
   void run();
-  // epoll_wait with `timeout_ms`; after a busy round (`poll_first`), polls for kPollBeforeBlocking
-  // before blocking. Returns the number of events (0 on timeout or EINTR).
-  int wait_for_events(epoll_event* events, int timeout_ms, bool poll_first);
   void handle_connection_event(Connection& connection, std::uint32_t events, Clock::time_point now);
   void accept_connections(Clock::time_point now);
   void read_from(Connection& connection, Clock::time_point now);
@@ -240,6 +227,8 @@ class Engine::Impl {
   std::uint64_t engine_malformed_ = 0;
   std::uint64_t accepted_ = 0;
   std::uint64_t refused_busy_ = 0;
+  // Set by the application thread that signals wake_fd_, cleared by the progress thread after it
+  // drained wake_fd_: one eventfd write per burst instead of one per message.
   std::atomic<bool> wake_pending_{false};
   std::atomic<bool> reading_paused_{false};
 
@@ -469,25 +458,29 @@ void Engine::Impl::write_stats_file() const {
 // --- progress thread ---------------------------------------------------------------------------
 
 void Engine::Impl::run() {
-  const std::string pinning = pin_current_thread(config_.pin, application_cpu_);
+  const std::string pinning =
+      pin_current_thread(config_.pin, application_cpu_) + "; " + use_batch_scheduling_for_current_thread();
   {
     std::lock_guard lock(mutex_);
     pinning_ = pinning;
   }
   epoll_event events[kMaxEpollEvents];
   bool stopping = false;
-  bool busy = false;  // the last wait returned events
   while (true) {
-    const int count = wait_for_events(events, next_timeout_ms(Clock::now()), busy);
-    busy = count > 0;
+    const int timeout = next_timeout_ms(Clock::now());
+    const int count = ::epoll_wait(epoll_fd_.get(), events, kMaxEpollEvents, timeout);
     const auto now = Clock::now();
     for (int i = 0; i < count; ++i) {
       void* tag = events[i].data.ptr;
       if (tag == &listen_tag_) {
         accept_connections(now);
       } else if (tag == &wake_tag_) {
-        wake_pending_.store(false);
+        // Drain first, then clear: the other order can swallow the signal of a send() that set
+        // the flag in between, leaving the flag set with nothing to clear it, and every later
+        // send() would then skip its wake-up (the outbox only moving when the socket or a timer
+        // woke this thread).
         drain_eventfd(wake_fd_.get());
+        wake_pending_.store(false);
       } else if (tag == &stats_tag_) {
         drain_eventfd(stats_signal_fd_.get());
         write_stats_file();
@@ -508,18 +501,6 @@ void Engine::Impl::run() {
     sweep_closed();
   }
   say_goodbye(Clock::now());
-}
-
-int Engine::Impl::wait_for_events(epoll_event* events, int timeout_ms, bool poll_first) {
-  if (poll_first && timeout_ms > 0) {
-    const auto until = Clock::now() + kPollBeforeBlocking;
-    do {
-      const int count = ::epoll_wait(epoll_fd_.get(), events, kMaxEpollEvents, 0);
-      if (count != 0) return std::max(count, 0);
-      ::sched_yield();
-    } while (Clock::now() < until);
-  }
-  return std::max(::epoll_wait(epoll_fd_.get(), events, kMaxEpollEvents, timeout_ms), 0);
 }
 
 int Engine::Impl::next_timeout_ms(Clock::time_point now) const {

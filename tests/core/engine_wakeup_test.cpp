@@ -1,7 +1,6 @@
-// The progress thread's wait: after a busy round it polls briefly before blocking
-// (kPollBeforeBlocking in engine.cpp). Checks that no wake-up is lost on either side of that
-// switch (messages and replies that arrive while it polls, just after, or long after) and that an
-// idle engine really blocks instead of polling on.
+// Wake-ups of the progress thread (one eventfd signal per burst, SCHED_BATCH scheduling): no
+// message is left waiting whether it is sent while the thread is busy, just as it finishes, or
+// long after it went to sleep; an idle engine really blocks.
 #include <catch2/catch.hpp>
 
 #include <time.h>
@@ -9,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "engine.h"
@@ -58,8 +58,8 @@ double process_cpu_seconds() {
 TEST_CASE("requests and replies separated by pauses around the poll window all arrive, in order") {
   lp::Engine client(loopback_config());
   lp::Engine server(loopback_config());
-  // Pauses shorter than, close to, and longer than the poll before blocking, so that a message
-  // reaches each progress thread while it polls, as it switches to blocking, and while it sleeps.
+  // Pauses from none to longer than a scheduler tick, so that a message reaches each progress
+  // thread while it is busy, as it goes to sleep, and while it sleeps.
   const std::chrono::microseconds pauses[] = {0us, 10us, 45us, 60us, 200us, 3000us};
   std::int32_t tag = 0;
   for (int round = 0; round < 20; ++round) {
@@ -94,6 +94,19 @@ TEST_CASE("a burst is delivered completely after the engines have gone idle") {
     REQUIRE(message->tag == i);
   }
   REQUIRE(a.flush(5000ms));
+}
+
+TEST_CASE("the progress thread reports its scheduling and placement") {
+  lp::Engine engine(loopback_config());
+  // The thread fills this in as it starts: wait for it.
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  std::string stats = engine.stats_json();
+  while (stats.find("\"progress_thread\":\"\"") != std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+    stats = engine.stats_json();
+  }
+  INFO(stats);
+  CHECK(stats.find("not pinned (LONGPIPE_PIN=off); SCHED_BATCH") != std::string::npos);
 }
 
 TEST_CASE("an idle engine blocks instead of polling on") {
