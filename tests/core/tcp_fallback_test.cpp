@@ -88,6 +88,17 @@ TEST_CASE("a cubic connection switches to bbr before a write that would restart 
 
   exchange(pair, kWindowGrowingBytes);
   REQUIRE(read_tcp_info(pair.client.get()).tcpi_snd_cwnd > 10);
+  // Draining megabytes from the receive buffer can take longer than the check's margin in a
+  // sanitizer build on a loaded machine; one more byte makes "just sent" true however slow that was.
+  exchange(pair, 1);
+  if (read_tcp_info(pair.client.get()).tcpi_total_retrans > 0) {
+    // Loopback retransmits now and then when a sanitizer build runs on a busy machine: then the
+    // switch is right, for that other reason, and the idle case cannot be told apart any more.
+    CHECK(lp::fall_back_if_unsuited(pair.client.get(), tuning));
+    CHECK(tuning.note.find("retransmission(s)") != std::string::npos);
+    CHECK(kernel_congestion(pair.client.get()) == "bbr");
+    return;
+  }
   CHECK_FALSE(lp::fall_back_if_unsuited(pair.client.get(), tuning));  // just sent: no idle restart
   CHECK(tuning.congestion == "cubic");
   CHECK(kernel_congestion(pair.client.get()) == "cubic");
