@@ -208,7 +208,9 @@ const std::vector<Setting>& settings() {
       Setting{"STATS", "file for JSON statistics, written at exit and on SIGUSR1",
               [](Config& c, const std::string& v) { c.stats_path = v; },
               [](const Config& c) { return c.stats_path; }},
-      Setting{"PIN", "progress thread placement: auto (a core away from the caller's), off, or a core index",
+      Setting{"PIN",
+              "progress thread placement: auto (a core away from the caller's on 4 or more cores, unpinned "
+              "below), off, or a core index",
               [](Config& c, const std::string& v) {
                 if (v == "auto") c.pin = {PinPolicy::Mode::kAuto, -1};
                 else if (v == "off") c.pin = {PinPolicy::Mode::kOff, -1};
