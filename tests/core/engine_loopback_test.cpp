@@ -15,22 +15,14 @@
 #include <thread>
 
 #include "engine.h"
+#include "loopback_engine_config.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 
 lp::Config loopback_config(const std::string& key = "test-key") {
-  lp::Config config;
-  config.listen = "127.0.0.1:0";
-  config.key = key;
-  config.bandwidth_mbit = 100;
-  config.rtt = std::chrono::milliseconds(10);
-  config.pin = {lp::PinPolicy::Mode::kOff, -1};
-  config.keepalive_interval = 200ms;
-  config.dead_peer_timeout = 2000ms;
-  config.linger = 1000ms;
-  return config;
+  return lp::test::loopback_engine_config(key, 2000ms);
 }
 
 lp::Message numbered(std::uint32_t index, std::size_t size) {

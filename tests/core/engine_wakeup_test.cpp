@@ -12,23 +12,13 @@
 #include <thread>
 
 #include "engine.h"
+#include "loopback_engine_config.h"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-lp::Config loopback_config() {
-  lp::Config config;
-  config.listen = "127.0.0.1:0";
-  config.key = "wakeup-test-key";
-  config.bandwidth_mbit = 100;
-  config.rtt = std::chrono::milliseconds(10);
-  config.pin = {lp::PinPolicy::Mode::kOff, -1};
-  config.keepalive_interval = 200ms;
-  config.dead_peer_timeout = 5000ms;
-  config.linger = 1000ms;
-  return config;
-}
+lp::Config loopback_config() { return lp::test::loopback_engine_config("wakeup-test-key", 5000ms); }
 
 lp::Message tagged(std::int32_t tag) {
   lp::Message message;

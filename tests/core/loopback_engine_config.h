@@ -1,0 +1,27 @@
+// The engine configuration the loopback tests share: a listener on 127.0.0.1, a short assumed
+// path (100 Mbit/s, 10 ms) so buffers stay small, no pinning (the test threads move freely) and
+// timers short enough for a test but long enough for a sanitizer build.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "config.h"
+
+namespace lp::test {
+
+inline Config loopback_engine_config(const std::string& key, std::chrono::milliseconds dead_peer_timeout) {
+  using namespace std::chrono_literals;
+  Config config;
+  config.listen = "127.0.0.1:0";
+  config.key = key;
+  config.bandwidth_mbit = 100;
+  config.rtt = 10ms;
+  config.pin = {PinPolicy::Mode::kOff, -1};
+  config.keepalive_interval = 200ms;
+  config.dead_peer_timeout = dead_peer_timeout;
+  config.linger = 1000ms;
+  return config;
+}
+
+}  // namespace lp::test
