@@ -12,3 +12,27 @@ check_pngs() {
     "$bin/cfd-png-check" "$dir"/frame-*.png "$dir/contact-sheet.png"; fail "consumer $3: a PNG is unreadable or blank"; }
   [[ -s "$dir/summary.json" ]] || fail "consumer $3 wrote no summary.json"
 }
+
+# check_consumers_pngs BIN_DIR OUT_DIR RESULT_JSON CONSUMERS: check_pngs for every consumer, with
+# the frame count its summary in the producer's RESULT_JSON reports.
+check_consumers_pngs() {
+  local bin=$1 out=$2 result=$3 consumers=$4 i received
+  for ((i = 0; i < consumers; ++i)); do
+    received=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["consumers"][int(sys.argv[2])]["frames_received"])' \
+      "$result" "$i")
+    check_pngs "$bin" "$out" "$i" "$received"
+  done
+}
+
+# The two-site tests (a link fixture's namespaces, apps/pvm-sites): PVM_SITES and WORK must be set.
+# two_site_up LIBLONGPIPE: checks the library is there and starts the two-site virtual machine.
+two_site_up() {
+  [[ -f $1 ]] || fail "no LongPipe library at $1"
+  "$PVM_SITES" up >"$WORK/pvm-sites-up.log" 2>&1 || { cat "$WORK/pvm-sites-up.log"; fail "pvm-sites up failed"; }
+}
+
+# two_site_down STATUS: halts the virtual machine; keeps WORK when STATUS is a failure, else removes it.
+two_site_down() {
+  "$PVM_SITES" down >/dev/null 2>&1 || echo "warning: pvm-sites down failed" >&2
+  if (($1 != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+}

@@ -44,15 +44,13 @@ cleanup() {
   local status=$?
   [[ -n $follower ]] && { kill "$follower" 2>/dev/null || true; wait "$follower" 2>/dev/null || true; }
   "$SLOW_PATH" down || echo "warning: slow-path down failed" >&2
-  "$PVM_SITES" down >/dev/null 2>&1 || echo "warning: pvm-sites down failed" >&2
-  if ((status != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+  two_site_down "$status"
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-[[ -f $LIBRARY ]] || fail "no LongPipe library at $LIBRARY"
-"$PVM_SITES" up >"$WORK/pvm-sites-up.log" 2>&1 || { cat "$WORK/pvm-sites-up.log"; fail "pvm-sites up failed"; }
+two_site_up "$LIBRARY"
 
 "$SLOW_PATH" up
 "$SLOW_PATH" follow --class $SLOW_CLASS --mbit $SLOW_LINK_MBIT --cmdline "cfd-consumer .*--index $SLOW " \
@@ -91,9 +89,5 @@ print(r["consumers"][int(sys.argv[2])]["frames_received"] * r["producer"]["frame
 ((overlimits > 0)) || fail "the slow link's class was never over its rate: the link was not what slowed the consumer"
 echo "slow link: class 1:$SLOW_CLASS (ports $ports) carried $class_bytes bytes for $received_bytes received, overlimits $overlimits"
 
-for ((i = 0; i < CONSUMERS; ++i)); do
-  received=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["consumers"][int(sys.argv[2])]["frames_received"])' \
-    "$WORK/result.json" $i)
-  check_pngs "$BIN" "$WORK/out" $i "$received"
-done
+check_consumers_pngs "$BIN" "$WORK/out" "$WORK/result.json" $CONSUMERS
 echo PASS

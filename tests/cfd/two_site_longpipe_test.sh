@@ -39,15 +39,13 @@ readonly RUN_SECONDS=90
 WORK=$(mktemp -d /tmp/cfd-two-site-test.XXXXXX)
 cleanup() {
   local status=$?
-  "$PVM_SITES" down >/dev/null 2>&1 || echo "warning: pvm-sites down failed" >&2
-  if ((status != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+  two_site_down "$status"
   exit "$status"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-[[ -f $LIBRARY ]] || fail "no LongPipe library at $LIBRARY"
-"$PVM_SITES" up >"$WORK/pvm-sites-up.log" 2>&1 || { cat "$WORK/pvm-sites-up.log"; fail "pvm-sites up failed"; }
+two_site_up "$LIBRARY"
 
 policy_env=() drops=()
 case $POLICY in
@@ -88,10 +86,6 @@ if [[ $POLICY == isolation ]]; then
 fi
 
 # Every frame a consumer received is a PNG that decodes and shows the field.
-for ((i = 0; i < CONSUMERS; ++i)); do
-  received=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["consumers"][int(sys.argv[2])]["frames_received"])' \
-    "$WORK/result.json" $i)
-  check_pngs "$BIN" "$WORK/out" $i "$received"
-done
+check_consumers_pngs "$BIN" "$WORK/out" "$WORK/result.json" $CONSUMERS
 echo "PNGs: one per frame received and a contact sheet per consumer, all decode and show the field"
 echo PASS
