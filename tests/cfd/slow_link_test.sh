@@ -15,7 +15,9 @@
 #     dropped by its session's policy (check_isolation.py);
 #   - the slowed class carried the slow consumer's frames and was held to its rate: at least half
 #     of the bytes it received went through that htb class, and the class was over its rate
-#     (overlimits > 0) — so the gaps come from the slower link, not from anything else.
+#     (overlimits > 0) — so the gaps come from the slower link, not from anything else — and it
+#     carried less than the slow consumer's bytes plus half the fast one's: the fast consumer's
+#     traffic was not limited.
 # Usage: slow_link_test.sh BIN_DIR LIBLONGPIPE
 set -euo pipefail
 
@@ -81,11 +83,19 @@ cat "$WORK/slow-path.stats"
 read -r _ _ _ class_bytes _ _ _ _ _ overlimits _ ports < <(grep "^class 1:$SLOW_CLASS " "$WORK/slow-path.stats") ||
   fail "no htb class 1:$SLOW_CLASS on site-a's link"
 [[ $ports != - ]] || fail "slow-path found no TCP port of the slow consumer"
-received_bytes=$(/usr/bin/python3 -c 'import json, sys
+# received_bytes I: the frame bytes consumer I received.
+received_bytes() {
+  /usr/bin/python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
-print(r["consumers"][int(sys.argv[2])]["frames_received"] * r["producer"]["frame_bytes"])' "$WORK/result.json" $SLOW)
+print(r["consumers"][int(sys.argv[2])]["frames_received"] * r["producer"]["frame_bytes"])' "$WORK/result.json" "$1"
+}
+received_bytes=$(received_bytes $SLOW) fast_bytes=$(received_bytes $FAST)
 ((class_bytes * 2 >= received_bytes)) ||
   fail "only $class_bytes bytes went through the slow link's class, the slow consumer received $received_bytes"
+# The fast consumer's frames did not: had they, the class would hold them too (all but the few
+# sent before the filters caught up).
+((class_bytes < received_bytes + fast_bytes / 2)) ||
+  fail "$class_bytes bytes went through the slow link's class: more than the slow consumer's $received_bytes, the fast one's traffic was limited too"
 ((overlimits > 0)) || fail "the slow link's class was never over its rate: the link was not what slowed the consumer"
 echo "slow link: class 1:$SLOW_CLASS (ports $ports) carried $class_bytes bytes for $received_bytes received, overlimits $overlimits"
 
