@@ -27,7 +27,7 @@ TEST_CASE("defaults are valid and documented") {
   CHECK(config.streams == 2);  // small messages on a cubic stream, large ones on a bbr stream
   CHECK(config.congestion_for_stream(0) == "cubic");
   CHECK(config.congestion_for_stream(1) == "bbr");
-  CHECK(config.small_message == 16384);
+  CHECK(config.small_message == 32768);
   const std::string text = config.describe();
   CHECK(text.find("LONGPIPE_DEAD_PEER_MS=15000") != std::string::npos);
   CHECK(text.find("LONGPIPE_KEY=(none") != std::string::npos);
