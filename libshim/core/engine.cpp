@@ -175,6 +175,7 @@ class Engine::Impl {
   void close_connection(Connection& connection, const std::string& why, Clock::time_point now);
   void send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now);
   void fail_session(Session& session, const std::string& reason);
+  void describe_stream_congestion(Session& session);
   void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
   void note_rejected(Connection& connection);
   Session& session_for(const std::string& peer, Clock::time_point now);
@@ -879,6 +880,20 @@ void Engine::Impl::handle_session_frame(Connection& connection, const FrameView&
   }
 }
 
+
+// The stats show each stream's congestion control as it is now ("cubic,bbr"): a stream may have
+// switched to LONGPIPE_CONGESTION_FALLBACK since it connected, and its note says when and why.
+void Engine::Impl::describe_stream_congestion(Session& session) {
+  std::string congestion;
+  std::string notes;
+  for (const Connection* stream : session.streams) {
+    if (stream == nullptr) continue;
+    congestion += (congestion.empty() ? "" : ",") + stream->tuning.congestion;
+    notes += stream->tuning.note;
+  }
+  session.counters.tuning.congestion = congestion;
+  session.counters.tuning.note = notes;
+}
 void Engine::Impl::service(Session& session, Clock::time_point now) {
   if (session.failed) return;
   // Messages from the outbox into the ARQ window.
@@ -921,6 +936,7 @@ void Engine::Impl::service(Session& session, Clock::time_point now) {
   if (reading_paused_.load()) session.last_heard = now;  // our own back-pressure, not the peer's silence
   if (Connection* first = session.first_stream(); first && now - session.tcp_info_refreshed >= kTcpInfoInterval) {
     session.counters.tcp = read_window_info(first->fd());
+    describe_stream_congestion(session);
     session.tcp_info_refreshed = now;
   }
   std::lock_guard lock(mutex_);

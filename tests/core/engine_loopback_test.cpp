@@ -184,6 +184,7 @@ TEST_CASE("small and large messages on streams of their own stay in one order") 
   config.streams = 3;
   config.congestion = "cubic,bbr";
   config.small_message = 4096;
+  config.congestion_fallback.clear();  // keep each stream's choice, so the stats can be checked
   lp::Engine a(config);
   lp::Engine b(config);
   constexpr std::uint32_t kCount = 3000;
@@ -203,6 +204,8 @@ TEST_CASE("small and large messages on streams of their own stay in one order") 
   }
   CHECK(next == kCount);
   CHECK(a.stats_json().find("\"streams\":3") != std::string::npos);
+  std::this_thread::sleep_for(600ms);  // the stats read each stream's TCP state every 500 ms
+  CHECK(a.stats_json().find("\"congestion\":\"cubic,bbr,cubic\"") != std::string::npos);
 }
 
 namespace {
