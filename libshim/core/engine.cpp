@@ -880,7 +880,6 @@ void Engine::Impl::handle_session_frame(Connection& connection, const FrameView&
   }
 }
 
-
 // The stats show each stream's congestion control as it is now ("cubic,bbr"): a stream may have
 // switched to LONGPIPE_CONGESTION_FALLBACK since it connected, and its note says when and why.
 void Engine::Impl::describe_stream_congestion(Session& session) {
@@ -894,6 +893,7 @@ void Engine::Impl::describe_stream_congestion(Session& session) {
   session.counters.tuning.congestion = congestion;
   session.counters.tuning.note = notes;
 }
+
 void Engine::Impl::service(Session& session, Clock::time_point now) {
   if (session.failed) return;
   // Messages from the outbox into the ARQ window.

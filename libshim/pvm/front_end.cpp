@@ -154,7 +154,6 @@ std::optional<TaskDirectory::Entry> FrontEnd::wait_for_started_task(int tid) {
   const auto starting = starting_tasks_.find(tid);
   if (starting == starting_tasks_.end()) return std::nullopt;
   const auto deadline = starting->second;
-  starting_tasks_.erase(starting);
   while (Clock::now() + kDirectoryPollInterval <= deadline) {
     std::this_thread::sleep_for(kDirectoryPollInterval);
     if (auto entry = directory_.lookup(tid)) return entry;
@@ -166,7 +165,7 @@ const PeerRoutes::Route& FrontEnd::route_to(int tid) {
   if (routes_.route(tid).kind == PeerRoutes::Kind::kUnknown) {
     auto entry = directory_.lookup(tid);
     if (!entry) entry = wait_for_started_task(tid);
-    starting_tasks_.erase(tid);
+    starting_tasks_.erase(tid);  // waited for at most once, found or not
     if (entry && entry->data_signature == *lib_.data_signature) {
       routes_.found_in_directory(tid, entry->endpoint);
     } else {

@@ -12,10 +12,11 @@
 //
 // Routes (PeerRoutes, ArrivalGate): a destination found in the TaskDirectory at the first send is
 // reached through LongPipe from the first message (for a task spawned here a moment ago, the first
-// send waits a little for its entry to appear: wait_for_started_task()). Otherwise its messages go through the pvmd and
-// a hello (context kLongPipeContext) tells the destination, if it runs LongPipe, to answer over the
-// engine with its endpoint; the sender then sends a route marker through the pvmd and switches, and
-// the receiver holds the switched messages until the marker has come in.
+// send waits a little for its entry to appear: wait_for_started_task()). Otherwise its messages go
+// through the pvmd and a hello (context kLongPipeContext) tells the destination, if it runs
+// LongPipe, to answer over the engine with its endpoint; the sender then sends a route marker
+// through the pvmd and switches, and the receiver holds the switched messages until the marker
+// has come in.
 //
 // Not thread-safe by itself (neither is libpvm3): the interposition layer serialises calls.
 #pragma once
@@ -94,6 +95,7 @@ class FrontEnd {
   const PeerRoutes::Route& route_to(int tid);
   // For a task this one spawned less than kSpawnedTaskStartWait ago: polls the directory until its
   // entry appears or that time is up, so that its start-up messages need not take the pvmd route.
+  // route_to() forgets the task afterwards, so this happens at most once per task.
   std::optional<TaskDirectory::Entry> wait_for_started_task(int tid);
   // The application's send buffer as a checked, normalised MessageImage (message_image.h).
   std::vector<std::byte> send_buffer_image();
