@@ -261,12 +261,15 @@ std::optional<FrameView> FrameReader::next() {
   if (!known_type(type)) throw MalformedFrame("unknown frame type " + std::to_string(type));
   const auto frame_type = static_cast<FrameType>(type);
   const std::size_t limit = std::min(type_payload_limit(frame_type, max_payload_), max_payload_);
-  if (length > limit) {
-    throw MalformedFrame(std::string(frame_type_name(frame_type)) + " payload of " + std::to_string(length) +
-                         " bytes exceeds the limit of " + std::to_string(limit));
+  if (length < tag_size_) throw MalformedFrame(std::string(frame_type_name(frame_type)) + " frame lacks its tag");
+  if (length - tag_size_ > limit) {
+    throw MalformedFrame(std::string(frame_type_name(frame_type)) + " payload of " +
+                         std::to_string(length - tag_size_) + " bytes exceeds the limit of " + std::to_string(limit));
   }
   if (available < kFrameHeaderSize + length) return std::nullopt;
-  FrameView view{frame_type, std::span<const std::byte>(buffer_.data() + begin_ + kFrameHeaderSize, length)};
+  std::byte* const frame = buffer_.data() + begin_;
+  FrameView view{frame_type, {frame + kFrameHeaderSize, length - tag_size_}, {frame, kFrameHeaderSize},
+                 {frame + kFrameHeaderSize + length - tag_size_, tag_size_}};
   begin_ += kFrameHeaderSize + length;
   return view;
 }

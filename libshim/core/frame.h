@@ -95,10 +95,14 @@ struct CloseFrame {
   std::string text;
 };
 
-// A decoded frame; payload points into the FrameReader's buffer until its next call.
+// A decoded frame; its spans point into the FrameReader's buffer until its next call. On a
+// protected connection (FrameReader::set_tag_size) the payload is still sealed when next() returns
+// it and is opened in place (frame_cipher.h).
 struct FrameView {
   FrameType type;
-  std::span<const std::byte> payload;
+  std::span<std::byte> payload;       // without the tag
+  std::span<const std::byte> header;  // the 8 header bytes (authenticated data of a sealed frame)
+  std::span<const std::byte> tag;     // empty on an unprotected connection
 };
 
 // Payload decoders: validate and return the fields; throw MalformedFrame.
@@ -125,6 +129,9 @@ class FrameReader {
 
   // Raised once the connection has authenticated (DATA may then be up to LONGPIPE_MAX_MESSAGE).
   void set_max_payload(std::size_t max_payload) { max_payload_ = max_payload; }
+  // From now on every frame ends with a tag of this many bytes (counted in the header's length,
+  // not in the payload limits).
+  void set_tag_size(std::size_t tag_size) { tag_size_ = tag_size; }
 
   // A writable area of at least `minimum` bytes at the end of the buffered data.
   std::span<std::byte> write_area(std::size_t minimum);
@@ -138,6 +145,7 @@ class FrameReader {
 
  private:
   std::size_t max_payload_;
+  std::size_t tag_size_ = 0;
   std::vector<std::byte> buffer_;
   std::size_t begin_ = 0;  // first unconsumed byte
   std::size_t end_ = 0;    // one past the last received byte
