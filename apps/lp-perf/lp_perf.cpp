@@ -13,6 +13,7 @@
 
 #include "engine.h"
 #include "frame.h"
+#include "job_key.h"
 #include "perf_options.h"
 #include "plain_tcp_baseline.h"
 
@@ -237,6 +238,7 @@ int run(const Options& options) {
 LoopbackResult run_engine_loopback(std::size_t size, std::size_t count) {
   Config config = Config::from_environment();
   config.listen = "127.0.0.1:0";
+  if (config.key.empty()) config.key = make_job_key();  // both engines are ours: any key they share
   Engine sender(config);
   Engine receiver(config);
   std::thread answer([&] {

@@ -34,6 +34,8 @@ std::string usage() {
   return R"(Usage:
   lp-perf serve [--port P]
       Answer lp-perf runs (LONGPIPE_* variables configure the engine; default port 7447).
+      serve and run need the same LONGPIPE_KEY (or LONGPIPE_KEY_FILE), e.g. `openssl rand -hex 32`;
+      LONGPIPE_ENCRYPTION=off measures integrity-only protection.
   lp-perf run --peer HOST[:PORT] [--count X] [--size P[,P...]] [--ack each|last] [--batches N]
               [--link-rate MBIT] [--pings N] [--pause MS] [--csv FILE] [--json FILE]
       Aggregate latency: per batch, send X messages of P bytes back to back and collect the
@@ -47,7 +49,8 @@ std::string usage() {
       Sizes take K and M suffixes (binary), from 1 B to 1 GiB.
   lp-perf local [--count N] [--size P[,P...]]
       Loopback: message rate and CPU per message of the engine (two engines in this process)
-      against a plain blocking TCP socket pair moving the same messages.
+      against a plain blocking TCP socket pair moving the same messages (a random key unless
+      LONGPIPE_KEY is set).
 )";
 }
 

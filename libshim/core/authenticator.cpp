@@ -8,15 +8,18 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "config.h"
 #include "frame.h"
 
 namespace lp {
-namespace {
-// Used when LONGPIPE_KEY is not set: authentication then only proves "speaks LongPipe".
-constexpr const char* kDefaultKey = "longpipe-default-key (set LONGPIPE_KEY)";
-}  // namespace
 
-Authenticator::Authenticator(const std::string& key) : key_(key.empty() ? kDefaultKey : key) {}
+Authenticator::Authenticator(const std::string& key) : key_(key) {
+  if (key_.empty()) {
+    throw ConfigError(
+        "no job key: set LONGPIPE_KEY or LONGPIPE_KEY_FILE (the same in every process of the job; the PVM and MPI "
+        "front ends make one per job when neither is set)");
+  }
+}
 
 std::vector<std::byte> Authenticator::make_nonce() {
   std::vector<std::byte> nonce(kNonceSize);

@@ -19,8 +19,8 @@ namespace lp {
 
 class Authenticator {
  public:
-  // An empty key means "no key configured": a fixed, documented default key is used, so any
-  // LongPipe process can connect (as without authentication) but the protocol is the same.
+  // There is no default key: an empty one throws ConfigError (an engine without a key neither
+  // dials nor accepts).
   explicit Authenticator(const std::string& key);
 
   // kNonceSize bytes from the OpenSSL CSPRNG.
