@@ -852,7 +852,9 @@ void Engine::Impl::handle_session_frame(Connection& connection, const FrameView&
   switch (frame.type) {
     case FrameType::kData: {
       const DataFrame data = decode_data(frame.payload, config_.max_message);
-      session->arq.on_data(data.sequence, ArqPayload(data.message.begin(), data.message.end()), now);
+      if (!session->arq.on_data(data.sequence, ArqPayload(data.message.begin(), data.message.end()), now)) {
+        throw MalformedFrame("DATA " + std::to_string(data.sequence) + " lies far beyond the receive window");
+      }
       return;
     }
     case FrameType::kAck: {
