@@ -7,7 +7,8 @@
 //
 // Both sides prove the key, over fresh nonces from both (no replay), with different labels (a proof
 // cannot be reflected back). Proofs are compared in constant time. Nothing but these frames is
-// accepted before the proof is checked.
+// accepted before the proof is checked; everything after is sealed (frame_cipher.h) and begins with
+// IDENTIFY, which proves which process of the job is speaking (identity_token).
 #pragma once
 
 #include <cstddef>
@@ -34,10 +35,18 @@ class Authenticator {
   // Constant-time comparison of a received proof with the expected one.
   static bool proofs_match(std::span<const std::byte> received, std::span<const std::byte> expected);
 
+  // This engine's identity token for the session with `peer_endpoint`: HMAC-SHA256 of the endpoint
+  // under a random secret of this engine (made at construction, never sent). Sent sealed in
+  // IDENTIFY on every connection; the peer binds the session to the first one it sees and refuses
+  // connections that present another. A key holder can thus not join or replace another peer's
+  // session, and a token per peer means no peer learns what would open another peer's sessions.
+  std::vector<std::byte> identity_token(const std::string& peer_endpoint) const;
+
  private:
   std::vector<std::byte> proof(const char* label, std::span<const std::byte> first, std::span<const std::byte> second,
                                const std::string& endpoint) const;
   std::string key_;
+  std::vector<std::byte> identity_secret_;
 };
 
 }  // namespace lp

@@ -5,11 +5,14 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "file_descriptor.h"
 #include "frame.h"
+#include "frame_cipher.h"
 #include "tcp_socket.h"
 
 namespace lp {
@@ -19,10 +22,12 @@ class Session;
 enum class ConnectionState {
   kConnecting,        // dialler: non-blocking connect in progress
   kAwaitChallenge,    // dialler: HELLO sent
-  kAwaitServerProof,  // dialler: AUTH sent
+  kAwaitServerProof,  // dialler: AUTH and sealed IDENTIFY sent
+  kAwaitPeerIdentity, // dialler: the acceptor's proof checked; its sealed IDENTIFY comes next
   kAwaitHello,        // acceptor: nothing received yet
   kAwaitClientProof,  // acceptor: CHALLENGE sent
-  kEstablished,       // both proofs checked: DATA and ACK flow
+  kAwaitIdentity,     // acceptor: the dialler's proof checked; its sealed IDENTIFY comes next
+  kEstablished,       // both proofs and identities checked: sealed DATA and ACK flow
   kClosed,            // waiting to be swept away
 };
 
@@ -48,6 +53,22 @@ class Connection {
   FrameReader& reader() { return reader_; }
   void close_socket() { fd_.reset(); }
 
+  // Traffic keys from the handshake (frame_cipher.h). Our frames are sealed from start_sealing()
+  // on, the peer's are opened from start_opening() on (each side's first sealed frame is IDENTIFY).
+  void set_traffic_keys(const TrafficKeys& keys, Protection protection);
+  void start_sealing();
+  void start_opening();
+  // Seals the frame an encoder appended at output()[start], once sealing has started.
+  void seal_from(std::size_t start) {
+    if (sealer_) sealer_->seal_frame(output_, start);
+  }
+  // Opens a received frame in place; true for a frame of an unprotected phase (no tag).
+  bool open(const FrameView& frame) {
+    return frame.tag.empty() || (opener_ && opener_->open(frame.header, frame.payload, frame.tag));
+  }
+  Protection protection() const { return protection_; }
+  bool authenticated() const { return state == ConnectionState::kEstablished; }
+
   ConnectionState state = ConnectionState::kConnecting;
   Session* session = nullptr;                // null until an accepted connection says HELLO
   std::string peer_endpoint;                 // dialled, or announced in HELLO
@@ -64,6 +85,10 @@ class Connection {
   FileDescriptor fd_;
   bool outgoing_;
   FrameReader reader_;
+  Protection protection_ = Protection::kEncrypt;
+  std::optional<TrafficKeys> keys_;        // until both ciphers exist
+  std::unique_ptr<FrameCipher> sealer_;    // our direction
+  std::unique_ptr<FrameCipher> opener_;    // the peer's
   std::vector<std::byte> output_;
   std::size_t written_ = 0;
 };

@@ -20,6 +20,7 @@
 
 #include "authenticator.h"
 #include "connection.h"
+#include "frame_cipher.h"
 #include "session.h"
 #include "system_call.h"
 #include "tcp_socket.h"
@@ -41,6 +42,9 @@ constexpr std::size_t kOutputHighWater = 1u << 20;
 constexpr std::size_t kReadBudget = 4u << 20;
 // Accepted connections that have not authenticated yet: beyond this, new ones are refused.
 constexpr std::size_t kMaxHandshakingConnections = 64;
+// Bytes read from a connection that has not authenticated, per turn: the largest handshake frames
+// (HELLO, AUTH and a sealed IDENTIFY) fit, so an unauthenticated peer makes us buffer no more.
+constexpr std::size_t kHandshakeReadBudget = 1024;
 // TCP_INFO is read for the statistics at most this often.
 constexpr milliseconds kTcpInfoInterval{500};
 constexpr int kMaxEpollEvents = 64;
@@ -178,6 +182,12 @@ class Engine::Impl {
   void describe_stream_congestion(Session& session);
   void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
   void note_rejected(Connection& connection);
+  void note_refused_frame(Connection& connection, Clock::time_point now);
+  // Our sealed IDENTIFY for the connection's session (its first sealed frame).
+  void send_identity(Connection& connection, const std::string& peer);
+  // Binds the session to `token` (first connection) or checks it; false: another identity.
+  static bool identity_matches(Session& session, const std::vector<std::byte>& token);
+  void reclaim_sessions();
   Session& session_for(const std::string& peer, Clock::time_point now);
   std::unique_ptr<Session> make_session(std::shared_ptr<SessionShared> shared, Clock::time_point now) const;
   void exchange_with_application(Clock::time_point now, bool& stopping);
@@ -228,6 +238,8 @@ class Engine::Impl {
   std::uint64_t engine_malformed_ = 0;
   std::uint64_t accepted_ = 0;
   std::uint64_t refused_busy_ = 0;
+  std::uint64_t engine_refused_frames_ = 0;
+  std::uint64_t engine_identity_refused_ = 0;
   // Set by the application thread that signals wake_fd_, cleared by the progress thread after it
   // drained wake_fd_: one eventfd write per burst instead of one per message.
   std::atomic<bool> wake_pending_{false};
@@ -239,10 +251,15 @@ class Engine::Impl {
   std::vector<Connection*> closed_;
   std::size_t handshaking_accepted_ = 0;
   std::uint64_t local_rejected_ = 0, local_malformed_ = 0, local_accepted_ = 0, local_refused_busy_ = 0;
+  std::uint64_t local_refused_frames_ = 0, local_identity_refused_ = 0;
+  Protection wanted_protection_;
 };
 
 Engine::Impl::Impl(Config config)
-    : config_(std::move(config)), authenticator_(config_.key), arq_config_(arq_config_from(config_)) {
+    : config_(std::move(config)),
+      authenticator_(config_.key),
+      arq_config_(arq_config_from(config_)),
+      wanted_protection_(config_.encryption ? Protection::kEncrypt : Protection::kIntegrityOnly) {
   std::uint16_t port = 0;
   listen_fd_ = listen_tuned(config_, listen_tuning_, port);
   const HostPort listen = parse_host_port(config_.listen, false);
@@ -314,6 +331,7 @@ void Engine::Impl::send(const std::string& peer, Message message) {
     new_sessions_.push_back(shared);
     created = true;
   }
+  shared->named_by_application = true;
   auto full = [&] {
     return !shared->outbox.empty() && (shared->outbox.size() >= config_.window_messages ||
                                        shared->outbox_bytes + queued.body_bytes > config_.window_bytes);
@@ -414,6 +432,7 @@ std::string Engine::Impl::stats_json() const {
       << ",\"congestion\":" << json_string(listen_tuning_.congestion) << ",\"note\":" << json_string(listen_tuning_.note)
       << "},\"accepted_connections\":" << accepted_ << ",\"rejected_connections\":" << engine_rejected_
       << ",\"malformed_frames\":" << engine_malformed_ << ",\"refused_busy\":" << refused_busy_
+      << ",\"refused_frames\":" << engine_refused_frames_ << ",\"identity_refused\":" << engine_identity_refused_
       << ",\"receive_queue_messages\":" << receive_queue_.size() << ",\"sessions\":[";
   bool first = true;
   for (const auto& [peer, shared] : shared_sessions_) {
@@ -433,7 +452,9 @@ std::string Engine::Impl::stats_json() const {
         << ",\"dropped_by_policy\":" << s.dropped_by_policy << ",\"connections_established\":"
         << s.connections_established << ",\"reconnects\":" << s.reconnects << ",\"carrier_resets\":" << a.carrier_resets
         << ",\"connect_failures\":" << s.connect_failures << ",\"rejected_connections\":" << s.rejected_connections
-        << ",\"malformed_frames\":" << s.malformed_frames << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
+        << ",\"malformed_frames\":" << s.malformed_frames << ",\"refused_frames\":" << s.refused_frames
+        << ",\"identity_refused\":" << s.identity_refused << ",\"protection\":" << json_string(s.protection)
+        << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
         << ",\"rcv_wscale\":" << s.tcp.rcv_wscale << ",\"snd_cwnd\":" << s.tcp.snd_cwnd
         << ",\"snd_mss\":" << s.tcp.snd_mss << ",\"rtt_ms\":" << s.tcp.rtt_us / 1000.0
         << ",\"total_retrans\":" << s.tcp.total_retrans << ",\"send_buffer\":" << s.tuning.send_buffer
@@ -493,6 +514,7 @@ void Engine::Impl::run() {
     exchange_with_application(now, stopping);
     if (stopping) break;
     for (auto& [peer, session] : sessions_) service(*session, now);
+    reclaim_sessions();
     for (auto& [raw, connection] : connections_) {
       if (connection->state != ConnectionState::kEstablished && connection->state != ConnectionState::kClosed &&
           now >= connection->deadline) {
@@ -642,7 +664,7 @@ void Engine::Impl::finish_connect(Connection& connection, Clock::time_point now)
     return;
   }
   connection.client_nonce = Authenticator::make_nonce();
-  encode_hello(connection.output(), connection.client_nonce, connection.stream, local_endpoint_);
+  encode_hello(connection.output(), connection.client_nonce, connection.stream, wanted_protection_, local_endpoint_);
   connection.state = ConnectionState::kAwaitChallenge;
   flush_output(connection);
 }
@@ -659,7 +681,8 @@ void Engine::Impl::handle_connection_event(Connection& connection, std::uint32_t
 void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
   std::string error;
   std::size_t bytes = 0;
-  const IoStatus status = connection.read_available(kReadBudget, error, bytes);
+  const IoStatus status =
+      connection.read_available(connection.authenticated() ? kReadBudget : kHandshakeReadBudget, error, bytes);
   std::vector<Message> batch;
   try {
     while (connection.state != ConnectionState::kClosed) {
@@ -709,8 +732,13 @@ void Engine::Impl::deliver_received(Session& session, std::vector<Message>& batc
 }
 
 void Engine::Impl::handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
-  if (connection.session != nullptr) connection.session->last_heard = now;
+  if (!connection.open(frame)) {
+    note_refused_frame(connection, now);
+    return;
+  }
   if (connection.state == ConnectionState::kEstablished) {
+    // Only authenticated frames are signs of the peer's life.
+    if (connection.session != nullptr) connection.session->last_heard = now;
     handle_session_frame(connection, frame, now);
   } else {
     handle_handshake_frame(connection, frame, now);
@@ -719,12 +747,17 @@ void Engine::Impl::handle_frame(Connection& connection, const FrameView& frame, 
 
 void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
   if (frame.type == FrameType::kClose) {
+    // Unauthenticated (or not yet proven to come from the session's peer): it ends this attempt
+    // only. The session keeps redialling and fails, if at all, after LONGPIPE_DEAD_PEER_MS.
     const CloseFrame close = decode_close(frame.payload);
-    if (close.reason == CloseReason::kAuthFailed && connection.session != nullptr) {
+    std::string why = "peer closed during the handshake: " + close.text;
+    if (close.reason == CloseReason::kAuthFailed) {
       note_rejected(connection);
-      fail_session(*connection.session, "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)");
+      why = "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)";
+    } else if (close.reason == CloseReason::kIdentityRefused) {
+      why = "refused by the peer: it holds a session for this endpoint with another process";
     }
-    close_connection(connection, "peer closed during the handshake: " + close.text, now);
+    close_connection(connection, why, now);
     return;
   }
   auto expect = [&](FrameType type) {
@@ -732,6 +765,11 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
       throw MalformedFrame(std::string("expected ") + frame_type_name(type) + " during the handshake, got " +
                            frame_type_name(frame.type));
     }
+  };
+  auto derive_keys = [&] {
+    connection.set_traffic_keys(derive_traffic_keys(config_.key, connection.client_nonce, connection.server_nonce,
+                                                    connection.protection()),
+                                connection.protection());
   };
   switch (connection.state) {
     case ConnectionState::kAwaitHello: {
@@ -743,7 +781,8 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
       if (hello.stream != 0) choose_congestion(connection.fd(), config_.congestion_for_stream(hello.stream), connection.tuning);
       connection.client_nonce = std::move(hello.nonce);
       connection.server_nonce = Authenticator::make_nonce();
-      encode_fixed(connection.output(), FrameType::kChallenge, connection.server_nonce);
+      connection.set_traffic_keys({}, stronger(hello.protection, wanted_protection_));
+      encode_challenge(connection.output(), connection.server_nonce, wanted_protection_);
       connection.state = ConnectionState::kAwaitClientProof;
       flush_output(connection);
       return;
@@ -756,30 +795,75 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
                           now)) {
         return;
       }
+      derive_keys();
+      connection.start_opening();
+      connection.state = ConnectionState::kAwaitIdentity;
+      return;
+    }
+    case ConnectionState::kAwaitIdentity: {
+      expect(FrameType::kIdentify);
+      const auto token = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
+      Session& session = session_for(connection.peer_endpoint, now);
+      if (!identity_matches(session, token)) {
+        // A key holder claiming another peer's endpoint, or that peer restarted while we still
+        // hold its old session (reclaimed after LONGPIPE_DEAD_PEER_MS of silence).
+        ++session.counters.identity_refused;
+        ++local_identity_refused_;
+        {
+          std::lock_guard lock(mutex_);
+          engine_identity_refused_ = local_identity_refused_;
+        }
+        send_close(connection, CloseReason::kIdentityRefused, "this endpoint's session belongs to another process", now);
+        close_connection(connection, "identity refused", now);
+        return;
+      }
       encode_fixed(connection.output(), FrameType::kAuth,
                    authenticator_.server_proof(connection.client_nonce, connection.server_nonce,
                                                connection.peer_endpoint));
-      connection.session = &session_for(connection.peer_endpoint, now);
+      connection.session = &session;
+      send_identity(connection, connection.peer_endpoint);
       establish(connection, now);
       return;
     }
     case ConnectionState::kAwaitChallenge: {
       expect(FrameType::kChallenge);
-      connection.server_nonce = decode_fixed(frame.payload, kNonceSize, "CHALLENGE");
+      ChallengeFrame challenge = decode_challenge(frame.payload);
+      connection.server_nonce = std::move(challenge.nonce);
+      connection.set_traffic_keys({}, stronger(challenge.protection, wanted_protection_));
+      derive_keys();
       encode_fixed(connection.output(), FrameType::kAuth,
                    authenticator_.client_proof(connection.client_nonce, connection.server_nonce, local_endpoint_));
+      send_identity(connection, connection.peer_endpoint);
       connection.state = ConnectionState::kAwaitServerProof;
       flush_output(connection);
       return;
     }
     case ConnectionState::kAwaitServerProof: {
       expect(FrameType::kAuth);
-      Session* session = connection.session;
       if (!proof_accepted(connection, frame,
                           authenticator_.server_proof(connection.client_nonce, connection.server_nonce,
                                                       local_endpoint_),
                           now)) {
-        if (session != nullptr) fail_session(*session, "the peer failed to prove the key (is LONGPIPE_KEY the same?)");
+        return;  // counted; the session redials (an impostor at the address cannot end it)
+      }
+      connection.start_opening();
+      connection.state = ConnectionState::kAwaitPeerIdentity;
+      return;
+    }
+    case ConnectionState::kAwaitPeerIdentity: {
+      expect(FrameType::kIdentify);
+      const auto token = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
+      Session* session = connection.session;
+      if (session == nullptr) {
+        close_connection(connection, "session gone", now);
+        return;
+      }
+      if (!identity_matches(*session, token)) {
+        // Authenticated, and reached at the peer's own address: the process there is another one
+        // than the session began with. What the old one had not acknowledged cannot be delivered.
+        ++session->counters.identity_refused;
+        fail_session(*session, "the process at " + session->peer() +
+                                   " is not the one this session began with (it restarted)");
         return;
       }
       establish(connection, now);
@@ -788,6 +872,21 @@ void Engine::Impl::handle_handshake_frame(Connection& connection, const FrameVie
     default:
       throw MalformedFrame("frame in an unexpected connection state");
   }
+}
+
+void Engine::Impl::send_identity(Connection& connection, const std::string& peer) {
+  connection.start_sealing();
+  const std::size_t start = connection.output().size();
+  encode_fixed(connection.output(), FrameType::kIdentify, authenticator_.identity_token(peer));
+  connection.seal_from(start);
+}
+
+bool Engine::Impl::identity_matches(Session& session, const std::vector<std::byte>& token) {
+  if (session.peer_token.empty()) {
+    session.peer_token = token;
+    return true;
+  }
+  return Authenticator::proofs_match(token, session.peer_token);
 }
 
 bool Engine::Impl::proof_accepted(Connection& connection, const FrameView& frame,
@@ -839,6 +938,7 @@ void Engine::Impl::establish(Connection& connection, Clock::time_point now) {
   ++session.counters.connections_established;
   session.ever_established = true;
   session.counters.tuning = connection.tuning;
+  session.counters.protection = protection_name(connection.protection());
   // When the carrier comes back (or a stream is replaced, taking its bytes with it), every
   // unacknowledged message goes again; the peer drops what it already had.
   if (carrier_was_down || replacing) session.arq.carrier_reset(now);
@@ -903,6 +1003,7 @@ void Engine::Impl::service(Session& session, Clock::time_point now) {
   {
     std::lock_guard lock(mutex_);
     auto& shared = *session.shared;
+    if (shared.named_by_application) session.may_dial = true;
     while (!shared.outbox.empty() && session.arq.can_accept(shared.outbox.front().packed.size())) {
       shared.outbox_bytes -= shared.outbox.front().body_bytes;
       session.arq.submit(std::move(shared.outbox.front().packed));
@@ -914,7 +1015,7 @@ void Engine::Impl::service(Session& session, Clock::time_point now) {
   const bool has_work = !session.arq.all_acknowledged();
   pump(session, now);
   // Redial our own streams that are down (the peer redials its own too; ties are broken in establish).
-  if (now >= session.next_dial && (!session.peer_said_goodbye || has_work)) {
+  if (session.may_dial && now >= session.next_dial && (!session.peer_said_goodbye || has_work)) {
     bool dialled = false;
     for (std::size_t stream = 0; stream < config_.streams; ++stream) {
       if (session.streams[stream] == nullptr && session.dialling[stream] == nullptr) {
@@ -993,7 +1094,9 @@ void Engine::Impl::pump(Session& session, Clock::time_point now) {
     if (!frame) break;
     Connection* preferred = stream_by_size(session, frame->payload.size());
     if (preferred != nullptr) target = preferred;
+    const std::size_t start = target->output().size();
     encode_data(target->output(), frame->seq, frame->payload);
+    target->seal_from(start);
     target->last_sent = now;
     session.next_stream = (target->stream + 1) % session.streams.size();
     // A full preferred stream waits for its socket rather than spilling onto the other kind.
@@ -1001,13 +1104,17 @@ void Engine::Impl::pump(Session& session, Clock::time_point now) {
   }
   // ACKs on one stream, so that they stay in order.
   if (auto ack = session.arq.poll_ack(now)) {
+    const std::size_t start = first->output().size();
     encode_ack(first->output(), to_wire(*ack));
+    first->seal_from(start);
     first->last_sent = now;
   }
   for (Connection* stream : session.streams) {
     if (stream == nullptr) continue;
     if (stream->pending_output() == 0 && now - stream->last_sent >= config_.keepalive_interval) {
+      const std::size_t start = stream->output().size();
       encode_keepalive(stream->output());
+      stream->seal_from(start);
       stream->last_sent = now;
     }
     if (stream->pending_output() > 0) flush_output(*stream);
@@ -1031,7 +1138,9 @@ void Engine::Impl::flush_output(Connection& connection) {
 void Engine::Impl::send_close(Connection& connection, CloseReason reason, const std::string& text,
                               Clock::time_point now) {
   if (connection.state == ConnectionState::kClosed) return;
+  const std::size_t start = connection.output().size();
   encode_close(connection.output(), reason, text);
+  connection.seal_from(start);  // sealed once our sealed frames have begun
   connection.last_sent = now;
   std::string ignored;
   connection.write_pending(ignored);  // best effort: the connection is about to go
@@ -1074,6 +1183,18 @@ void Engine::Impl::note_malformed(Connection& connection, const std::string& wha
   close_connection(connection, "malformed frame: " + what, now);
 }
 
+// A sealed frame that does not open: altered, replayed, reordered, or sealed with other keys. The
+// byte stream cannot be trusted from here on; the connection goes (the session redials).
+void Engine::Impl::note_refused_frame(Connection& connection, Clock::time_point now) {
+  if (connection.session != nullptr) ++connection.session->counters.refused_frames;
+  ++local_refused_frames_;
+  {
+    std::lock_guard lock(mutex_);
+    engine_refused_frames_ = local_refused_frames_;
+  }
+  close_connection(connection, "a frame failed its integrity check (altered or replayed)", now);
+}
+
 void Engine::Impl::note_rejected(Connection& connection) {
   if (connection.session != nullptr) ++connection.session->counters.rejected_connections;
   ++local_rejected_;
@@ -1101,6 +1222,27 @@ void Engine::Impl::fail_session(Session& session, const std::string& reason) {
   failures_.push_back({session.peer(), reason, lost});
   space_cv_.notify_all();
   flushed_cv_.notify_all();
+}
+
+// A session that only the peer opened (the application never named it) is forgotten once it is
+// over: the peer said goodbye and nothing is left to send, or it was given up on. So endpoints
+// that peers announce cost nothing once they are gone.
+void Engine::Impl::reclaim_sessions() {
+  for (auto it = sessions_.begin(); it != sessions_.end();) {
+    Session& session = *it->second;
+    const bool over = session.failed || (session.peer_said_goodbye && session.established_streams() == 0 &&
+                                         session.arq.all_acknowledged());
+    bool reclaim = false;
+    if (!session.may_dial && over) {
+      std::lock_guard lock(mutex_);
+      if (!session.shared->named_by_application && session.shared->outbox.empty()) {
+        auto shared = shared_sessions_.find(session.peer());
+        if (shared != shared_sessions_.end() && shared->second == session.shared) shared_sessions_.erase(shared);
+        reclaim = true;
+      }
+    }
+    it = reclaim ? sessions_.erase(it) : std::next(it);
+  }
 }
 
 void Engine::Impl::reset_all_connections(Clock::time_point now) {

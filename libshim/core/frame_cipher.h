@@ -22,17 +22,14 @@
 #include <string_view>
 #include <vector>
 
+#include "frame.h"
+
 using EVP_CIPHER_CTX = struct evp_cipher_ctx_st;  // <openssl/evp.h>, kept out of this header
 
 namespace lp {
 
 constexpr std::size_t kTagSize = 16;          // AES-GCM tag
 constexpr std::size_t kTrafficKeySize = 32;   // AES-256
-
-enum class Protection : std::uint8_t {
-  kEncrypt = 1,        // AES-256-GCM: confidentiality and integrity (the default)
-  kIntegrityOnly = 2,  // AES-256-GMAC over header and payload: integrity only
-};
 
 const char* protection_name(Protection protection);
 

@@ -32,6 +32,9 @@ struct SessionStatistics {
   std::uint64_t connect_failures = 0;
   std::uint64_t malformed_frames = 0;
   std::uint64_t rejected_connections = 0;   // failed authentication, either direction
+  std::uint64_t refused_frames = 0;         // sealed frames that failed to open (tampered, replayed)
+  std::uint64_t identity_refused = 0;       // connections that claimed this session with another identity
+  std::string protection;                   // of the established streams (frame_cipher.h)
   std::uint64_t messages_received = 0;      // delivered to the receive queue
   std::uint64_t bytes_received = 0;         // bodies only
   std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
@@ -50,6 +53,7 @@ struct SessionShared {
   std::size_t outbox_bytes = 0;
   std::uint64_t unacknowledged = 0;         // in the ARQ, not yet acknowledged
   std::optional<std::string> failure;       // set once the peer is given up on
+  bool named_by_application = false;        // send() named this peer: the engine may dial it
   SessionStatistics statistics;             // refreshed by the progress thread
 };
 
@@ -103,6 +107,12 @@ class Session {
   bool peer_said_goodbye = false;      // CLOSE(shutdown) received: no redial until there is data
   bool failed = false;
   bool ever_established = false;
+  // Dial only peers the application named (send()): an endpoint announced in HELLO is a claim, and
+  // a session opened by the peer is kept up by the peer's redials.
+  bool may_dial = false;
+  // The peer's identity token (Authenticator::identity_token), bound by the first connection that
+  // authenticated; later connections must present the same one to join or replace a stream.
+  std::vector<std::byte> peer_token;
   std::string last_error;              // why the last connection attempt or connection ended
   SessionStatistics counters;          // progress thread's working copy
   Clock::time_point tcp_info_refreshed{};
