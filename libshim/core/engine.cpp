@@ -684,16 +684,20 @@ void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
   const IoStatus status =
       connection.read_available(connection.authenticated() ? kReadBudget : kHandshakeReadBudget, error, bytes);
   std::vector<Message> batch;
+  // What the connection's frames gave its session is delivered even if a later frame of the same
+  // read closes the connection (no other read might come for that session).
+  Session* receiving = nullptr;
   try {
     while (connection.state != ConnectionState::kClosed) {
       auto frame = connection.reader().next();
       if (!frame) break;
       handle_frame(connection, *frame, now);
+      if (connection.session != nullptr) receiving = connection.session;
     }
-    if (is_stream_of(connection)) deliver_received(*connection.session, batch);
   } catch (const std::exception& e) {  // MalformedFrame, or a bad endpoint in HELLO
     note_malformed(connection, e.what(), now);
   }
+  if (receiving != nullptr) deliver_received(*receiving, batch);
   if (!batch.empty()) {
     std::lock_guard lock(mutex_);
     const bool was_empty = receive_queue_.empty();
