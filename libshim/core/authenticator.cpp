@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "config.h"
-#include "frame.h"
+#include "wire_frame.h"
 
 namespace lp {
 

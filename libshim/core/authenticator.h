@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "frame_cipher.h"
+
 namespace lp {
 
 class Authenticator {
@@ -41,6 +43,12 @@ class Authenticator {
   // connections that present another. A key holder can thus not join or replace another peer's
   // session, and a token per peer means no peer learns what would open another peer's sessions.
   std::vector<std::byte> identity_token(const std::string& peer_endpoint) const;
+
+  // The connection's traffic keys from the job key and both nonces (frame_cipher.h).
+  TrafficKeys traffic_keys(std::span<const std::byte> client_nonce, std::span<const std::byte> server_nonce,
+                           Protection protection) const {
+    return derive_traffic_keys(key_, client_nonce, server_nonce, protection);
+  }
 
  private:
   std::vector<std::byte> proof(const char* label, std::span<const std::byte> first, std::span<const std::byte> second,

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <vector>
 
-#include "frame.h"
 #include "job_key.h"
+#include "wire_frame.h"
 
 extern char** environ;
 

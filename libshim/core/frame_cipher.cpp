@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "frame.h"
+#include "wire_frame.h"
 
 namespace lp {
 namespace {

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "frame.h"
+#include "wire_frame.h"
 
 using EVP_CIPHER_CTX = struct evp_cipher_ctx_st;  // <openssl/evp.h>, kept out of this header
 

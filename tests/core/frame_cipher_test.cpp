@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "frame.h"
+#include "wire_frame.h"
 #include "frame_cipher.h"
 
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "authenticator.h"
-#include "frame.h"
+#include "wire_frame.h"
 #include "frame_cipher.h"
 
 namespace lp::test {

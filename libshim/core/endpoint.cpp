@@ -1,0 +1,333 @@
+#include "endpoint.h"
+
+#include <algorithm>
+
+namespace lp {
+
+ArqConfig arq_config_from(const Config& config) {
+  ArqConfig arq;
+  arq.mode = ArqMode::kReliableCarrier;
+  arq.send_window_messages = static_cast<std::uint32_t>(config.window_messages);
+  arq.send_window_bytes = config.window_bytes;
+  arq.receive_window_messages = static_cast<std::uint32_t>(config.window_messages);
+  arq.receive_window_bytes = config.window_bytes;
+  arq.initial_rto = config.rto_initial;
+  arq.min_rto = config.rto_min;
+  arq.max_rto = config.rto_max;
+  arq.backoff_factor = config.rto_backoff;
+  arq.ack_delay = config.ack_delay;
+  arq.ack_every_messages = static_cast<std::uint32_t>(config.ack_every);
+  return arq;
+}
+
+Endpoint::Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce)
+    : config_(config),
+      arq_config_(arq_config_from(config)),
+      authenticator_(config.key),
+      local_endpoint_(std::move(local_endpoint)),
+      make_nonce_(std::move(make_nonce)) {}
+
+Session& Endpoint::session_for(const std::string& peer, Clock::time_point now) {
+  auto& slot = sessions_[peer];
+  if (!slot) slot = std::make_unique<Session>(peer, arq_config_, config_, now);
+  return *slot;
+}
+
+Connection& Endpoint::add(std::unique_ptr<Connection> connection) {
+  Connection* raw = connection.get();
+  connections_[raw] = std::move(connection);
+  return *raw;
+}
+
+Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time_point now) {
+  if (handshaking_accepted_ >= kMaxHandshakingConnections) {
+    ++statistics_.refused_busy;
+    return nullptr;  // closed: too many unauthenticated connections at once
+  }
+  Connection& connection = add(std::make_unique<Connection>(
+      Handshake::acceptor(authenticator_, make_nonce_(), wanted_protection(), now + config_.connect_timeout), now));
+  connection.link = std::move(link);
+  connection.state = ConnectionState::kHandshaking;
+  ++statistics_.accepted;
+  ++handshaking_accepted_;
+  return &connection;
+}
+
+void Endpoint::dial(Session& session, std::size_t stream, Clock::time_point now) {
+  Connection& connection = add(std::make_unique<Connection>(
+      Handshake::dialler(authenticator_, local_endpoint_, stream, make_nonce_(), wanted_protection(),
+                         authenticator_.identity_token(session.peer()), now + config_.connect_timeout),
+      now));
+  connection.state = ConnectionState::kConnecting;
+  connection.peer_endpoint = session.peer();
+  connection.session = &session;
+  connection.stream = stream;
+  session.streams().set_dialling(stream, &connection);
+  dials_.push_back(&connection);
+}
+
+void Endpoint::on_dial_failed(Connection& connection, const std::string& why, Clock::time_point now) {
+  close_connection(connection, why, now);
+}
+
+void Endpoint::on_connected(Connection& connection, const std::string& error, Clock::time_point now) {
+  if (connection.state != ConnectionState::kConnecting) return;
+  if (!error.empty()) {
+    close_connection(connection, error, now);
+    return;
+  }
+  connection.handshake().start(connection.output());
+  connection.state = ConnectionState::kHandshaking;
+  mark_flush(connection);
+}
+
+void Endpoint::on_read(Connection& connection, IoStatus status, const std::string& error, Clock::time_point now) {
+  // What the connection's frames gave its session is delivered even if a later frame of the same
+  // read closes the connection (no other read might come for that session).
+  Session* receiving = nullptr;
+  try {
+    while (connection.state != ConnectionState::kClosed) {
+      auto frame = connection.reader().next();
+      if (!frame) break;
+      handle_frame(connection, *frame, now);
+      if (connection.session != nullptr && connection.state == ConnectionState::kEstablished) {
+        receiving = connection.session;
+      }
+    }
+  } catch (const std::exception& e) {  // MalformedFrame, or a bad endpoint in HELLO
+    note_malformed(connection, e.what(), now);
+  }
+  if (receiving != nullptr) receiving->take_received(received_);
+  if (connection.state == ConnectionState::kClosed) return;
+  if (status == IoStatus::kEndOfStream) {
+    if (connection.reader().has_partial_frame()) {
+      note_malformed(connection, "stream ended inside a frame (truncated frame)", now);
+    } else {
+      close_connection(connection, "connection closed by peer", now);
+    }
+    return;
+  }
+  if (status == IoStatus::kError) {
+    close_connection(connection, error, now);
+    return;
+  }
+  Session* session = connection.session;
+  // The ACK for what was read goes out at once.
+  if (session != nullptr && session->streams().holds(connection)) pump(*session, now);
+}
+
+void Endpoint::on_carrier_error(Connection& connection, const std::string& error, Clock::time_point now) {
+  close_connection(connection, error, now);
+}
+
+void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
+  if (!connection.open(frame)) {
+    note_refused_frame(connection, now);
+    return;
+  }
+  if (connection.state != ConnectionState::kEstablished) {
+    handle_handshake_frame(connection, frame, now);
+    connection.expect_tags_if_sealed();
+    return;
+  }
+  Session* session = connection.session;
+  if (session == nullptr) return;  // a connection being replaced: its remaining frames are moot
+  session->heard_from_peer(now);    // only authenticated frames are signs of the peer's life
+  if (auto why = session->on_frame(connection, frame, now)) close_connection(connection, *why, now);
+}
+
+void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
+  Handshake& handshake = connection.handshake();
+  const HandshakeStep step = handshake.on_frame(frame, connection.output());
+  switch (step) {
+    case HandshakeStep::kPending:
+      mark_flush(connection);
+      return;
+    case HandshakeStep::kIdentified:
+      connection.peer_endpoint = handshake.peer_endpoint();
+      connection.stream = handshake.stream();
+      retunes_.push_back(&connection);
+      mark_flush(connection);
+      return;
+    case HandshakeStep::kIdentityPresented: {
+      Session& session = session_for(connection.peer_endpoint, now);
+      if (!session.identity_matches(handshake.peer_token())) {
+        // A key holder claiming another peer's endpoint, or that peer restarted while we still
+        // hold its old session (which ends after LONGPIPE_DEAD_PEER_MS of silence).
+        ++session.counters().identity_refused;
+        ++statistics_.identity_refused;
+        handshake.refuse_identity(connection.output());
+        connection.flush_before_close = true;
+        close_connection(connection, "identity refused", now);
+        return;
+      }
+      handshake.accept_identity(authenticator_.identity_token(connection.peer_endpoint), connection.output());
+      connection.session = &session;
+      mark_flush(connection);
+      establish(connection, now);
+      return;
+    }
+    case HandshakeStep::kEstablished: {
+      Session& session = *connection.session;  // dialling: the session that dialled
+      if (!session.identity_matches(handshake.peer_token())) {
+        // Authenticated, at the peer's own address, yet another process than the session began
+        // with: what the old one had not acknowledged cannot be delivered.
+        ++session.counters().identity_refused;
+        fail_session(session, "the process at " + session.peer() + " is not the one this session began with (it restarted)",
+                     now);
+        return;
+      }
+      mark_flush(connection);
+      establish(connection, now);
+      return;
+    }
+    // Nothing unauthenticated ends a session: a failed proof or a CLOSE during the handshake ends
+    // this attempt only (the peer may be an impostor at its address); the session redials and
+    // fails, if at all, after LONGPIPE_DEAD_PEER_MS with this as its last error.
+    case HandshakeStep::kRejected:
+      note_rejected(connection);
+      connection.flush_before_close = true;  // the CLOSE that says why
+      close_connection(connection, "the peer failed to prove the key (is LONGPIPE_KEY the same?)", now);
+      return;
+    case HandshakeStep::kRefusedByPeer:
+      note_rejected(connection);
+      close_connection(connection, "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)", now);
+      return;
+    case HandshakeStep::kPeerClosed:
+      close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);
+      return;
+  }
+}
+
+void Endpoint::establish(Connection& connection, Clock::time_point now) {
+  Session& session = *connection.session;
+  if (!connection.outgoing()) --handshaking_accepted_;
+  connection.state = ConnectionState::kEstablished;
+  if (session.failed()) {
+    close_connection(connection, "session already failed", now);
+    return;
+  }
+  const Session::Attachment attachment = session.attach(connection, local_endpoint_, now);
+  if (attachment.loser != nullptr) {
+    Connection& loser = *attachment.loser;
+    send_close(loser, CloseReason::kDuplicate, "duplicate connection", now);
+    loser.session = nullptr;  // not a loss for the session
+    close_connection(loser, attachment.attached ? "replaced by a newer connection" : "duplicate connection", now);
+    if (!attachment.attached) return;
+  }
+  pump(session, now);
+}
+
+void Endpoint::pump(Session& session, Clock::time_point now) {
+  session.pump(now);
+  for (Connection* stream : session.streams().streams()) {
+    if (stream != nullptr && stream->pending_output() > 0) mark_flush(*stream);
+  }
+}
+
+void Endpoint::service(Session& session, Clock::time_point now, bool reading_paused) {
+  if (session.failed()) return;
+  pump(session, now);
+  Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
+  for (std::size_t stream : actions.dial) dial(session, stream, now);
+  if (actions.failure) fail_session(session, *actions.failure, now);
+}
+
+void Endpoint::expire_handshakes(Clock::time_point now) {
+  for (auto& [raw, connection] : connections_) {
+    if (connection->state != ConnectionState::kEstablished && connection->state != ConnectionState::kClosed &&
+        now >= connection->handshake().deadline()) {
+      close_connection(*connection, "connect or authentication timed out", now);
+    }
+  }
+}
+
+Endpoint::Clock::time_point Endpoint::next_deadline(Clock::time_point now) const {
+  Clock::time_point wake = Clock::time_point::max();
+  for (const auto& [peer, session] : sessions_) wake = std::min(wake, session->next_deadline(now));
+  for (const auto& [raw, connection] : connections_) {
+    if (connection->state == ConnectionState::kConnecting || connection->state == ConnectionState::kHandshaking) {
+      wake = std::min(wake, connection->handshake().deadline());
+    }
+  }
+  return wake;
+}
+
+void Endpoint::mark_flush(Connection& connection) {
+  if (connection.queued_for_flush) return;
+  connection.queued_for_flush = true;
+  flushes_.push_back(&connection);
+}
+
+std::vector<Connection*> Endpoint::take_flushes() {
+  std::vector<Connection*> flushes = std::exchange(flushes_, {});
+  for (Connection* connection : flushes) connection->queued_for_flush = false;
+  return flushes;
+}
+
+void Endpoint::send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now) {
+  if (connection.state == ConnectionState::kClosed) return;
+  const std::size_t start = connection.output().size();
+  encode_close(connection.output(), reason, text);
+  connection.seal_from(start);  // sealed once our sealed frames have begun
+  connection.last_sent = now;
+  connection.flush_before_close = true;  // best effort: the connection is about to go
+}
+
+void Endpoint::close_connection(Connection& connection, const std::string& why, Clock::time_point now) {
+  if (connection.state == ConnectionState::kClosed) return;
+  if (!connection.outgoing() && connection.state != ConnectionState::kEstablished) --handshaking_accepted_;
+  const bool was_attempt = connection.state != ConnectionState::kEstablished;
+  connection.state = ConnectionState::kClosed;
+  closed_.push_back(&connection);
+  if (Session* session = connection.session) session->detach(connection, was_attempt, why, now);
+  connection.session = nullptr;
+}
+
+void Endpoint::note_malformed(Connection& connection, const std::string& what, Clock::time_point now) {
+  if (connection.session != nullptr) {
+    ++connection.session->counters().malformed_frames;
+  } else {
+    ++statistics_.malformed;
+  }
+  send_close(connection, CloseReason::kProtocolError, what, now);
+  close_connection(connection, "malformed frame: " + what, now);
+}
+
+// A sealed frame that does not open: altered, replayed, reordered, or sealed with other keys. The
+// byte stream cannot be trusted from here on; the connection goes (the session redials).
+void Endpoint::note_refused_frame(Connection& connection, Clock::time_point now) {
+  if (connection.session != nullptr) ++connection.session->counters().refused_frames;
+  ++statistics_.refused_frames;
+  close_connection(connection, "a frame failed its integrity check (altered or replayed)", now);
+}
+
+void Endpoint::note_rejected(Connection& connection) {
+  if (connection.session != nullptr) ++connection.session->counters().rejected_connections;
+  ++statistics_.rejected;
+}
+
+void Endpoint::fail_session(Session& session, const std::string& reason, Clock::time_point now) {
+  if (session.failed()) return;
+  for (Connection* connection : session.fail()) close_connection(*connection, reason, now);
+  failures_.push_back({&session, reason});
+}
+
+void Endpoint::reset_all(Clock::time_point now) {
+  for (auto& [raw, connection] : connections_) {
+    if (connection->state == ConnectionState::kClosed) continue;
+    connection->abort_on_close = true;
+    close_connection(*connection, "reset for testing", now);
+  }
+}
+
+void Endpoint::say_goodbye(Clock::time_point now) {
+  for (auto& [raw, connection] : connections_) {
+    if (connection->state == ConnectionState::kEstablished) {
+      send_close(*connection, CloseReason::kShutdown, "engine shutting down", now);
+      mark_flush(*connection);
+    }
+  }
+}
+
+}  // namespace lp
