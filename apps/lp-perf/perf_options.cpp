@@ -34,6 +34,8 @@ std::string usage() {
   return R"(Usage:
   lp-perf serve [--port P]
       Answer lp-perf runs (LONGPIPE_* variables configure the engine; default port 7447).
+      serve and run need the same LONGPIPE_KEY (or LONGPIPE_KEY_FILE), e.g. `openssl rand -hex 32`;
+      LONGPIPE_ENCRYPTION=off measures integrity-only protection.
   lp-perf run --peer HOST[:PORT] [--count X] [--size P[,P...]] [--ack each|last] [--batches N]
               [--link-rate MBIT] [--pings N] [--pause MS] [--csv FILE] [--json FILE]
       Aggregate latency: per batch, send X messages of P bytes back to back and collect the
@@ -47,16 +49,22 @@ std::string usage() {
       Sizes take K and M suffixes (binary), from 1 B to 1 GiB.
   lp-perf local [--count N] [--size P[,P...]]
       Loopback: message rate and CPU per message of the engine (two engines in this process)
-      against a plain blocking TCP socket pair moving the same messages.
+      against a plain blocking TCP socket pair moving the same messages (a random key unless
+      LONGPIPE_KEY is set).
+  lp-perf seal [--count N] [--size P[,P...]]
+      The cost of protection alone: CPU per byte to seal and open N DATA frames of each size as
+      the engine does (AES-256-GCM, and integrity only), to compare with
+      `openssl speed -evp aes-256-gcm` (one direction: sealing plus opening is two passes).
 )";
 }
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  if (argc < 2) throw std::invalid_argument("missing command (serve, run or local)");
+  if (argc < 2) throw std::invalid_argument("missing command (serve, run, local or seal)");
   options.command = argv[1];
-  if (options.command != "serve" && options.command != "run" && options.command != "local") {
-    throw std::invalid_argument("unknown command '" + options.command + "' (serve, run or local)");
+  if (options.command != "serve" && options.command != "run" && options.command != "local" &&
+      options.command != "seal") {
+    throw std::invalid_argument("unknown command '" + options.command + "' (serve, run, local or seal)");
   }
   bool count_given = false;
   for (int i = 2; i < argc; ++i) {
@@ -109,6 +117,7 @@ Options parse_options(int argc, char** argv) {
   }
   if (options.command == "run" && options.peer.empty()) throw std::invalid_argument("run needs --peer HOST[:PORT]");
   if (options.command == "local" && !count_given) options.count = 200000;
+  if (options.command == "seal" && !count_given) options.count = 2000;
   return options;
 }
 

@@ -99,9 +99,10 @@ class Arq {
   bool peer_dead() const { return sender_.peer_dead(); }
 
   // ---- Receiver ----
-  // A data frame from the peer, in any order, possibly duplicated.
-  void on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
-    receiver_.on_data(seq, std::move(payload), now);
+  // A data frame from the peer, in any order, possibly duplicated. False: refused because it lies
+  // far beyond the receive window (reliable-carrier mode; see ArqConfig::receive_window_messages).
+  [[nodiscard]] bool on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
+    return receiver_.on_data(seq, std::move(payload), now);
   }
   // The next message in order, exactly once.
   std::optional<Delivery> receive() { return receiver_.receive(); }

@@ -6,12 +6,18 @@ namespace lp {
 
 ArqReceiver::ArqReceiver(const ArqConfig& config) : config_(config) {}
 
-void ArqReceiver::on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
+bool ArqReceiver::on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
   if (seq < next_expected_ || held_.contains(seq)) {
     // Our ACK was probably lost (or the carrier duplicated the frame): repeat it.
     ++counters_.duplicates_dropped;
     want_ack(now, true);
-    return;
+    return true;
+  }
+  if (config_.mode == ArqMode::kReliableCarrier &&
+      (seq - next_expected_ >= kReliableCarrierWindowSlack * config_.receive_window_messages ||
+       held_bytes_ + payload.size() > kReliableCarrierWindowSlack * config_.receive_window_bytes)) {
+    ++counters_.out_of_window_dropped;
+    return false;
   }
   if (seq == next_expected_) {
     const bool fills_gap = !held_.empty();
@@ -19,15 +25,16 @@ void ArqReceiver::on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
     ++unacked_messages_;
     want_ack(now, fills_gap || config_.ack_delay == ArqDuration::zero() ||
                       unacked_messages_ >= config_.ack_every_messages);
-    return;
+    return true;
   }
   if (!fits_window(seq, payload.size())) {
     ++counters_.out_of_window_dropped;  // the sender will retransmit it once the window moves
     want_ack(now, true);
-    return;
+    return true;
   }
   hold_out_of_order(seq, std::move(payload));
   want_ack(now, true);  // tell the sender about the hole now (SACK, fast retransmit)
+  return true;
 }
 
 void ArqReceiver::accept_in_order(std::uint64_t seq, ArqPayload payload) {

@@ -20,7 +20,14 @@ class ArqReceiver {
 
   explicit ArqReceiver(const ArqConfig& config);
 
-  void on_data(std::uint64_t seq, ArqPayload payload, ArqTime now);
+  // In reliable-carrier mode a sender may run ahead of our window by this factor (its own window
+  // may be configured larger, until our first ACK tells it ours); beyond, a frame is refused and
+  // held messages stay bounded whatever the peer sends.
+  static constexpr std::uint64_t kReliableCarrierWindowSlack = 4;
+
+  // False if the frame was refused: beyond kReliableCarrierWindowSlack receive windows (reliable
+  // carrier: nothing dropped there would come again, so the caller must reset the carrier).
+  bool on_data(std::uint64_t seq, ArqPayload payload, ArqTime now);
   std::optional<Delivery> receive();
   bool ack_due(ArqTime now) const;
   ArqAck make_ack();

@@ -45,7 +45,9 @@ struct ArqConfig {
   // anything beyond is dropped (the sender retransmits it). It is advertised in every ACK and the
   // sender never transmits past it. Keep it >= the peer's send window. In reliable-carrier mode
   // nothing is dropped (no timer would ever re-send it; frames striped over several connections do
-  // arrive out of order): held frames are then bounded by the peer's send window.
+  // arrive out of order): held frames are bounded by the peer's send window, and a peer that holds
+  // on to nothing of it (more than kReliableCarrierWindowSlack windows ahead) is refused: on_data
+  // returns false and the caller closes that connection (a reconnect re-sends what was lost).
   std::uint32_t receive_window_messages = 4096;
   std::uint64_t receive_window_bytes = 64ull << 20;
 

@@ -8,15 +8,18 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "config.h"
 #include "wire_frame.h"
 
 namespace lp {
-namespace {
-// Used when LONGPIPE_KEY is not set: authentication then only proves "speaks LongPipe".
-constexpr const char* kDefaultKey = "longpipe-default-key (set LONGPIPE_KEY)";
-}  // namespace
 
-Authenticator::Authenticator(const std::string& key) : key_(key.empty() ? kDefaultKey : key) {}
+Authenticator::Authenticator(const std::string& key) : key_(key), identity_secret_(make_nonce()) {
+  if (key_.empty()) {
+    throw ConfigError(
+        "no job key: set LONGPIPE_KEY or LONGPIPE_KEY_FILE (the same in every process of the job; the PVM and MPI "
+        "front ends make one per job when neither is set)");
+  }
+}
 
 std::vector<std::byte> Authenticator::make_nonce() {
   std::vector<std::byte> nonce(kNonceSize);
@@ -59,6 +62,21 @@ std::vector<std::byte> Authenticator::server_proof(std::span<const std::byte> cl
                                                    std::span<const std::byte> server_nonce,
                                                    const std::string& client_endpoint) const {
   return proof("longpipe server", server_nonce, client_nonce, client_endpoint);
+}
+
+std::vector<std::byte> Authenticator::identity_token(const std::string& peer_endpoint) const {
+  static const char label[] = "longpipe identity";  // with its NUL, as in proof()
+  std::vector<unsigned char> input(label, label + sizeof label);
+  input.insert(input.end(), peer_endpoint.begin(), peer_endpoint.end());
+  std::vector<std::byte> token(EVP_MAX_MD_SIZE);
+  unsigned int length = 0;
+  if (HMAC(EVP_sha256(), identity_secret_.data(), static_cast<int>(identity_secret_.size()), input.data(),
+           input.size(), reinterpret_cast<unsigned char*>(token.data()), &length) == nullptr ||
+      length != kIdentityTokenSize) {
+    throw std::runtime_error("OpenSSL HMAC-SHA256 failed");
+  }
+  token.resize(length);
+  return token;
 }
 
 bool Authenticator::proofs_match(std::span<const std::byte> received, std::span<const std::byte> expected) {

@@ -7,7 +7,8 @@
 //
 // Both sides prove the key, over fresh nonces from both (no replay), with different labels (a proof
 // cannot be reflected back). Proofs are compared in constant time. Nothing but these frames is
-// accepted before the proof is checked.
+// accepted before the proof is checked; everything after is sealed (frame_cipher.h) and begins with
+// IDENTIFY, which proves which process of the job is speaking (identity_token).
 #pragma once
 
 #include <cstddef>
@@ -15,12 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "frame_cipher.h"
+
 namespace lp {
 
 class Authenticator {
  public:
-  // An empty key means "no key configured": a fixed, documented default key is used, so any
-  // LongPipe process can connect (as without authentication) but the protocol is the same.
+  // There is no default key: an empty one throws ConfigError (an engine without a key neither
+  // dials nor accepts).
   explicit Authenticator(const std::string& key);
 
   // kNonceSize bytes from the OpenSSL CSPRNG.
@@ -34,10 +37,24 @@ class Authenticator {
   // Constant-time comparison of a received proof with the expected one.
   static bool proofs_match(std::span<const std::byte> received, std::span<const std::byte> expected);
 
+  // This engine's identity token for the session with `peer_endpoint`: HMAC-SHA256 of the endpoint
+  // under a random secret of this engine (made at construction, never sent). Sent sealed in
+  // IDENTIFY on every connection; the peer binds the session to the first one it sees and refuses
+  // connections that present another. A key holder can thus not join or replace another peer's
+  // session, and a token per peer means no peer learns what would open another peer's sessions.
+  std::vector<std::byte> identity_token(const std::string& peer_endpoint) const;
+
+  // The connection's traffic keys from the job key and both nonces (frame_cipher.h).
+  TrafficKeys traffic_keys(std::span<const std::byte> client_nonce, std::span<const std::byte> server_nonce,
+                           Protection protection) const {
+    return derive_traffic_keys(key_, client_nonce, server_nonce, protection);
+  }
+
  private:
   std::vector<std::byte> proof(const char* label, std::span<const std::byte> first, std::span<const std::byte> second,
                                const std::string& endpoint) const;
   std::string key_;
+  std::vector<std::byte> identity_secret_;
 };
 
 }  // namespace lp

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "job_key.h"
 #include "wire_frame.h"
 
 extern char** environ;
@@ -29,7 +30,6 @@ constexpr std::int64_t kMaxWindowMessages = 1 << 24;
 constexpr std::int64_t kMaxWindowBytes = 1LL << 34;           // 16 GiB
 constexpr std::int64_t kMaxMessageBytes = 1LL << 30;          // 1 GiB (frame length is 32 bits)
 constexpr std::int64_t kMaxSocketBuffer = 1LL << 30;
-constexpr std::size_t kMaxKeyBytes = 4096;
 constexpr const char* kPrefix = "LONGPIPE_";
 
 // A Linux congestion control module name (TCP_CA_NAME_MAX is 16 with the terminator).
@@ -197,14 +197,22 @@ const std::vector<Setting>& settings() {
       Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",
               [](Config& c, const std::string& v) { c.listen = v; },
               [](const Config& c) { return c.listen; }},
-      Setting{"KEY", "shared secret of the job (HMAC-SHA256 challenge-response)",
+      Setting{"KEY", "shared secret of the job (front ends make one per job when neither KEY nor KEY_FILE is set)",
               [](Config& c, const std::string& v) {
                 if (v.empty() || v.size() > kMaxKeyBytes) {
                   fail("KEY", "<hidden>", "1 to " + std::to_string(kMaxKeyBytes) + " bytes");
                 }
                 c.key = v;
               },
-              [](const Config& c) { return c.key.empty() ? std::string("(none: built-in default)") : "(set, hidden)"; }},
+              [](const Config& c) { return c.key.empty() ? std::string("(none)") : "(set, hidden)"; }},
+      Setting{"ENCRYPTION",
+              "on: every frame after the handshake AES-256-GCM encrypted and authenticated; off: authenticated "
+              "only (for links already protected); a session is encrypted if either end wants it",
+              [](Config& c, const std::string& v) {
+                if (v != "on" && v != "off") fail("ENCRYPTION", v, "on or off");
+                c.encryption = v == "on";
+              },
+              [](const Config& c) { return std::string(c.encryption ? "on" : "off"); }},
       Setting{"STATS", "file for JSON statistics, written at exit and on SIGUSR1",
               [](Config& c, const std::string& v) { c.stats_path = v; },
               [](const Config& c) { return c.stats_path; }},
@@ -219,17 +227,6 @@ const std::vector<Setting>& settings() {
               [](const Config& c) { return pin_name(c.pin); }},
   };
   return table;
-}
-
-std::string read_key_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("KEY_FILE", path, "a readable file holding the job's key");
-  std::string key((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!key.empty() && (key.back() == '\n' || key.back() == '\r')) key.pop_back();
-  if (key.empty() || key.size() > kMaxKeyBytes) {
-    fail("KEY_FILE", path, "a file holding 1 to " + std::to_string(kMaxKeyBytes) + " bytes of key");
-  }
-  return key;
 }
 
 // KEY=VALUE lines; '#' starts a comment; keys with or without the LONGPIPE_ prefix.
@@ -312,6 +309,9 @@ Config Config::from_variables(const std::map<std::string, std::string>& given) {
 
   Config config;
   if (auto file = variables.find(std::string(kPrefix) + "KEY_FILE"); file != variables.end()) {
+    if (variables.count(std::string(kPrefix) + "KEY") != 0) {
+      throw ConfigError("LONGPIPE_KEY and LONGPIPE_KEY_FILE are both set: set one of them");
+    }
     config.key = read_key_file(file->second);
   }
   for (const auto& setting : settings()) {

@@ -43,6 +43,23 @@ class Connection {
 
   FrameReader& reader() { return reader_; }
 
+  // Seals the frame an encoder appended at output()[start], once our frames are sealed (from our
+  // IDENTIFY on: handshake.h). Every frame after the handshake goes through here.
+  void seal_from(std::size_t start) {
+    if (FrameCipher* sealer = handshake_.sealer()) sealer->seal_frame(output_, start);
+  }
+  // Opens a received frame in place (true for a frame of the unsealed handshake phase); false: it
+  // was altered, replayed, reordered or sealed with other keys.
+  bool open(const FrameView& frame) {
+    if (frame.tag.empty()) return true;
+    FrameCipher* opener = handshake_.opener();
+    return opener != nullptr && opener->open(frame.header, frame.payload, frame.tag);
+  }
+  // Once the peer's frames are sealed, every frame it sends ends with a tag.
+  void expect_tags_if_sealed() {
+    if (handshake_.opener() != nullptr) reader_.set_tag_size(kTagSize);
+  }
+
   ConnectionState state = ConnectionState::kConnecting;
   Session* session = nullptr;                // null until an accepted connection has authenticated
   std::string peer_endpoint;                 // dialled, or announced in HELLO

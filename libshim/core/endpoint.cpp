@@ -45,7 +45,7 @@ Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time
     return nullptr;  // closed: too many unauthenticated connections at once
   }
   Connection& connection = add(std::make_unique<Connection>(
-      Handshake::acceptor(authenticator_, make_nonce_(), now + config_.connect_timeout), now));
+      Handshake::acceptor(authenticator_, make_nonce_(), wanted_protection(), now + config_.connect_timeout), now));
   connection.link = std::move(link);
   connection.state = ConnectionState::kHandshaking;
   ++statistics_.accepted;
@@ -55,7 +55,8 @@ Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time
 
 void Endpoint::dial(Session& session, std::size_t stream, Clock::time_point now) {
   Connection& connection = add(std::make_unique<Connection>(
-      Handshake::dialler(authenticator_, local_endpoint_, stream, make_nonce_(), now + config_.connect_timeout),
+      Handshake::dialler(authenticator_, local_endpoint_, stream, make_nonce_(), wanted_protection(),
+                         authenticator_.identity_token(session.peer()), now + config_.connect_timeout),
       now));
   connection.state = ConnectionState::kConnecting;
   connection.peer_endpoint = session.peer();
@@ -81,17 +82,22 @@ void Endpoint::on_connected(Connection& connection, const std::string& error, Cl
 }
 
 void Endpoint::on_read(Connection& connection, IoStatus status, const std::string& error, Clock::time_point now) {
+  // What the connection's frames gave its session is delivered even if a later frame of the same
+  // read closes the connection (no other read might come for that session).
+  Session* receiving = nullptr;
   try {
     while (connection.state != ConnectionState::kClosed) {
       auto frame = connection.reader().next();
       if (!frame) break;
       handle_frame(connection, *frame, now);
+      if (connection.session != nullptr && connection.state == ConnectionState::kEstablished) {
+        receiving = connection.session;
+      }
     }
-    Session* session = connection.session;
-    if (session != nullptr && session->streams().holds(connection)) session->take_received(received_);
   } catch (const std::exception& e) {  // MalformedFrame, or a bad endpoint in HELLO
     note_malformed(connection, e.what(), now);
   }
+  if (receiving != nullptr) receiving->take_received(received_);
   if (connection.state == ConnectionState::kClosed) return;
   if (status == IoStatus::kEndOfStream) {
     if (connection.reader().has_partial_frame()) {
@@ -115,13 +121,18 @@ void Endpoint::on_carrier_error(Connection& connection, const std::string& error
 }
 
 void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
-  Session* session = connection.session;
-  if (session != nullptr) session->heard_from_peer(now);
-  if (connection.state != ConnectionState::kEstablished) {
-    handle_handshake_frame(connection, frame, now);
+  if (!connection.open(frame)) {
+    note_refused_frame(connection, now);
     return;
   }
+  if (connection.state != ConnectionState::kEstablished) {
+    handle_handshake_frame(connection, frame, now);
+    connection.expect_tags_if_sealed();
+    return;
+  }
+  Session* session = connection.session;
   if (session == nullptr) return;  // a connection being replaced: its remaining frames are moot
+  session->heard_from_peer(now);    // only authenticated frames are signs of the peer's life
   if (auto why = session->on_frame(connection, frame, now)) close_connection(connection, *why, now);
 }
 
@@ -138,26 +149,49 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       retunes_.push_back(&connection);
       mark_flush(connection);
       return;
-    case HandshakeStep::kEstablished:
-      if (!connection.outgoing()) connection.session = &session_for(connection.peer_endpoint, now);
+    case HandshakeStep::kIdentityPresented: {
+      Session& session = session_for(connection.peer_endpoint, now);
+      if (!session.identity_matches(handshake.peer_token())) {
+        // A key holder claiming another peer's endpoint, or that peer restarted while we still
+        // hold its old session (which ends after LONGPIPE_DEAD_PEER_MS of silence).
+        ++session.counters().identity_refused;
+        ++statistics_.identity_refused;
+        handshake.refuse_identity(connection.output());
+        connection.flush_before_close = true;
+        close_connection(connection, "identity refused", now);
+        return;
+      }
+      handshake.accept_identity(authenticator_.identity_token(connection.peer_endpoint), connection.output());
+      connection.session = &session;
       mark_flush(connection);
       establish(connection, now);
       return;
-    case HandshakeStep::kRejected: {
-      note_rejected(connection);
-      connection.flush_before_close = true;  // the CLOSE that says why
-      Session* session = connection.session;
-      close_connection(connection, "authentication failed", now);
-      if (session != nullptr) fail_session(*session, "the peer failed to prove the key (is LONGPIPE_KEY the same?)", now);
+    }
+    case HandshakeStep::kEstablished: {
+      Session& session = *connection.session;  // dialling: the session that dialled
+      if (!session.identity_matches(handshake.peer_token())) {
+        // Authenticated, at the peer's own address, yet another process than the session began
+        // with: what the old one had not acknowledged cannot be delivered.
+        ++session.counters().identity_refused;
+        fail_session(session, "the process at " + session.peer() + " is not the one this session began with (it restarted)",
+                     now);
+        return;
+      }
+      mark_flush(connection);
+      establish(connection, now);
       return;
     }
+    // Nothing unauthenticated ends a session: a failed proof or a CLOSE during the handshake ends
+    // this attempt only (the peer may be an impostor at its address); the session redials and
+    // fails, if at all, after LONGPIPE_DEAD_PEER_MS with this as its last error.
+    case HandshakeStep::kRejected:
+      note_rejected(connection);
+      connection.flush_before_close = true;  // the CLOSE that says why
+      close_connection(connection, "the peer failed to prove the key (is LONGPIPE_KEY the same?)", now);
+      return;
     case HandshakeStep::kRefusedByPeer:
-      if (connection.session != nullptr) {
-        note_rejected(connection);
-        fail_session(*connection.session,
-                     "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)", now);
-      }
-      close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);
+      note_rejected(connection);
+      close_connection(connection, "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)", now);
       return;
     case HandshakeStep::kPeerClosed:
       close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);
@@ -233,7 +267,9 @@ std::vector<Connection*> Endpoint::take_flushes() {
 
 void Endpoint::send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now) {
   if (connection.state == ConnectionState::kClosed) return;
+  const std::size_t start = connection.output().size();
   encode_close(connection.output(), reason, text);
+  connection.seal_from(start);  // sealed once our sealed frames have begun
   connection.last_sent = now;
   connection.flush_before_close = true;  // best effort: the connection is about to go
 }
@@ -256,6 +292,14 @@ void Endpoint::note_malformed(Connection& connection, const std::string& what, C
   }
   send_close(connection, CloseReason::kProtocolError, what, now);
   close_connection(connection, "malformed frame: " + what, now);
+}
+
+// A sealed frame that does not open: altered, replayed, reordered, or sealed with other keys. The
+// byte stream cannot be trusted from here on; the connection goes (the session redials).
+void Endpoint::note_refused_frame(Connection& connection, Clock::time_point now) {
+  if (connection.session != nullptr) ++connection.session->counters().refused_frames;
+  ++statistics_.refused_frames;
+  close_connection(connection, "a frame failed its integrity check (altered or replayed)", now);
 }
 
 void Endpoint::note_rejected(Connection& connection) {

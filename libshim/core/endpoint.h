@@ -87,6 +87,10 @@ class Endpoint {
   void fail_session(Session& session, const std::string& reason, Clock::time_point now);
   void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
   void note_rejected(Connection& connection);
+  void note_refused_frame(Connection& connection, Clock::time_point now);
+  Protection wanted_protection() const {
+    return config_.encryption ? Protection::kEncrypt : Protection::kIntegrityOnly;
+  }
   Connection& add(std::unique_ptr<Connection> connection);
 
   const Config& config_;

@@ -29,6 +29,9 @@ using std::chrono::milliseconds;
 
 // Bytes read from one connection before the others get a turn.
 constexpr std::size_t kReadBudget = 4u << 20;
+// Bytes read from a connection that has not authenticated, per turn: the largest handshake frames
+// (HELLO, AUTH and a sealed IDENTIFY) fit, so an unauthenticated peer makes us buffer no more.
+constexpr std::size_t kHandshakeReadBudget = 1024;
 // TCP_INFO is read for the statistics at most this often (per connected session).
 constexpr milliseconds kTcpInfoInterval{500};
 
@@ -241,7 +244,9 @@ void Engine::Impl::handle_event(const LoopEvent& event, Clock::time_point now) {
 void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
   std::string error;
   std::size_t bytes = 0;
-  const IoStatus status = connection.link->read(connection.reader(), kReadBudget, bytes, error);
+  const bool authenticated = connection.state == ConnectionState::kEstablished;
+  const IoStatus status =
+      connection.link->read(connection.reader(), authenticated ? kReadBudget : kHandshakeReadBudget, bytes, error);
   endpoint_.on_read(connection, status, error, now);
   mailbox_.deliver(endpoint_.received());
   if (bytes > 0 && connection.state == ConnectionState::kEstablished) connection.link->after_read();
@@ -270,6 +275,9 @@ MailboxSlot& Engine::Impl::slot(Session& session) {
 
 void Engine::Impl::service(Session& session, Clock::time_point now, bool reading_paused) {
   if (session.failed()) return;
+  if (!session.may_dial() && slot(session).named_by_application.load(std::memory_order_relaxed)) {
+    session.allow_dialling();
+  }
   mailbox_.move_outbox(slot(session), session.arq());
   endpoint_.service(session, now, reading_paused);
   if (session.failed()) return;  // published by drain_commands
@@ -350,7 +358,9 @@ void Engine::Impl::sweep_closed() {
   }
   const EndpointStatistics& statistics = endpoint_.statistics();
   if (statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
-      statistics.malformed != published_.malformed || statistics.refused_busy != published_.refused_busy) {
+      statistics.malformed != published_.malformed || statistics.refused_busy != published_.refused_busy ||
+      statistics.refused_frames != published_.refused_frames ||
+      statistics.identity_refused != published_.identity_refused) {
     published_ = statistics;
     mailbox_.publish_endpoint(statistics);
   }

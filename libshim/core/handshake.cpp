@@ -1,29 +1,48 @@
 #include "handshake.h"
 
+#include <stdexcept>
+
 #include "host_port.h"
 
 namespace lp {
 
 Handshake Handshake::dialler(const Authenticator& authenticator, std::string local_endpoint, std::size_t stream,
-                             std::vector<std::byte> client_nonce, Clock::time_point deadline) {
+                             std::vector<std::byte> client_nonce, Protection protection,
+                             std::vector<std::byte> identity_token, Clock::time_point deadline) {
   Handshake handshake(authenticator, true, deadline);
   handshake.client_endpoint_ = std::move(local_endpoint);
   handshake.stream_ = stream;
   handshake.client_nonce_ = std::move(client_nonce);
+  handshake.wanted_ = protection;
+  handshake.identity_token_ = std::move(identity_token);
   return handshake;
 }
 
 Handshake Handshake::acceptor(const Authenticator& authenticator, std::vector<std::byte> server_nonce,
-                              Clock::time_point deadline) {
+                              Protection protection, Clock::time_point deadline) {
   Handshake handshake(authenticator, false, deadline);
   handshake.server_nonce_ = std::move(server_nonce);
+  handshake.wanted_ = protection;
   handshake.state_ = State::kAwaitHello;
   return handshake;
 }
 
 void Handshake::start(std::vector<std::byte>& out) {
-  encode_hello(out, client_nonce_, stream_, client_endpoint_);
+  encode_hello(out, client_nonce_, stream_, wanted_, client_endpoint_);
   state_ = State::kAwaitChallenge;
+}
+
+void Handshake::derive_ciphers(Protection peer_protection) {
+  protection_ = stronger(wanted_, peer_protection);
+  keys_ = authenticator_->traffic_keys(client_nonce_, server_nonce_, protection_);
+}
+
+void Handshake::send_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out) {
+  sealer_ = std::make_unique<FrameCipher>(outgoing_ ? keys_->dialler_to_acceptor : keys_->acceptor_to_dialler,
+                                          protection_, FrameCipher::Use::kSeal);
+  const std::size_t start = out.size();
+  encode_fixed(out, FrameType::kIdentify, identity_token);
+  sealer_->seal_frame(out, start);
 }
 
 void Handshake::expect(const FrameView& frame, FrameType type) const {
@@ -59,7 +78,8 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
       client_endpoint_ = std::move(hello.endpoint);
       stream_ = hello.stream;
       client_nonce_ = std::move(hello.nonce);
-      encode_fixed(out, FrameType::kChallenge, server_nonce_);
+      protection_ = hello.protection;  // the dialler's wish, until the keys are derived
+      encode_challenge(out, server_nonce_, wanted_);
       state_ = State::kAwaitClientProof;
       return HandshakeStep::kIdentified;
     }
@@ -68,14 +88,24 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
       if (!proof_accepted(frame, authenticator_->client_proof(client_nonce_, server_nonce_, client_endpoint_), out)) {
         return HandshakeStep::kRejected;
       }
-      encode_fixed(out, FrameType::kAuth, authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_));
-      state_ = State::kFinished;
-      return HandshakeStep::kEstablished;
+      derive_ciphers(protection_);
+      opener_ = std::make_unique<FrameCipher>(keys_->dialler_to_acceptor, protection_, FrameCipher::Use::kOpen);
+      state_ = State::kAwaitIdentity;
+      return HandshakeStep::kPending;
+    }
+    case State::kAwaitIdentity: {
+      expect(frame, FrameType::kIdentify);
+      peer_token_ = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
+      state_ = State::kIdentityPresented;
+      return HandshakeStep::kIdentityPresented;
     }
     case State::kAwaitChallenge: {
       expect(frame, FrameType::kChallenge);
-      server_nonce_ = decode_fixed(frame.payload, kNonceSize, "CHALLENGE");
+      ChallengeFrame challenge = decode_challenge(frame.payload);
+      server_nonce_ = std::move(challenge.nonce);
+      derive_ciphers(challenge.protection);
       encode_fixed(out, FrameType::kAuth, authenticator_->client_proof(client_nonce_, server_nonce_, client_endpoint_));
+      send_identity(identity_token_, out);
       state_ = State::kAwaitServerProof;
       return HandshakeStep::kPending;
     }
@@ -84,12 +114,35 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
       if (!proof_accepted(frame, authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_), out)) {
         return HandshakeStep::kRejected;
       }
+      opener_ = std::make_unique<FrameCipher>(keys_->acceptor_to_dialler, protection_, FrameCipher::Use::kOpen);
+      keys_.reset();
+      state_ = State::kAwaitPeerIdentity;
+      return HandshakeStep::kPending;
+    }
+    case State::kAwaitPeerIdentity: {
+      expect(frame, FrameType::kIdentify);
+      peer_token_ = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
       state_ = State::kFinished;
       return HandshakeStep::kEstablished;
     }
     default:
       throw MalformedFrame("frame in an unexpected connection state");
   }
+}
+
+HandshakeStep Handshake::accept_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out) {
+  if (state_ != State::kIdentityPresented) throw std::logic_error("accept_identity before an identity was presented");
+  encode_fixed(out, FrameType::kAuth, authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_));
+  send_identity(identity_token, out);
+  keys_.reset();
+  state_ = State::kFinished;
+  return HandshakeStep::kEstablished;
+}
+
+void Handshake::refuse_identity(std::vector<std::byte>& out) {
+  // In clear: the dialler does not open our frames before our proof (which we do not send).
+  encode_close(out, CloseReason::kIdentityRefused, "this endpoint's session belongs to another process");
+  state_ = State::kFinished;
 }
 
 }  // namespace lp

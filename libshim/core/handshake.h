@@ -1,19 +1,31 @@
 // Handshake: one connection's authentication exchange as a pure state machine (authenticator.h
-// has the proofs). Frames in, frames out, a deadline; the nonce is passed in. No sockets, no clock.
+// has the proofs, frame_cipher.h the traffic keys). Frames in, frames out, a deadline; nonces and
+// identity tokens are passed in. No sockets, no clock.
 //
-//   dialler:  start() -> HELLO;  CHALLENGE -> AUTH(client proof);  AUTH(server proof) -> established
-//   acceptor: HELLO -> CHALLENGE;  AUTH(client proof) -> AUTH(server proof), established
+//   dialler:  start() -> HELLO;  CHALLENGE -> AUTH(client proof), sealed IDENTIFY;
+//             AUTH(server proof) -> (sealed frames from here);  IDENTIFY -> established
+//   acceptor: HELLO -> CHALLENGE;  AUTH(client proof) -> (sealed frames from here);
+//             IDENTIFY -> kIdentityPresented: the endpoint checks the token against the session
+//             and calls accept_identity() (AUTH(server proof), sealed IDENTIFY, established) or
+//             refuse_identity() (CLOSE(identity refused))
 //
-// A wrong proof is answered with CLOSE(auth failed) and ends the handshake (kRejected); a CLOSE
-// from the peer ends it too. A frame the state does not expect throws MalformedFrame.
+// Both traffic ciphers (sealer(), opener()) come from HKDF over the job key and both nonces, in
+// the stronger of the two sides' protections; they stay with the connection after the handshake.
+// The caller opens sealed frames (opener()) before on_frame() sees them, and starts expecting tags
+// once opener() exists. A wrong proof is answered with CLOSE(auth failed) and ends the handshake
+// (kRejected); a CLOSE from the peer ends it too. A frame the state does not expect throws
+// MalformedFrame.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "authenticator.h"
+#include "frame_cipher.h"
 #include "wire_frame.h"
 
 namespace lp {
@@ -21,7 +33,8 @@ namespace lp {
 enum class HandshakeStep {
   kPending,        // waiting for the peer's next frame
   kIdentified,     // acceptor: HELLO named the peer and the stream; CHALLENGE sent
-  kEstablished,    // both proofs checked
+  kIdentityPresented,  // acceptor: the dialler proved the key and presented peer_token()
+  kEstablished,    // both proofs checked, identities exchanged (dialler: peer_token() to check)
   kRejected,       // the peer's proof was wrong; CLOSE(auth failed) appended
   kRefusedByPeer,  // the peer says our proof was wrong
   kPeerClosed,     // the peer closed for another reason (close_text())
@@ -31,17 +44,24 @@ class Handshake {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `local_endpoint` is what HELLO announces; the proofs cover it.
+  // `local_endpoint` is what HELLO announces; the proofs cover it. `identity_token` is ours for
+  // the session with the dialled peer (Authenticator::identity_token).
   static Handshake dialler(const Authenticator& authenticator, std::string local_endpoint, std::size_t stream,
-                           std::vector<std::byte> client_nonce, Clock::time_point deadline);
+                           std::vector<std::byte> client_nonce, Protection protection,
+                           std::vector<std::byte> identity_token, Clock::time_point deadline);
   static Handshake acceptor(const Authenticator& authenticator, std::vector<std::byte> server_nonce,
-                            Clock::time_point deadline);
+                            Protection protection, Clock::time_point deadline);
 
   // Dialler, once the carrier link is up: appends HELLO.
   void start(std::vector<std::byte>& out);
   // One frame from the peer; replies are appended to `out`. Throws MalformedFrame, or
   // std::invalid_argument for a malformed endpoint in HELLO.
   HandshakeStep on_frame(const FrameView& frame, std::vector<std::byte>& out);
+  // Acceptor, after kIdentityPresented: the token is the session's (or the session is new).
+  // Appends AUTH(server proof) and our sealed IDENTIFY (`identity_token`); established.
+  HandshakeStep accept_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out);
+  // Acceptor, after kIdentityPresented: the session belongs to another process. Appends CLOSE.
+  void refuse_identity(std::vector<std::byte>& out);
 
   bool outgoing() const { return outgoing_; }
   bool finished() const { return state_ == State::kFinished; }
@@ -51,15 +71,34 @@ class Handshake {
   const std::string& peer_endpoint() const { return client_endpoint_; }
   std::size_t stream() const { return stream_; }
   const std::string& close_text() const { return close_text_; }
+  // The identity token the peer presented (after kIdentityPresented, or kEstablished when dialling).
+  const std::vector<std::byte>& peer_token() const { return peer_token_; }
+  Protection protection() const { return protection_; }
+  // The connection's traffic ciphers: null until the keys are known and that direction is sealed.
+  FrameCipher* sealer() const { return sealer_.get(); }
+  FrameCipher* opener() const { return opener_.get(); }
 
  private:
-  enum class State { kConnecting, kAwaitChallenge, kAwaitServerProof, kAwaitHello, kAwaitClientProof, kFinished };
+  enum class State {
+    kConnecting,
+    kAwaitChallenge,
+    kAwaitServerProof,
+    kAwaitPeerIdentity,  // dialler
+    kAwaitHello,
+    kAwaitClientProof,
+    kAwaitIdentity,      // acceptor
+    kIdentityPresented,  // acceptor: waiting for accept_identity() or refuse_identity()
+    kFinished,
+  };
 
   Handshake(const Authenticator& authenticator, bool outgoing, Clock::time_point deadline)
       : authenticator_(&authenticator), outgoing_(outgoing), deadline_(deadline) {}
   void expect(const FrameView& frame, FrameType type) const;
   // Checks a received AUTH against `expected`; a wrong one appends CLOSE(auth failed).
   bool proof_accepted(const FrameView& frame, const std::vector<std::byte>& expected, std::vector<std::byte>& out);
+  // Derives the traffic keys; creates the cipher for our direction (sealing) and the peer's.
+  void derive_ciphers(Protection peer_protection);
+  void send_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out);
 
   const Authenticator* authenticator_;
   bool outgoing_;
@@ -70,6 +109,13 @@ class Handshake {
   std::vector<std::byte> client_nonce_;
   std::vector<std::byte> server_nonce_;
   std::string close_text_;
+  Protection wanted_ = Protection::kEncrypt;   // ours
+  Protection protection_ = Protection::kEncrypt;  // the connection's: the stronger of both
+  std::vector<std::byte> identity_token_;  // ours (dialler: given at construction)
+  std::vector<std::byte> peer_token_;
+  std::optional<TrafficKeys> keys_;
+  std::unique_ptr<FrameCipher> sealer_;
+  std::unique_ptr<FrameCipher> opener_;
 };
 
 }  // namespace lp

@@ -72,6 +72,7 @@ void Mailbox::send(const std::string& peer, QueuedMessage queued) {
     created = true;
   }
   if (slot->failure) throw PeerFailed("peer " + peer + " failed: " + *slot->failure);
+  slot->named_by_application.store(true, std::memory_order_relaxed);
   const WindowFullDecision decision =
       decide_window_full(policy_, slot->outbox, slot->outbox_bytes, queued.body_bytes, limits_);
   switch (decision.action) {

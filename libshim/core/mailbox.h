@@ -41,6 +41,9 @@ struct MailboxSlot {
   std::uint64_t unacknowledged = 0;         // in the ARQ, not yet acknowledged
   std::optional<std::string> failure;       // set once the peer is given up on
   SessionStatistics statistics;             // refreshed by the progress thread
+  // send() named this peer: its session may dial it (Session::allow_dialling). Set by application
+  // threads, read by the progress thread.
+  std::atomic<bool> named_by_application{false};
 };
 
 struct WindowLimits {

@@ -55,6 +55,7 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
   ++counters_.connections_established;
   ever_established_ = true;
   if (connection.link) counters_.tuning = connection.link->tuning();
+  counters_.protection = protection_name(connection.handshake().protection());
   // When the carrier comes back (or a stream is replaced, taking its bytes with it), every
   // unacknowledged message goes again; the peer drops what it already had.
   if (carrier_was_down || result.loser != nullptr) arq_.carrier_reset(now);
@@ -73,6 +74,14 @@ void Session::detach(Connection& connection, bool was_attempt, const std::string
   }
 }
 
+bool Session::identity_matches(const std::vector<std::byte>& token) {
+  if (peer_token_.empty()) {
+    peer_token_ = token;
+    return true;
+  }
+  return Authenticator::proofs_match(token, peer_token_);
+}
+
 void Session::note_dial_error(const std::string& why) {
   last_error_ = why;
   ++counters_.connect_failures;
@@ -82,7 +91,9 @@ std::optional<std::string> Session::on_frame(Connection& connection, const Frame
   switch (frame.type) {
     case FrameType::kData: {
       const DataFrame data = decode_data(frame.payload, config_.max_message);
-      arq_.on_data(data.sequence, ArqPayload(data.message.begin(), data.message.end()), now);
+      if (!arq_.on_data(data.sequence, ArqPayload(data.message.begin(), data.message.end()), now)) {
+        throw MalformedFrame("DATA " + std::to_string(data.sequence) + " lies far beyond the receive window");
+      }
       return std::nullopt;
     }
     case FrameType::kAck:
@@ -126,7 +137,9 @@ void Session::pump(Clock::time_point now) {
     if (!frame) break;
     Connection* preferred = streams_.by_size(frame->payload.size());
     if (preferred != nullptr) target = preferred;
+    const std::size_t start = target->output().size();
     encode_data(target->output(), frame->seq, frame->payload);
+    target->seal_from(start);
     target->last_sent = now;
     streams_.sent_on(*target);
     // A full preferred stream waits for its carrier rather than spilling onto the other kind.
@@ -134,12 +147,16 @@ void Session::pump(Clock::time_point now) {
   }
   // ACKs on one stream, so that they stay in order.
   if (auto ack = arq_.poll_ack(now)) {
+    const std::size_t start = first->output().size();
     encode_ack(first->output(), to_wire(*ack));
+    first->seal_from(start);
     first->last_sent = now;
   }
   for (Connection* stream : streams_.streams()) {
     if (stream != nullptr && stream->pending_output() == 0 && now - stream->last_sent >= config_.keepalive_interval) {
+      const std::size_t start = stream->output().size();
       encode_keepalive(stream->output());
+      stream->seal_from(start);
       stream->last_sent = now;
     }
   }
@@ -150,7 +167,7 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
   if (failed_) return actions;
   const bool has_work = !arq_.all_acknowledged();
   // Redial our own streams that are down (the peer redials its own too; ties are broken in attach).
-  if (now >= next_dial_ && (!peer_said_goodbye_ || has_work)) {
+  if (may_dial_ && now >= next_dial_ && (!peer_said_goodbye_ || has_work)) {
     actions.dial = streams_.slots_to_dial();
     if (!actions.dial.empty()) {
       if (peer_said_goodbye_) last_heard_ = now, peer_said_goodbye_ = false;
@@ -179,7 +196,7 @@ Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
       wake = std::min(wake, stream->last_sent + config_.keepalive_interval);
     }
   }
-  if ((!peer_said_goodbye_ || !arq_.all_acknowledged()) && !streams_.slots_to_dial().empty()) {
+  if (may_dial_ && (!peer_said_goodbye_ || !arq_.all_acknowledged()) && !streams_.slots_to_dial().empty()) {
     wake = std::min(wake, std::max(now, next_dial_));
   }
   // Strictly after the timeout: handle_timeout() compares with ">".

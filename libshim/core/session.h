@@ -58,6 +58,14 @@ class Session {
   std::optional<std::string> on_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void heard_from_peer(Clock::time_point now) { last_heard_ = now; }
 
+  // Binds the session to the peer's identity token (the first authenticated connection's) or
+  // checks a later one against it (constant time). False: another process claims this session.
+  bool identity_matches(const std::vector<std::byte>& token);
+  // The application named this peer (send()): the session may dial it. A session only the peer
+  // opened never dials: the endpoint it announced is a claim, and the peer redials its own.
+  void allow_dialling() { may_dial_ = true; }
+  bool may_dial() const { return may_dial_; }
+
   // Messages the ARQ has in order, appended to `batch`.
   void take_received(std::vector<Message>& batch);
   // Encodes what may go now: DATA striped over the streams, the ACK, keep-alives.
@@ -90,6 +98,8 @@ class Session {
   bool peer_said_goodbye_ = false;      // CLOSE(shutdown) received: no redial until there is data
   bool failed_ = false;
   bool ever_established_ = false;
+  bool may_dial_ = false;
+  std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;
 };

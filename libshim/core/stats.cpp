@@ -26,7 +26,9 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"dropped_by_policy\":" << s.dropped_by_policy << ",\"connections_established\":"
       << s.connections_established << ",\"reconnects\":" << s.reconnects << ",\"carrier_resets\":" << a.carrier_resets
       << ",\"connect_failures\":" << s.connect_failures << ",\"rejected_connections\":" << s.rejected_connections
-      << ",\"malformed_frames\":" << s.malformed_frames << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
+      << ",\"malformed_frames\":" << s.malformed_frames << ",\"refused_frames\":" << s.refused_frames
+      << ",\"identity_refused\":" << s.identity_refused << ",\"protection\":" << json_string(s.protection)
+      << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
       << ",\"rcv_wscale\":" << s.tcp.rcv_wscale << ",\"snd_cwnd\":" << s.tcp.snd_cwnd
       << ",\"snd_mss\":" << s.tcp.snd_mss << ",\"rtt_ms\":" << s.tcp.rtt_us / 1000.0
       << ",\"total_retrans\":" << s.tcp.total_retrans << ",\"send_buffer\":" << s.tuning.send_buffer
@@ -63,6 +65,8 @@ std::string to_json(const EngineReport& report) {
       << "},\"accepted_connections\":" << report.endpoint.accepted
       << ",\"rejected_connections\":" << report.endpoint.rejected
       << ",\"malformed_frames\":" << report.endpoint.malformed << ",\"refused_busy\":" << report.endpoint.refused_busy
+      << ",\"refused_frames\":" << report.endpoint.refused_frames
+      << ",\"identity_refused\":" << report.endpoint.identity_refused
       << ",\"receive_queue_messages\":" << report.receive_queue_messages << ",\"sessions\":[";
   bool first = true;
   for (const SessionReport& session : report.sessions) {

@@ -24,6 +24,9 @@ struct SessionStatistics {
   std::uint64_t connect_failures = 0;
   std::uint64_t malformed_frames = 0;
   std::uint64_t rejected_connections = 0;   // failed authentication, either direction
+  std::uint64_t refused_frames = 0;         // sealed frames that failed to open (altered, replayed)
+  std::uint64_t identity_refused = 0;       // connections that claimed this session with another identity
+  std::string protection;                   // of the last established stream (frame_cipher.h)
   std::uint64_t messages_received = 0;      // delivered to the receive queue
   std::uint64_t bytes_received = 0;         // bodies only
   std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
@@ -35,6 +38,8 @@ struct EndpointStatistics {
   std::uint64_t rejected = 0;   // failed authentication before naming a session
   std::uint64_t malformed = 0;
   std::uint64_t refused_busy = 0;
+  std::uint64_t refused_frames = 0;    // sealed frames that failed to open
+  std::uint64_t identity_refused = 0;  // connections refused for claiming another process's session
 };
 
 struct SessionReport {

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -47,8 +48,10 @@ class TcpLink : public CarrierLink {
   IoStatus read(FrameReader& reader, std::size_t budget, std::size_t& bytes_read, std::string& error) override {
     bytes_read = 0;
     while (bytes_read < budget) {
-      auto area = reader.write_area(kReadChunk);
-      const ssize_t n = ::recv(fd_.get(), area.data(), area.size(), 0);
+      // Never more than the budget: a connection that has not authenticated buffers at most that.
+      const std::size_t want = std::min(kReadChunk, budget - bytes_read);
+      auto area = reader.write_area(want);
+      const ssize_t n = ::recv(fd_.get(), area.data(), std::min(area.size(), want), 0);
       if (n < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return IoStatus::kOk;
@@ -58,7 +61,7 @@ class TcpLink : public CarrierLink {
       if (n == 0) return IoStatus::kEndOfStream;
       reader.commit(static_cast<std::size_t>(n));
       bytes_read += static_cast<std::size_t>(n);
-      if (static_cast<std::size_t>(n) < area.size()) return IoStatus::kOk;  // drained
+      if (static_cast<std::size_t>(n) < want) return IoStatus::kOk;  // drained
     }
     return IoStatus::kOk;
   }

@@ -75,14 +75,16 @@ void begin_frame(std::vector<std::byte>& out, FrameType type, std::size_t payloa
 }
 
 bool known_type(std::uint8_t type) {
-  return type >= static_cast<std::uint8_t>(FrameType::kHello) && type <= static_cast<std::uint8_t>(FrameType::kClose);
+  return type >= static_cast<std::uint8_t>(FrameType::kHello) &&
+         type <= static_cast<std::uint8_t>(FrameType::kIdentify);
 }
 
 // Largest payload a frame of this type can legitimately have, whatever the connection's state.
 std::size_t type_payload_limit(FrameType type, std::size_t max_data_payload) {
   switch (type) {
     case FrameType::kHello: return kMaxHandshakePayload;
-    case FrameType::kChallenge: return kNonceSize;
+    case FrameType::kChallenge: return kNonceSize + 1;
+    case FrameType::kIdentify: return kIdentityTokenSize;
     case FrameType::kAuth: return kMacSize;
     case FrameType::kData: return max_data_payload;
     case FrameType::kAck: return kAckFixedSize + kMaxAckRanges * 16;
@@ -90,6 +92,14 @@ std::size_t type_payload_limit(FrameType type, std::size_t max_data_payload) {
     case FrameType::kClose: return 1 + kMaxCloseText;
   }
   return 0;
+}
+
+Protection decode_protection(std::uint8_t value, const char* what) {
+  if (value != static_cast<std::uint8_t>(Protection::kEncrypt) &&
+      value != static_cast<std::uint8_t>(Protection::kIntegrityOnly)) {
+    throw MalformedFrame(std::string(what) + " asks for unknown protection " + std::to_string(value));
+  }
+  return static_cast<Protection>(value);
 }
 
 }  // namespace
@@ -103,6 +113,7 @@ const char* frame_type_name(FrameType type) {
     case FrameType::kAck: return "ACK";
     case FrameType::kKeepalive: return "KEEPALIVE";
     case FrameType::kClose: return "CLOSE";
+    case FrameType::kIdentify: return "IDENTIFY";
   }
   return "?";
 }
@@ -117,6 +128,7 @@ HelloFrame decode_hello(std::span<const std::byte> payload) {
     throw MalformedFrame("HELLO stream index " + std::to_string(hello.stream) + " is outside 0.." +
                          std::to_string(kMaxStreams - 1));
   }
+  hello.protection = decode_protection(r.u8(), "HELLO");
   const std::size_t length = r.u16();
   if (length == 0 || length > kMaxEndpointSize) {
     throw MalformedFrame("HELLO endpoint length " + std::to_string(length) + " is outside 1.." +
@@ -129,6 +141,16 @@ HelloFrame decode_hello(std::span<const std::byte> payload) {
   }
   r.expect_end();
   return hello;
+}
+
+ChallengeFrame decode_challenge(std::span<const std::byte> payload) {
+  ByteReader r(payload, "CHALLENGE");
+  ChallengeFrame challenge;
+  auto nonce = r.bytes(kNonceSize);
+  challenge.nonce.assign(nonce.begin(), nonce.end());
+  challenge.protection = decode_protection(r.u8(), "CHALLENGE");
+  r.expect_end();
+  return challenge;
 }
 
 std::vector<std::byte> decode_fixed(std::span<const std::byte> payload, std::size_t size, const char* what) {
@@ -174,7 +196,7 @@ CloseFrame decode_close(std::span<const std::byte> payload) {
   CloseFrame close;
   const auto reason = r.u8();
   if (reason < static_cast<std::uint8_t>(CloseReason::kShutdown) ||
-      reason > static_cast<std::uint8_t>(CloseReason::kProtocolError)) {
+      reason > static_cast<std::uint8_t>(CloseReason::kIdentityRefused)) {
     throw MalformedFrame("CLOSE has unknown reason " + std::to_string(reason));
   }
   close.reason = static_cast<CloseReason>(reason);
@@ -187,13 +209,21 @@ CloseFrame decode_close(std::span<const std::byte> payload) {
 }
 
 void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, std::size_t stream,
-                  const std::string& endpoint) {
-  begin_frame(out, FrameType::kHello, nonce.size() + 1 + 2 + endpoint.size());
+                  Protection protection, const std::string& endpoint) {
+  begin_frame(out, FrameType::kHello, nonce.size() + 1 + 1 + 2 + endpoint.size());
   ByteWriter w(out);
   w.bytes(nonce);
   w.u8(static_cast<std::uint8_t>(stream));
+  w.u8(static_cast<std::uint8_t>(protection));
   w.u16(static_cast<std::uint16_t>(endpoint.size()));
   w.text(endpoint);
+}
+
+void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection) {
+  begin_frame(out, FrameType::kChallenge, nonce.size() + 1);
+  ByteWriter w(out);
+  w.bytes(nonce);
+  w.u8(static_cast<std::uint8_t>(protection));
 }
 
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes) {
@@ -261,12 +291,15 @@ std::optional<FrameView> FrameReader::next() {
   if (!known_type(type)) throw MalformedFrame("unknown frame type " + std::to_string(type));
   const auto frame_type = static_cast<FrameType>(type);
   const std::size_t limit = std::min(type_payload_limit(frame_type, max_payload_), max_payload_);
-  if (length > limit) {
-    throw MalformedFrame(std::string(frame_type_name(frame_type)) + " payload of " + std::to_string(length) +
-                         " bytes exceeds the limit of " + std::to_string(limit));
+  if (length < tag_size_) throw MalformedFrame(std::string(frame_type_name(frame_type)) + " frame lacks its tag");
+  if (length - tag_size_ > limit) {
+    throw MalformedFrame(std::string(frame_type_name(frame_type)) + " payload of " +
+                         std::to_string(length - tag_size_) + " bytes exceeds the limit of " + std::to_string(limit));
   }
   if (available < kFrameHeaderSize + length) return std::nullopt;
-  FrameView view{frame_type, std::span<const std::byte>(buffer_.data() + begin_ + kFrameHeaderSize, length)};
+  std::byte* const frame = buffer_.data() + begin_;
+  FrameView view{frame_type, {frame + kFrameHeaderSize, length - tag_size_}, {frame, kFrameHeaderSize},
+                 {frame + kFrameHeaderSize + length - tag_size_, tag_size_}};
   begin_ += kFrameHeaderSize + length;
   return view;
 }

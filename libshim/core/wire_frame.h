@@ -1,10 +1,13 @@
-// Wire framing of LongPipe sessions (protocol version 1). All integers are big-endian.
+// Wire framing of LongPipe sessions (protocol version 2). All integers are big-endian.
 //
-//   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload
-//   HELLO     client nonce [32] | stream index u8 | endpoint length u16 | endpoint (the dialler's
-//             own "host:port")
-//   CHALLENGE server nonce [32]
-//   AUTH      HMAC-SHA256 [32]  (client's proof, then server's proof: see auth.h)
+//   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload [| tag [16]]
+//   HELLO     client nonce [32] | stream index u8 | protection u8 | endpoint length u16 | endpoint
+//             (the dialler's own "host:port")
+//   CHALLENGE server nonce [32] | protection u8
+//   AUTH      HMAC-SHA256 [32]  (client's proof, then server's proof: see authenticator.h)
+//   --- every frame below is sealed (frame_cipher.h): the tag follows the payload ---
+//   IDENTIFY  identity token [32] (the sender's proof that it is the process the session began
+//             with: see Authenticator::identity_token)
 //   DATA      sequence u64 | message (body | source u32 | destination u32 | tag i32 | context i32 |
 //             flags u32: the header travels as a trailer so the receiver strips it without a copy;
 //             see message.h)
@@ -32,17 +35,18 @@
 namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
-constexpr std::uint8_t kProtocolVersion = 1;
+constexpr std::uint8_t kProtocolVersion = 2;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;
 constexpr std::size_t kNonceSize = 32;
 constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
+constexpr std::size_t kIdentityTokenSize = 32; // HMAC-SHA256
 constexpr std::size_t kMaxEndpointSize = 255;  // "host:port"
 constexpr std::size_t kMaxCloseText = 200;
 constexpr std::size_t kMaxAckRanges = 256;
 // Before a connection has authenticated, no frame may be longer than this: an unauthenticated
 // peer cannot make us allocate more.
-constexpr std::size_t kMaxHandshakePayload = kNonceSize + 1 + 2 + kMaxEndpointSize;
+constexpr std::size_t kMaxHandshakePayload = kNonceSize + 1 + 1 + 2 + kMaxEndpointSize;
 constexpr std::size_t kMaxStreams = 16;        // parallel connections per session
 
 enum class FrameType : std::uint8_t {
@@ -53,7 +57,20 @@ enum class FrameType : std::uint8_t {
   kAck = 5,
   kKeepalive = 6,
   kClose = 7,
+  kIdentify = 8,
 };
+
+// What a side asks of the frames after the handshake (HELLO, CHALLENGE). The session is encrypted
+// if either side asks for it, so a changed byte cannot downgrade it (and the traffic keys depend
+// on the mode: frame_cipher.h).
+enum class Protection : std::uint8_t {
+  kEncrypt = 1,        // AES-256-GCM: confidentiality and integrity (the default)
+  kIntegrityOnly = 2,  // AES-256-GMAC over header and payload: integrity only (LONGPIPE_ENCRYPTION=off)
+};
+
+inline Protection stronger(Protection a, Protection b) {
+  return a == Protection::kEncrypt || b == Protection::kEncrypt ? Protection::kEncrypt : Protection::kIntegrityOnly;
+}
 
 const char* frame_type_name(FrameType type);
 
@@ -62,6 +79,7 @@ enum class CloseReason : std::uint8_t {
   kAuthFailed = 2,      // the peer's proof of the key was wrong
   kDuplicate = 3,       // a simultaneous connection lost the tie-break
   kProtocolError = 4,   // malformed frame
+  kIdentityRefused = 5, // the connection claimed a session it could not prove to be its own
 };
 
 class MalformedFrame : public std::runtime_error {
@@ -88,7 +106,13 @@ struct DataFrame {
 struct HelloFrame {
   std::vector<std::byte> nonce;
   std::size_t stream = 0;
+  Protection protection = Protection::kEncrypt;
   std::string endpoint;
+};
+
+struct ChallengeFrame {
+  std::vector<std::byte> nonce;
+  Protection protection = Protection::kEncrypt;
 };
 
 struct CloseFrame {
@@ -96,14 +120,19 @@ struct CloseFrame {
   std::string text;
 };
 
-// A decoded frame; payload points into the FrameReader's buffer until its next call.
+// A decoded frame; its spans point into the FrameReader's buffer until its next call. On a
+// protected connection (FrameReader::set_tag_size) the payload is still sealed when next() returns
+// it and is opened in place (frame_cipher.h).
 struct FrameView {
   FrameType type;
-  std::span<const std::byte> payload;
+  std::span<std::byte> payload;       // without the tag
+  std::span<const std::byte> header;  // the 8 header bytes (authenticated data of a sealed frame)
+  std::span<const std::byte> tag;     // empty on an unprotected connection
 };
 
 // Payload decoders: validate and return the fields; throw MalformedFrame.
 HelloFrame decode_hello(std::span<const std::byte> payload);
+ChallengeFrame decode_challenge(std::span<const std::byte> payload);
 std::vector<std::byte> decode_fixed(std::span<const std::byte> payload, std::size_t size, const char* what);
 // The message is a view into payload; its body is at most max_message bytes.
 DataFrame decode_data(std::span<const std::byte> payload, std::size_t max_message);
@@ -112,7 +141,8 @@ CloseFrame decode_close(std::span<const std::byte> payload);
 
 // Encoders append one whole frame to out.
 void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, std::size_t stream,
-                  const std::string& endpoint);
+                  Protection protection, const std::string& endpoint);
+void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection);
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes);
 void encode_data(std::vector<std::byte>& out, std::uint64_t sequence, std::span<const std::byte> message);
 void encode_ack(std::vector<std::byte>& out, const AckFrame& ack);
@@ -126,6 +156,9 @@ class FrameReader {
 
   // Raised once the connection has authenticated (DATA may then be up to LONGPIPE_MAX_MESSAGE).
   void set_max_payload(std::size_t max_payload) { max_payload_ = max_payload; }
+  // From now on every frame ends with a tag of this many bytes (counted in the header's length,
+  // not in the payload limits).
+  void set_tag_size(std::size_t tag_size) { tag_size_ = tag_size; }
 
   // A writable area of at least `minimum` bytes at the end of the buffered data.
   std::span<std::byte> write_area(std::size_t minimum);
@@ -139,6 +172,7 @@ class FrameReader {
 
  private:
   std::size_t max_payload_;
+  std::size_t tag_size_ = 0;
   std::vector<std::byte> buffer_;
   std::size_t begin_ = 0;  // first unconsumed byte
   std::size_t end_ = 0;    // one past the last received byte

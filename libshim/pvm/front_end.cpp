@@ -12,6 +12,7 @@
 
 #include "message_image.h"
 #include "route_flags.h"
+#include "job_key.h"
 #include "spawn_environment.h"
 
 namespace lp::pvm {
@@ -86,9 +87,15 @@ bool is_task_tid(int tid) {
 
 }  // namespace
 
-FrontEnd::FrontEnd(const LibPvm& lib, int tid)
-    : lib_(lib), tid_(tid), engine_(Config::from_environment()), directory_(lib) {
-  directory_.publish(tid_, TaskDirectory::Entry{engine_.local_endpoint(), *lib_.data_signature});
+FrontEnd::FrontEnd(const LibPvm& lib, int tid) : FrontEnd(lib, tid, job_config()) {}
+
+FrontEnd::FrontEnd(const LibPvm& lib, int tid, Config config)
+    : lib_(lib),
+      tid_(tid),
+      key_fingerprint_(key_fingerprint(config.key)),
+      engine_(std::move(config)),
+      directory_(lib) {
+  directory_.publish(tid_, own_entry());
   handler_target = this;
   register_handlers();
   adopt_early_system_messages();
@@ -122,6 +129,16 @@ void FrontEnd::adopt_early_system_messages() {
     lib_.freebuf(mid);
   }
   lib_.setcontext(saved_context);
+}
+
+TaskDirectory::Entry FrontEnd::own_entry() const {
+  return {engine_.local_endpoint(), *lib_.data_signature, key_fingerprint_};
+}
+
+// A task we can reach over LongPipe: the same data representation (raw data would not match
+// otherwise) and the same job key (else our sessions would fail authentication).
+bool FrontEnd::same_job(const TaskDirectory::Entry& entry) const {
+  return entry.data_signature == *lib_.data_signature && entry.key_fingerprint == key_fingerprint_;
 }
 
 void FrontEnd::hello_arrived(int source, TaskDirectory::Entry entry) {
@@ -166,7 +183,7 @@ const PeerRoutes::Route& FrontEnd::route_to(int tid) {
     auto entry = directory_.lookup(tid);
     if (!entry) entry = wait_for_started_task(tid);
     starting_tasks_.erase(tid);  // waited for at most once, found or not
-    if (entry && entry->data_signature == *lib_.data_signature) {
+    if (entry && same_job(*entry)) {
       routes_.found_in_directory(tid, entry->endpoint);
     } else {
       routes_.not_in_directory(tid);
@@ -182,7 +199,7 @@ void FrontEnd::send_system_message(int tid, int tag, bool with_own_entry) {
   const int saved_context = lib_.setcontext(kLongPipeContext);
   const int mid = lib_.mkbuf(PvmDataDefault);
   lib_.setsbuf(mid);
-  if (with_own_entry) TaskDirectory::pack(lib_, {engine_.local_endpoint(), *lib_.data_signature});
+  if (with_own_entry) TaskDirectory::pack(lib_, own_entry());
   lib_.send(tid, tag);
   lib_.freebuf(mid);
   lib_.setcontext(saved_context);
@@ -334,7 +351,7 @@ bool FrontEnd::pump(const ReceiveSelector* wanted) {
   } pumping(pumping_);
   take_peer_failures();
   for (auto& [source, entry] : std::exchange(hellos_, {})) {
-    if (entry.data_signature != *lib_.data_signature) continue;  // raw data would not match
+    if (!same_job(entry)) continue;
     switch_route(source, routes_.learned_endpoint(source, entry.endpoint));
     Message answer;
     answer.source = static_cast<std::uint32_t>(tid_);

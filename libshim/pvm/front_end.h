@@ -64,6 +64,7 @@ class FrontEnd {
   // Enrols the task (pvm_mytid), starts the engine from LONGPIPE_* (throws lp::ConfigError or a
   // std::exception saying why) and publishes the task in the directory. `tid` is the enrolled tid.
   FrontEnd(const LibPvm& lib, int tid);
+  FrontEnd(const LibPvm& lib, int tid, Config config);
   ~FrontEnd();
   FrontEnd(const FrontEnd&) = delete;
   FrontEnd& operator=(const FrontEnd&) = delete;
@@ -90,6 +91,8 @@ class FrontEnd {
   void marker_arrived(int source);
 
  private:
+  TaskDirectory::Entry own_entry() const;
+  bool same_job(const TaskDirectory::Entry& entry) const;
   // Whether `tid`/`tag` is an application message LongPipe may carry.
   bool carriable(int tid, int tag) const;
   const PeerRoutes::Route& route_to(int tid);
@@ -130,6 +133,7 @@ class FrontEnd {
 
   const LibPvm& lib_;
   const int tid_;
+  const std::string key_fingerprint_;  // of this task's job key (task_directory.h)
   Engine engine_;
   TaskDirectory directory_;
   PeerRoutes routes_;

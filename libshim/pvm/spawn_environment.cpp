@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "job_key.h"
+
 extern char** environ;
 
 namespace lp::pvm {
@@ -61,6 +63,13 @@ void export_longpipe_environment() {
   const char* current = std::getenv("PVM_EXPORT");
   const std::string merged = merged_export_list(current ? current : "", names_to_export(environment));
   if (!merged.empty()) ::setenv("PVM_EXPORT", merged.c_str(), 1);
+}
+
+Config job_config() {
+  if (std::getenv("LONGPIPE_KEY") == nullptr && std::getenv("LONGPIPE_KEY_FILE") == nullptr) {
+    ::setenv("LONGPIPE_KEY", make_job_key().c_str(), 1);
+  }
+  return Config::from_environment();
 }
 
 }  // namespace lp::pvm

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config.h"
+
 namespace lp::pvm {
 
 // Names from `environment` ("NAME=value" strings) that spawned tasks need: LD_PRELOAD and every
@@ -18,5 +20,11 @@ std::string merged_export_list(std::string_view current, const std::vector<std::
 
 // Applies both to this process's environment (setenv PVM_EXPORT).
 void export_longpipe_environment();
+
+// The engine's configuration for this task (Config::from_environment). With neither LONGPIPE_KEY
+// nor LONGPIPE_KEY_FILE set, this task is the first of its job: a random job key is made and set
+// as LONGPIPE_KEY in this process's environment, so export_longpipe_environment passes it on to
+// every task it spawns, and they to theirs. Tasks started otherwise make keys of their own.
+Config job_config();
 
 }  // namespace lp::pvm

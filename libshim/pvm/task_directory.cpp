@@ -9,6 +9,7 @@ namespace {
 
 // Longest endpoint ("host:port") accepted from an entry; anything longer is not LongPipe's.
 constexpr int kMaxEndpointBytes = 1024;
+constexpr int kMaxFingerprintBytes = 64;
 
 }  // namespace
 
@@ -24,6 +25,9 @@ void TaskDirectory::pack(const LibPvm& lib, const Entry& entry) {
   lib.pkint(&length, 1, 1);
   lib.pkbyte(const_cast<char*>(entry.endpoint.data()), length, 1);
   lib.pkint(&signature, 1, 1);
+  int fingerprint_length = static_cast<int>(entry.key_fingerprint.size());
+  lib.pkint(&fingerprint_length, 1, 1);
+  lib.pkbyte(const_cast<char*>(entry.key_fingerprint.data()), fingerprint_length, 1);
 }
 
 std::optional<TaskDirectory::Entry> TaskDirectory::unpack(const LibPvm& lib) {
@@ -32,7 +36,14 @@ std::optional<TaskDirectory::Entry> TaskDirectory::unpack(const LibPvm& lib) {
   if (lib.upkint(&length, 1, 1) < 0 || length <= 0 || length > kMaxEndpointBytes) return std::nullopt;
   std::vector<char> endpoint(static_cast<std::size_t>(length));
   if (lib.upkbyte(endpoint.data(), length, 1) < 0 || lib.upkint(&signature, 1, 1) < 0) return std::nullopt;
-  return Entry{std::string(endpoint.begin(), endpoint.end()), signature};
+  int fingerprint_length = 0;
+  if (lib.upkint(&fingerprint_length, 1, 1) < 0 || fingerprint_length <= 0 || fingerprint_length > kMaxFingerprintBytes) {
+    return std::nullopt;
+  }
+  std::vector<char> fingerprint(static_cast<std::size_t>(fingerprint_length));
+  if (lib.upkbyte(fingerprint.data(), fingerprint_length, 1) < 0) return std::nullopt;
+  return Entry{std::string(endpoint.begin(), endpoint.end()), signature,
+               std::string(fingerprint.begin(), fingerprint.end())};
 }
 
 void TaskDirectory::publish(int tid, const Entry& entry) {

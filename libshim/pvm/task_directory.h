@@ -3,7 +3,8 @@
 // Each LongPipe task publishes one entry named "longpipe:<tid in hex>" with pvm_putinfo() in
 // PvmMboxDefault mode: a single instance that only its owner may change and that the pvmds delete
 // when the owner exits, so a crashed task leaves no stale entry. A task without an entry does not
-// run LongPipe (or has not started yet) and is reached through the pvmd.
+// run LongPipe (or has not started yet), and a task whose key fingerprint differs from ours belongs
+// to another job key (it was not spawned from our job's tasks); both are reached through the pvmd.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@ class TaskDirectory {
   struct Entry {
     std::string endpoint;
     std::int32_t data_signature = 0;  // the owner's pvmmydsig: raw data is only exchanged alike
+    std::string key_fingerprint;      // of the owner's job key: only tasks that share it use LongPipe
   };
 
   explicit TaskDirectory(const LibPvm& lib) : lib_(lib) {}

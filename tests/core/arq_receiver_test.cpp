@@ -18,7 +18,7 @@ using lp::test::message_number;
 namespace {
 
 void deliver(Arq& arq, std::uint64_t seq, ArqTime now = at(0ms), std::size_t filler = 0) {
-  arq.on_data(seq, make_message(seq, filler), now);
+  REQUIRE(arq.on_data(seq, make_message(seq, filler), now));
 }
 
 std::vector<std::uint64_t> received(Arq& arq) {
@@ -233,14 +233,30 @@ TEST_CASE("a bad configuration is refused with the field's name", "[arq][config]
 
 TEST_CASE("reliable carrier: out-of-order frames are held even beyond the window, never dropped",
           "[arq][receiver][reliable]") {
-  // Striped connections reorder; nothing dropped here would ever be re-sent (no timers).
+  // Striped connections reorder; nothing dropped here would ever be re-sent (no timers). Up to
+  // kReliableCarrierWindowSlack windows (4 x 4 messages, 4 x 32 bytes) are held.
   ArqConfig config;
   config.receive_window_messages = 4;
-  config.receive_window_bytes = 16;
+  config.receive_window_bytes = 32;
   Arq arq(config);
   for (std::uint64_t seq = 9; seq >= 1; --seq) deliver(arq, seq);
   CHECK(arq.stats().out_of_window_dropped == 0);
   CHECK(arq.stats().held_out_of_order_messages == 9);
   deliver(arq, 0);
   CHECK(received(arq) == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
+TEST_CASE("over a reliable carrier, a frame far beyond the window is refused and not held", "[arq][receiver]") {
+  ArqConfig config;
+  config.mode = ArqMode::kReliableCarrier;
+  config.receive_window_messages = 8;
+  config.receive_window_bytes = 1000;
+  Arq arq(config);
+  const std::uint64_t limit = lp::ArqReceiver::kReliableCarrierWindowSlack * 8;
+  CHECK(arq.on_data(limit - 1, make_message(limit - 1, 0), at(0ms)));  // a peer with a larger window
+  CHECK_FALSE(arq.on_data(limit, make_message(limit, 0), at(0ms)));    // nobody honest is that far ahead
+  CHECK_FALSE(arq.on_data(1, make_message(1, 4000), at(0ms)));          // nor holds that many bytes
+  CHECK(arq.stats().out_of_window_dropped == 2);
+  deliver(arq, 0);
+  CHECK(received(arq) == std::vector<std::uint64_t>{0});  // the refused ones were not kept
 }

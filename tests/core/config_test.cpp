@@ -1,10 +1,13 @@
 // Config: LONGPIPE_* parsing, ranges, relations, the config file, and the error messages.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 
 #include "config.h"
+#include "job_key.h"
 
 using lp::Config;
 using lp::ConfigError;
@@ -89,4 +92,42 @@ TEST_CASE("a config file supplies values and the environment wins") {
   CHECK(error_of({{"LONGPIPE_CONFIG", path}}).find("line 1") != std::string::npos);
   std::remove(path.c_str());
   CHECK(error_of({{"LONGPIPE_CONFIG", "/nonexistent/file"}}).find("LONGPIPE_CONFIG") != std::string::npos);
+}
+
+TEST_CASE("LONGPIPE_KEY_FILE: a private file of at least 16 bytes; every refusal names the variable") {
+  const std::string path = "engine_config_test.key";
+  auto write_key = [&](const std::string& text, mode_t mode) {
+    std::remove(path.c_str());
+    std::ofstream(path) << text;
+    REQUIRE(::chmod(path.c_str(), mode) == 0);
+  };
+  write_key("0123456789abcdef0123\n", 0600);
+  CHECK(Config::from_variables({{"LONGPIPE_KEY_FILE", path}}).key == "0123456789abcdef0123");
+  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}, {"LONGPIPE_KEY", "x"}}).find("both set") != std::string::npos);
+  write_key("0123456789abcdef0123\n", 0644);
+  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}}).find("LONGPIPE_KEY_FILE='" + path + "' is invalid: group or others") !=
+        std::string::npos);
+  write_key("short\n", 0600);
+  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}}).find("5 bytes of key; expected 16 to 4096") != std::string::npos);
+  std::remove(path.c_str());
+  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}}).find("LONGPIPE_KEY_FILE='" + path + "' is invalid: cannot stat") !=
+        std::string::npos);
+  CHECK(error_of({{"LONGPIPE_KEY_FILE", "."}}).find("not a regular file") != std::string::npos);
+}
+
+TEST_CASE("LONGPIPE_ENCRYPTION is on unless set off") {
+  CHECK(Config::from_variables({}).encryption);
+  CHECK_FALSE(Config::from_variables({{"LONGPIPE_ENCRYPTION", "off"}}).encryption);
+  CHECK(error_of({{"LONGPIPE_ENCRYPTION", "no"}}).find("LONGPIPE_ENCRYPTION='no' is invalid: expected on or off") !=
+        std::string::npos);
+}
+
+TEST_CASE("job keys made by front ends are random, and fingerprints reveal only whether keys match") {
+  const std::string a = lp::make_job_key();
+  const std::string b = lp::make_job_key();
+  CHECK(a.size() == 2 * lp::kJobKeyRandomBytes);
+  CHECK(a != b);
+  CHECK(lp::key_fingerprint(a) == lp::key_fingerprint(a));
+  CHECK(lp::key_fingerprint(a) != lp::key_fingerprint(b));
+  CHECK(lp::key_fingerprint(a).find(a.substr(0, 8)) == std::string::npos);
 }

@@ -1,8 +1,11 @@
 // The handshake as a pure state machine: two ends exchange frames in memory on a fake clock.
-// Covers the happy path, wrong keys either way, replayed proofs, unexpected frames and CLOSE.
+// Covers the happy path (keys, sealed identities, protection), wrong keys either way, replayed
+// proofs, a refused identity, unexpected frames and CLOSE.
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "handshake.h"
 
@@ -17,7 +20,7 @@ const Clock::time_point kStart = Clock::time_point{} + 1000s;  // the fake clock
 struct Frame {
   FrameType type;
   std::vector<std::byte> payload;
-  FrameView view() const { return {type, payload}; }
+  FrameView view() { return {type, payload, {}, {}}; }
 };
 
 // Takes every whole frame out of `out` (what one end would have sent).
@@ -34,6 +37,8 @@ std::vector<Frame> sent(std::vector<std::byte>& out) {
 
 std::vector<std::byte> nonce(std::uint8_t fill) { return std::vector<std::byte>(kNonceSize, std::byte{fill}); }
 
+std::vector<std::byte> token(std::uint8_t fill) { return std::vector<std::byte>(kIdentityTokenSize, std::byte{fill}); }
+
 // A dialler and an acceptor, each with its own key.
 struct Pair {
   Authenticator dialler_key;
@@ -41,37 +46,90 @@ struct Pair {
   Handshake dialler;
   Handshake acceptor;
   std::vector<std::byte> to_acceptor, to_dialler;
+  FrameReader dialler_inbox{1u << 20}, acceptor_inbox{1u << 20};
 
   Pair(const std::string& dialler_secret, const std::string& acceptor_secret, std::uint8_t client_fill = 1,
-       std::uint8_t server_fill = 2)
+       std::uint8_t server_fill = 2, Protection dialler_wants = Protection::kEncrypt,
+       Protection acceptor_wants = Protection::kEncrypt)
       : dialler_key(dialler_secret),
         acceptor_key(acceptor_secret),
-        dialler(Handshake::dialler(dialler_key, "site-a:4000", 1, nonce(client_fill), kStart + 5s)),
-        acceptor(Handshake::acceptor(acceptor_key, nonce(server_fill), kStart + 5s)) {}
+        dialler(Handshake::dialler(dialler_key, "site-a:4000", 1, nonce(client_fill), dialler_wants, token(0xd1),
+                                   kStart + 5s)),
+        acceptor(Handshake::acceptor(acceptor_key, nonce(server_fill), acceptor_wants, kStart + 5s)) {}
 
-  // Delivers the one frame waiting for `to` and returns its step.
+  // Delivers every frame waiting for `to`, opening sealed ones as a connection does; returns the
+  // last step.
   HandshakeStep deliver(Handshake& to, std::vector<std::byte>& wire, std::vector<std::byte>& reply) {
-    auto frames = sent(wire);
-    REQUIRE(frames.size() == 1);
-    return to.on_frame(frames[0].view(), reply);
+    FrameReader& inbox = &to == &dialler ? dialler_inbox : acceptor_inbox;
+    auto area = inbox.write_area(wire.size());
+    std::memcpy(area.data(), wire.data(), wire.size());
+    inbox.commit(wire.size());
+    wire.clear();
+    std::optional<HandshakeStep> step;
+    while (auto frame = inbox.next()) {
+      if (!frame->tag.empty()) REQUIRE(to.opener()->open(frame->header, frame->payload, frame->tag));
+      step = to.on_frame(*frame, reply);
+      if (to.finished() || *step == HandshakeStep::kIdentityPresented) break;  // a connection stops reading
+      if (to.opener() != nullptr) inbox.set_tag_size(kTagSize);
+    }
+    REQUIRE(step);
+    return *step;
   }
 };
 
 }  // namespace
 
-TEST_CASE("handshake: both ends prove the key and the acceptor learns who dialled") {
-  Pair pair("secret", "secret");
+TEST_CASE("handshake: both ends prove the key, exchange sealed identities and share traffic keys") {
+  const Protection dialler_wants = GENERATE(Protection::kEncrypt, Protection::kIntegrityOnly);
+  const Protection acceptor_wants = GENERATE(Protection::kEncrypt, Protection::kIntegrityOnly);
+  Pair pair("secret", "secret", 1, 2, dialler_wants, acceptor_wants);
   pair.dialler.start(pair.to_acceptor);
   CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentified);
   CHECK(pair.acceptor.peer_endpoint() == "site-a:4000");
   CHECK(pair.acceptor.stream() == 1);
   CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPending);  // CHALLENGE
-  CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kEstablished);
+  CHECK(pair.dialler.sealer() != nullptr);  // its IDENTIFY went sealed
+  CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);
+  CHECK(pair.acceptor.peer_token() == token(0xd1));
+  CHECK(pair.to_dialler.empty());  // nothing before the endpoint has checked the identity
+  CHECK(pair.acceptor.accept_identity(token(0xa2), pair.to_dialler) == HandshakeStep::kEstablished);
   CHECK(pair.acceptor.finished());
   CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kEstablished);
+  CHECK(pair.dialler.peer_token() == token(0xa2));
   CHECK(pair.dialler.finished());
   CHECK(pair.to_acceptor.empty());
   CHECK(pair.dialler.deadline() == kStart + 5s);
+  const Protection expected = dialler_wants == Protection::kEncrypt || acceptor_wants == Protection::kEncrypt
+                                  ? Protection::kEncrypt
+                                  : Protection::kIntegrityOnly;
+  CHECK(pair.dialler.protection() == expected);
+  CHECK(pair.acceptor.protection() == expected);
+  // The traffic ciphers match: what one seals, the other opens, in both directions.
+  for (auto [from, to] : {std::pair{&pair.dialler, &pair.acceptor}, std::pair{&pair.acceptor, &pair.dialler}}) {
+    std::vector<std::byte> wire;
+    encode_keepalive(wire);
+    from->sealer()->seal_frame(wire, 0);
+    FrameReader reader(100);
+    reader.set_tag_size(kTagSize);
+    auto area = reader.write_area(wire.size());
+    std::memcpy(area.data(), wire.data(), wire.size());
+    reader.commit(wire.size());
+    auto frame = reader.next();
+    REQUIRE(frame);
+    CHECK(to->opener()->open(frame->header, frame->payload, frame->tag));
+  }
+}
+
+TEST_CASE("handshake: an acceptor refuses an identity that is not the session's, in clear") {
+  Pair pair("secret", "secret");
+  pair.dialler.start(pair.to_acceptor);
+  pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+  pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
+  REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);
+  pair.acceptor.refuse_identity(pair.to_dialler);
+  CHECK(pair.acceptor.finished());
+  CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPeerClosed);
+  CHECK(pair.dialler.close_text().find("another process") != std::string::npos);
 }
 
 TEST_CASE("handshake: the acceptor refuses a dialler with another key, and the dialler learns why") {
@@ -112,6 +170,7 @@ TEST_CASE("handshake: a proof recorded from one exchange does not open another (
   first.deliver(first.acceptor, first.to_acceptor, first.to_dialler);
   first.deliver(first.dialler, first.to_dialler, first.to_acceptor);
   std::vector<std::byte> recorded_auth = first.to_acceptor;
+  recorded_auth.resize(kFrameHeaderSize + kMacSize);  // the AUTH (its sealed IDENTIFY follows)
 
   // An attacker replays HELLO and that AUTH to an acceptor that picked another server nonce.
   Pair second("secret", "secret", 1, 3);
@@ -140,7 +199,7 @@ TEST_CASE("handshake: a frame the state does not expect is malformed") {
   }
   SECTION("a dialler that has not started") {
     std::vector<std::byte> wire;
-    encode_fixed(wire, FrameType::kChallenge, nonce(9));
+    encode_challenge(wire, nonce(9), Protection::kEncrypt);
     auto frames = sent(wire);
     CHECK_THROWS_AS(pair.dialler.on_frame(frames[0].view(), out), MalformedFrame);
   }
@@ -149,6 +208,7 @@ TEST_CASE("handshake: a frame the state does not expect is malformed") {
     pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
     pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
     pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+    pair.acceptor.accept_identity(token(0xa2), pair.to_dialler);
     std::vector<std::byte> wire;
     encode_keepalive(wire);
     auto frames = sent(wire);
@@ -159,9 +219,9 @@ TEST_CASE("handshake: a frame the state does not expect is malformed") {
 
 TEST_CASE("handshake: HELLO with a malformed endpoint is refused") {
   Authenticator key("secret");
-  Handshake acceptor = Handshake::acceptor(key, nonce(2), kStart + 5s);
+  Handshake acceptor = Handshake::acceptor(key, nonce(2), Protection::kEncrypt, kStart + 5s);
   std::vector<std::byte> wire, out;
-  encode_hello(wire, nonce(1), 0, "no-port-here");
+  encode_hello(wire, nonce(1), 0, Protection::kEncrypt, "no-port-here");
   auto frames = sent(wire);
   CHECK_THROWS_AS(acceptor.on_frame(frames[0].view(), out), std::invalid_argument);
   CHECK(out.empty());

@@ -27,7 +27,9 @@ Config one_stream_config() {
 
 std::unique_ptr<Connection> dialled(std::size_t stream, Clock::time_point now) {
   auto connection = std::make_unique<Connection>(
-      Handshake::dialler(kKey, "a:1", stream, std::vector<std::byte>(kNonceSize), now + 5s), now);
+      Handshake::dialler(kKey, "a:1", stream, std::vector<std::byte>(kNonceSize), Protection::kEncrypt,
+                         std::vector<std::byte>(kIdentityTokenSize), now + 5s),
+      now);
   connection->stream = stream;
   connection->state = ConnectionState::kEstablished;
   return connection;
@@ -38,6 +40,7 @@ std::unique_ptr<Connection> dialled(std::size_t stream, Clock::time_point now) {
 TEST_CASE("session: redials back off by doubling up to the ceiling") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();  // the application named the peer
   std::vector<Clock::duration> gaps;
   Clock::time_point now = kStart, last = kStart;
   for (int attempt = 0; attempt < 5; ++attempt) {
@@ -60,6 +63,7 @@ TEST_CASE("session: redials back off by doubling up to the ceiling") {
 TEST_CASE("session: a peer silent for LONGPIPE_DEAD_PEER_MS is given up on, not before") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();  // the application named the peer
   auto stream = dialled(0, kStart);
   session.attach(*stream, "a:1", kStart);
   session.heard_from_peer(kStart + 1s);
@@ -78,6 +82,7 @@ TEST_CASE("session: a peer silent for LONGPIPE_DEAD_PEER_MS is given up on, not 
 TEST_CASE("session: after the peer said goodbye it is not redialled until there is something to send") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();  // the application named the peer
   auto stream = dialled(0, kStart);
   session.attach(*stream, "a:1", kStart);
   std::vector<std::byte> wire;
@@ -101,6 +106,7 @@ TEST_CASE("session: after the peer said goodbye it is not redialled until there 
 TEST_CASE("session: an idle stream sends a keep-alive after LONGPIPE_KEEPALIVE_MS") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();  // the application named the peer
   auto stream = dialled(0, kStart);
   session.attach(*stream, "a:1", kStart);
   session.pump(kStart);  // the ACK a fresh carrier sends
@@ -121,6 +127,7 @@ TEST_CASE("session: an idle stream sends a keep-alive after LONGPIPE_KEEPALIVE_M
 TEST_CASE("session: a reconnect after a loss is counted; a tie-break replacement is not") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();  // the application named the peer
   auto first = dialled(0, kStart);
   session.attach(*first, "a:1", kStart);
   auto second = dialled(0, kStart);  // our own redial replaces the older one
@@ -133,4 +140,15 @@ TEST_CASE("session: a reconnect after a loss is counted; a tie-break replacement
   session.attach(*third, "a:1", kStart + 2s);
   CHECK(session.counters().reconnects == 1);
   CHECK(session.counters().connections_established == 3);
+}
+
+TEST_CASE("session: a session only the peer opened never dials; it binds the peer's identity once") {
+  const Config config = one_stream_config();
+  Session session("b:1", arq_config_from(config), config, kStart);
+  CHECK(session.handle_timeout(kStart + 10s, false).dial.empty());
+  CHECK(session.identity_matches(std::vector<std::byte>(kIdentityTokenSize, std::byte{1})));
+  CHECK(session.identity_matches(std::vector<std::byte>(kIdentityTokenSize, std::byte{1})));
+  CHECK_FALSE(session.identity_matches(std::vector<std::byte>(kIdentityTokenSize, std::byte{2})));
+  session.allow_dialling();
+  CHECK(session.handle_timeout(kStart + 10s, false).dial == std::vector<std::size_t>{0});
 }

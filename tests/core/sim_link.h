@@ -131,6 +131,7 @@ class SimSession {
     std::uint64_t max_in_flight_bytes = 0;
     std::uint64_t window_stalls = 0;          // times can_accept() said no
     bool ack_rejected = false;
+    bool data_refused = false;  // on_data refused a frame (far beyond the window)
   };
 
   SimSession(const ArqConfig& config, LinkProfile a_to_b, LinkProfile b_to_a, std::uint64_t seed)
@@ -204,7 +205,7 @@ class SimSession {
   void receive(Endpoint& end, std::vector<WireFrame> frames) {
     for (WireFrame& frame : frames) {
       if (auto* data = std::get_if<WireData>(&frame)) {
-        end.arq.on_data(data->seq, std::move(data->payload), now_);
+        if (!end.arq.on_data(data->seq, std::move(data->payload), now_)) end.data_refused = true;
       } else if (!end.arq.on_ack(std::get<ArqAck>(frame), now_)) {
         end.ack_rejected = true;
       }

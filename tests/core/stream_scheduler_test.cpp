@@ -16,8 +16,9 @@ const Authenticator kKey("secret");
 
 std::unique_ptr<Connection> make_connection(std::size_t stream, bool outgoing = true) {
   const auto now = Connection::Clock::time_point{} + 1s;
-  auto handshake = outgoing ? Handshake::dialler(kKey, "a:1", stream, std::vector<std::byte>(kNonceSize), now)
-                            : Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), now);
+  auto handshake = outgoing ? Handshake::dialler(kKey, "a:1", stream, std::vector<std::byte>(kNonceSize),
+                                                Protection::kEncrypt, std::vector<std::byte>(kIdentityTokenSize), now)
+                            : Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), Protection::kEncrypt, now);
   auto connection = std::make_unique<Connection>(std::move(handshake), now);
   connection->stream = stream;
   return connection;

@@ -47,7 +47,7 @@ TEST_CASE("frames survive any split of the byte stream") {
 
   std::vector<std::byte> stream;
   const auto nonce = Authenticator::make_nonce();
-  encode_hello(stream, nonce, 3, "site-a:7000");
+  encode_hello(stream, nonce, 3, lp::Protection::kEncrypt, "site-a:7000");
   encode_data(stream, 42, packed);
   encode_ack(stream, AckFrame{43, 4096, {{45, 47}}});
   encode_keepalive(stream);
@@ -80,24 +80,27 @@ TEST_CASE("frames survive any split of the byte stream") {
 }
 
 TEST_CASE("malformed headers are rejected before any allocation") {
-  CHECK_THROWS_AS(split(header(0x1234, 1, 1, 0), 100), MalformedFrame);               // magic
-  CHECK_THROWS_AS(split(header(kFrameMagic, 2, 1, 0), 100), MalformedFrame);          // version
-  CHECK_THROWS_AS(split(header(kFrameMagic, 1, 0, 0), 100), MalformedFrame);          // type 0
-  CHECK_THROWS_AS(split(header(kFrameMagic, 1, 8, 0), 100), MalformedFrame);          // type 8
-  CHECK_THROWS_AS(split(header(kFrameMagic, 1, 6, 1), 100), MalformedFrame);          // KEEPALIVE with payload
-  CHECK_THROWS_AS(split(header(kFrameMagic, 1, 4, 0x7fffffff), 100), MalformedFrame); // DATA over the limit
+  constexpr std::uint8_t V = lp::kProtocolVersion;
+  CHECK_THROWS_AS(split(header(0x1234, V, 1, 0), 100), MalformedFrame);               // magic
+  CHECK_THROWS_AS(split(header(kFrameMagic, 1, 1, 0), 100), MalformedFrame);          // version 1 (before sealing)
+  CHECK_THROWS_AS(split(header(kFrameMagic, V, 0, 0), 100), MalformedFrame);          // type 0
+  CHECK_THROWS_AS(split(header(kFrameMagic, V, 9, 0), 100), MalformedFrame);          // type 9
+  CHECK_THROWS_AS(split(header(kFrameMagic, V, 6, 1), 100), MalformedFrame);          // KEEPALIVE with payload
+  CHECK_THROWS_AS(split(header(kFrameMagic, V, 4, 0x7fffffff), 100), MalformedFrame); // DATA over the limit
   // Before authentication the limit is the handshake's.
-  CHECK_THROWS_AS(split(header(kFrameMagic, 1, 4, 1000), 100, kMaxHandshakePayload), MalformedFrame);
+  CHECK_THROWS_AS(split(header(kFrameMagic, V, 4, 1000), 100, kMaxHandshakePayload), MalformedFrame);
   // A header alone is just incomplete, not an error.
-  CHECK(split(header(kFrameMagic, 1, 4, 1000), 100).empty());
+  CHECK(split(header(kFrameMagic, V, 4, 1000), 100).empty());
 }
 
 TEST_CASE("malformed payloads are rejected") {
   std::vector<std::byte> empty;
   CHECK_THROWS_AS(decode_hello(empty), MalformedFrame);
-  std::vector<std::byte> hello(kNonceSize + 3, std::byte{0});  // endpoint length 0
+  std::vector<std::byte> hello(kNonceSize + 4, std::byte{0});  // protection 0
   CHECK_THROWS_AS(decode_hello(hello), MalformedFrame);
-  hello[kNonceSize + 2] = std::byte{5};                         // says 5, has 0
+  hello[kNonceSize + 1] = std::byte{1};                         // encrypt; endpoint length 0
+  CHECK_THROWS_AS(decode_hello(hello), MalformedFrame);
+  hello[kNonceSize + 3] = std::byte{5};                         // says 5, has 0
   CHECK_THROWS_AS(decode_hello(hello), MalformedFrame);
   hello.insert(hello.end(), 5, std::byte{'a'});
   CHECK_NOTHROW(decode_hello(hello));
@@ -116,6 +119,12 @@ TEST_CASE("malformed payloads are rejected") {
   CHECK_THROWS_AS(decode_ack({backwards.begin() + kFrameHeaderSize, backwards.end()}), MalformedFrame);
   CHECK_THROWS_AS(decode_close(std::vector<std::byte>{std::byte{99}}), MalformedFrame);
   CHECK_THROWS_AS(decode_fixed(std::vector<std::byte>(31), kMacSize, "AUTH"), MalformedFrame);
+  std::vector<std::byte> challenge(kNonceSize + 1, std::byte{2});
+  CHECK(decode_challenge(challenge).protection == lp::Protection::kIntegrityOnly);
+  challenge.back() = std::byte{3};                              // unknown protection
+  CHECK_THROWS_AS(decode_challenge(challenge), MalformedFrame);
+  challenge.pop_back();                                         // none at all
+  CHECK_THROWS_AS(decode_challenge(challenge), MalformedFrame);
   CHECK_THROWS_AS(unpack_message(std::vector<std::byte>(kMessageTrailerSize - 1)), MalformedFrame);
 }
 
@@ -130,4 +139,16 @@ TEST_CASE("proofs depend on key, nonces, endpoint and direction") {
   CHECK_FALSE(Authenticator::proofs_match(proof, a.client_proof(nc, ns, "site-a:2")));
   CHECK_FALSE(Authenticator::proofs_match(proof, a.server_proof(nc, ns, "site-a:1")));
   CHECK_FALSE(Authenticator::proofs_match(proof, std::vector<std::byte>(proof.begin(), proof.end() - 1)));
+}
+
+TEST_CASE("identity tokens: one per peer, stable within an engine, different across engines") {
+  const Authenticator a("job key"), a_restarted("job key");
+  CHECK(a.identity_token("site-b:1") == a.identity_token("site-b:1"));
+  CHECK(a.identity_token("site-b:1").size() == lp::kIdentityTokenSize);
+  CHECK(a.identity_token("site-b:1") != a.identity_token("site-c:1"));  // what b learns opens nothing at c
+  CHECK(a.identity_token("site-b:1") != a_restarted.identity_token("site-b:1"));
+}
+
+TEST_CASE("there is no default key") {
+  CHECK_THROWS_WITH(Authenticator(""), Catch::Contains("LONGPIPE_KEY"));
 }

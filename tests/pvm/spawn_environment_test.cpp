@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
+#include "job_key.h"
+
 using lp::pvm::merged_export_list;
 using lp::pvm::names_to_export;
 
@@ -20,4 +24,20 @@ TEST_CASE("PVM_EXPORT gains the missing names only") {
         "LD_PRELOAD:DISPLAY:LONGPIPE_KEY");
   CHECK(merged_export_list("LONGPIPE_KEY_FILE", {"LONGPIPE_KEY"}) == "LONGPIPE_KEY_FILE:LONGPIPE_KEY");
   CHECK(merged_export_list("A", {"B", "B"}) == "A:B");
+}
+
+TEST_CASE("the first task of a job makes a random key, and its spawns inherit it through PVM_EXPORT") {
+  ::unsetenv("LONGPIPE_KEY");
+  ::unsetenv("LONGPIPE_KEY_FILE");
+  ::unsetenv("PVM_EXPORT");
+  const lp::Config first = lp::pvm::job_config();
+  REQUIRE(first.key.size() == 2 * lp::kJobKeyRandomBytes);
+  CHECK(std::string(std::getenv("LONGPIPE_KEY")) == first.key);
+  CHECK(lp::pvm::job_config().key == first.key);  // made once: a later engine of this task agrees
+  lp::pvm::export_longpipe_environment();
+  CHECK(std::string(std::getenv("PVM_EXPORT")).find("LONGPIPE_KEY") != std::string::npos);
+  ::unsetenv("LONGPIPE_KEY");
+  CHECK(lp::pvm::job_config().key != first.key);  // another job (a task started by hand) has its own
+  ::unsetenv("LONGPIPE_KEY");
+  ::unsetenv("PVM_EXPORT");
 }

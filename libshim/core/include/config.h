@@ -103,7 +103,8 @@ struct Config {
 
   // --- identity and security ---
   std::string listen;                // LONGPIPE_LISTEN: [host][:port]; empty = all addresses, ephemeral port
-  std::string key;                   // LONGPIPE_KEY (or LONGPIPE_KEY_FILE): shared secret of the job
+  std::string key;                   // LONGPIPE_KEY (or LONGPIPE_KEY_FILE): shared secret of the job; required
+  bool encryption = true;            // LONGPIPE_ENCRYPTION: on | off (frames authenticated, not encrypted)
 
   // --- operations ---
   std::string stats_path;            // LONGPIPE_STATS: JSON written at exit and on SIGUSR1

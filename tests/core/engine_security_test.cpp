@@ -1,0 +1,245 @@
+// The engine under attack, on loopback: a tampered frame, a replayed frame, a key holder claiming
+// another peer's session, a key holder asking to be dialled elsewhere, an unauthenticated flood,
+// an unauthenticated CLOSE. Each is refused and counted, and a live session between two engines
+// carries on: every message arrives once, in order, and its connections are never replaced.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine.h"
+#include "job_key.h"
+#include "loopback_engine_config.h"
+#include "raw_peer.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using lp::test::RawPeer;
+
+constexpr const char* kKey = "security-test-key";
+
+lp::Config config_with(const std::string& key = kKey) { return lp::test::loopback_engine_config(key, 5000ms); }
+
+// The engine-wide counter `name` in stats_json() (the first occurrence: the engine's own).
+std::uint64_t counter(const lp::Engine& engine, const std::string& name) {
+  const std::string stats = engine.stats_json();
+  const auto at = stats.find("\"" + name + "\":");
+  REQUIRE(at != std::string::npos);
+  return std::stoull(stats.substr(at + name.size() + 3));
+}
+
+// The counter once it reached `at_least` (the progress thread publishes its counters after each
+// turn), or its value after 3 s.
+std::uint64_t counter_reaching(const lp::Engine& engine, const std::string& name, std::uint64_t at_least) {
+  const auto deadline = std::chrono::steady_clock::now() + 3s;
+  std::uint64_t value = counter(engine, name);
+  while (value < at_least && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+    value = counter(engine, name);
+  }
+  return value;
+}
+
+lp::Message numbered(std::uint32_t index) {
+  lp::Message m;
+  m.tag = static_cast<std::int32_t>(index);
+  m.body.assign(100 + index % 50, static_cast<std::byte>(index));
+  return m;
+}
+
+// A live session from `a` to `b`: once it is up (both streams), sends `count` messages while
+// `attack` runs, then checks that all arrived in order, once, and that a's session never lost a
+// connection. Returns how many messages b received from others than a.
+std::size_t live_session_survives(lp::Engine& a, lp::Engine& b, const std::function<void()>& attack,
+                                  std::uint32_t count = 3000) {
+  a.send(b.local_endpoint(), numbered(0));
+  for (int i = 0; i < 500 && a.stats_json().find("\"streams\":2") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(10ms);
+  }
+  REQUIRE(a.stats_json().find("\"streams\":2") != std::string::npos);
+  std::thread sender([&] {
+    for (std::uint32_t i = 1; i < count; ++i) {
+      a.send(b.local_endpoint(), numbered(i));
+      if (i % 500 == 0) std::this_thread::sleep_for(10ms);
+    }
+  });
+  attack();
+  std::uint32_t next = 0;
+  std::size_t from_others = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (next < count && std::chrono::steady_clock::now() < deadline) {
+    auto message = b.try_receive();
+    if (!message) {
+      b.wait_receive(50ms);
+      continue;
+    }
+    if (message->peer_endpoint != a.local_endpoint()) {
+      ++from_others;  // an attacker's: the test decides
+      continue;
+    }
+    REQUIRE(message->tag == static_cast<std::int32_t>(next));
+    REQUIRE(message->body == numbered(next).body);
+    ++next;
+  }
+  sender.join();
+  CHECK(next == count);
+  CHECK(a.flush(5s));
+  const std::string stats = a.stats_json();
+  CHECK(stats.find("\"reconnects\":0") != std::string::npos);
+  CHECK(stats.find("\"connections_established\":2,") != std::string::npos);  // its two streams, once
+  CHECK(stats.find("\"protection\":\"aes-256-gcm\"") != std::string::npos);
+  while (auto late = b.try_receive()) from_others += late->peer_endpoint != a.local_endpoint() ? 1 : 0;
+  return from_others;
+}
+
+std::vector<std::byte> random_token() {
+  const std::string key = lp::make_job_key();  // 64 random hex digits
+  std::vector<std::byte> token(lp::kIdentityTokenSize);
+  for (std::size_t i = 0; i < token.size(); ++i) token[i] = static_cast<std::byte>(key[i]);
+  return token;
+}
+
+}  // namespace
+
+TEST_CASE("a tampered sealed frame is refused and counted; the live session carries on") {
+  lp::Engine a(config_with()), b(config_with());
+  const auto from_others = live_session_survives(a, b, [&] {
+    RawPeer peer(b.local_endpoint());
+    REQUIRE(peer.handshake(kKey, "127.0.0.1:9", random_token()) == RawPeer::Outcome::kEstablished);
+    auto frame = peer.sealed_data(0);
+    frame[lp::kFrameHeaderSize + 3] ^= std::byte{0x40};  // one bit of the encrypted payload
+    peer.send_bytes(frame);
+    CHECK(peer.closed_by_server());
+    CHECK(counter_reaching(b, "refused_frames", 1) == 1);
+  });
+  CHECK(from_others == 0);
+}
+
+TEST_CASE("a replayed sealed frame is refused and counted; the original was delivered once") {
+  lp::Engine a(config_with()), b(config_with());
+  const auto from_others = live_session_survives(a, b, [&] {
+    RawPeer peer(b.local_endpoint());
+    REQUIRE(peer.handshake(kKey, "127.0.0.1:9", random_token()) == RawPeer::Outcome::kEstablished);
+    const auto frame = peer.sealed_data(0);
+    peer.send_bytes(frame);
+    peer.send_bytes(frame);  // the same bytes again, as an eavesdropper would replay them
+    CHECK(peer.closed_by_server());
+    CHECK(counter_reaching(b, "refused_frames", 1) == 1);
+  });
+  CHECK(from_others == 1);  // the key holder's genuine message arrived; its replay did not
+}
+
+TEST_CASE("a key holder claiming a live peer's endpoint is refused and counted") {
+  lp::Engine a(config_with()), b(config_with());
+  live_session_survives(a, b, [&] {
+    std::this_thread::sleep_for(100ms);  // a's session to b is up
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      RawPeer peer(b.local_endpoint());
+      CHECK(peer.handshake(kKey, a.local_endpoint(), random_token()) == RawPeer::Outcome::kCloseFrame);
+      CHECK(peer.last_close().reason == lp::CloseReason::kIdentityRefused);
+    }
+    CHECK(counter_reaching(b, "identity_refused", 3) == 3);
+  });
+}
+
+TEST_CASE("a key holder cannot make the engine dial an endpoint it announces") {
+  // A listener standing for "any host:port": the engine must never connect to it.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  socklen_t length = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string victim = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+
+  lp::Engine b(config_with());
+  {
+    RawPeer peer(b.local_endpoint());
+    REQUIRE(peer.handshake(kKey, victim, random_token()) == RawPeer::Outcome::kEstablished);
+  }  // the connection drops: an engine would redial a session it opened itself
+  std::this_thread::sleep_for(1500ms);
+  CHECK(::accept(listener, nullptr, nullptr) < 0);  // nobody dialled the announced endpoint
+  ::close(listener);
+}
+
+TEST_CASE("a flood of unauthenticated connections is refused and counted; the live session carries on") {
+  lp::Engine a(config_with()), b(config_with());
+  live_session_survives(a, b, [&] {
+    std::vector<std::unique_ptr<RawPeer>> flood;
+    for (int i = 0; i < 210; ++i) {  // 70 silent: more than the 64 unauthenticated slots
+      auto peer = std::make_unique<RawPeer>(b.local_endpoint(), 2000ms);
+      if (i % 3 == 0) peer->send_bytes(std::vector<std::byte>(64 << 10, std::byte{0x4c}));  // garbage
+      if (i % 3 == 1) {
+        std::vector<std::byte> hello;  // a HELLO announcing more than a handshake may hold
+        hello = {std::byte{0x4c}, std::byte{0x50}, std::byte{lp::kProtocolVersion}, std::byte{1},
+                 std::byte{0},    std::byte{1},    std::byte{0},                    std::byte{0}};
+        peer->send_bytes(hello);
+      }
+      flood.push_back(std::move(peer));  // i % 3 == 2: silent, holds a handshake slot
+    }
+    std::this_thread::sleep_for(300ms);
+    CHECK(counter_reaching(b, "malformed_frames", 50) >= 50);  // garbage and oversized HELLOs closed at once
+    CHECK(counter_reaching(b, "refused_busy", 1) > 0);       // silent ones filled the unauthenticated slots
+  });
+}
+
+TEST_CASE("a CLOSE during the handshake does not end a session; a peer with another key never gets in") {
+  // The "peer" only answers HELLO with CLOSE(authentication failed), as an impostor at its address could.
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  socklen_t length = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string impostor = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+
+  lp::Engine a(config_with());
+  a.send(impostor, numbered(0));
+  for (int i = 0; i < 2; ++i) {
+    const int connection = ::accept(listener, nullptr, nullptr);
+    REQUIRE(connection >= 0);
+    std::vector<std::byte> close;
+    lp::encode_close(close, lp::CloseReason::kAuthFailed, "authentication failed");
+    ::send(connection, close.data(), close.size(), MSG_NOSIGNAL);
+    ::close(connection);
+  }
+  std::this_thread::sleep_for(300ms);
+  CHECK(a.take_peer_failures().empty());  // still trying: only an authenticated peer can end it
+  CHECK(counter_reaching(a, "rejected_connections", 2) >= 2);
+  ::close(listener);
+
+  lp::Engine b(config_with());
+  lp::Engine stranger(config_with("another job's key"));
+  stranger.send(b.local_endpoint(), numbered(1));
+  std::this_thread::sleep_for(500ms);
+  CHECK_FALSE(b.try_receive().has_value());
+  CHECK(counter_reaching(b, "rejected_connections", 1) >= 1);
+}
+
+TEST_CASE("LONGPIPE_ENCRYPTION=off on one side: the session is encrypted; on both: integrity only") {
+  lp::Config plain = config_with();
+  plain.encryption = false;
+  const bool other_encrypts = GENERATE(true, false);
+  lp::Config other = config_with();
+  other.encryption = other_encrypts;
+  lp::Engine a(plain), b(other);
+  for (std::uint32_t i = 0; i < 100; ++i) a.send(b.local_endpoint(), numbered(i));
+  for (std::uint32_t next = 0; next < 100;) {
+    auto message = b.try_receive();
+    if (!message) {
+      REQUIRE(b.wait_receive(10s));
+      continue;
+    }
+    REQUIRE(message->tag == static_cast<std::int32_t>(next++));
+  }
+  const std::string expected = other_encrypts ? "aes-256-gcm" : "aes-256-gmac (integrity only)";
+  CHECK(a.stats_json().find("\"protection\":\"" + expected + "\"") != std::string::npos);
+}
