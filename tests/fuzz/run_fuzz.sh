@@ -12,7 +12,7 @@ TARGET=${2:?usage: run_fuzz.sh BUILD_FUZZ_DIR TARGET [--seconds N] [--runs N]}
 shift 2
 SECONDS_LIMIT=60
 RUNS=-1            # libFuzzer: -1 = no limit on executions
-MAX_INPUT=4096     # bytes; the targets read frames and images of a few KiB at most
+MAX_INPUT=1024     # bytes: a few frames, a few hundred ARQ operations, an image of many fragments
 RSS_LIMIT_MB=1024  # a shared 2-core machine: an input that needs more is a bug
 EXTRA=()
 while (($#)); do
