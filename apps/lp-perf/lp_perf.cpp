@@ -12,7 +12,6 @@
 #include <thread>
 
 #include "engine.h"
-#include "frame.h"
 #include "perf_options.h"
 #include "plain_tcp_baseline.h"
 

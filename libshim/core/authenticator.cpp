@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "frame.h"
+#include "wire_frame.h"
 
 namespace lp {
 namespace {

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <vector>
 
-#include "frame.h"
+#include "wire_frame.h"
 
 extern char** environ;
 

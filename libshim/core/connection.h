@@ -1,68 +1,62 @@
-// Connection: one TCP connection of a session, from the dial (or accept) through the
-// authentication handshake to established. Owns the socket, the frame reader and the bytes
-// waiting to be written. The engine's progress thread drives it; it never blocks.
+// Connection: one link of a session as the protocol sees it, from the dial (or accept) through
+// the handshake to established: the handshake state, the frame reader and the bytes waiting for
+// the carrier. Pure: the carrier link that moves its bytes (carrier.h) is attached by the driver.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "file_descriptor.h"
-#include "frame.h"
-#include "tcp_socket.h"
+#include "carrier.h"
+#include "handshake.h"
+#include "wire_frame.h"
 
 namespace lp {
 
 class Session;
 
 enum class ConnectionState {
-  kConnecting,        // dialler: non-blocking connect in progress
-  kAwaitChallenge,    // dialler: HELLO sent
-  kAwaitServerProof,  // dialler: AUTH sent
-  kAwaitHello,        // acceptor: nothing received yet
-  kAwaitClientProof,  // acceptor: CHALLENGE sent
-  kEstablished,       // both proofs checked: DATA and ACK flow
-  kClosed,            // waiting to be swept away
+  kConnecting,   // dialler: the carrier is opening the link
+  kHandshaking,  // authentication frames (handshake.h)
+  kEstablished,  // both proofs checked: DATA and ACK flow
+  kClosed,       // waiting to be swept away
 };
-
-enum class IoStatus { kOk, kEndOfStream, kError };
 
 class Connection {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Connection(FileDescriptor fd, bool outgoing, Clock::time_point now);
+  Connection(Handshake handshake, Clock::time_point now);
 
-  int fd() const { return fd_.get(); }
-  bool outgoing() const { return outgoing_; }
+  bool outgoing() const { return handshake_.outgoing(); }
+  Handshake& handshake() { return handshake_; }
 
-  // Frames to send are appended here; write_pending() moves them to the socket.
+  // Frames to send are appended here; the driver hands unsent() to the carrier.
   std::vector<std::byte>& output() { return output_; }
   std::size_t pending_output() const { return output_.size() - written_; }
-  // Writes until the socket is full or nothing is left.
-  IoStatus write_pending(std::string& error);
-  // Reads up to `budget` bytes into the frame reader (fewer if the socket has fewer).
-  IoStatus read_available(std::size_t budget, std::string& error, std::size_t& bytes_read);
+  std::span<const std::byte> unsent() const { return std::span<const std::byte>(output_).subspan(written_); }
+  // The carrier took `count` bytes of unsent().
+  void consume(std::size_t count);
 
   FrameReader& reader() { return reader_; }
-  void close_socket() { fd_.reset(); }
 
   ConnectionState state = ConnectionState::kConnecting;
-  Session* session = nullptr;                // null until an accepted connection says HELLO
+  Session* session = nullptr;                // null until an accepted connection has authenticated
   std::string peer_endpoint;                 // dialled, or announced in HELLO
   std::size_t stream = 0;                    // which of the session's parallel streams
-  std::vector<std::byte> client_nonce;
-  std::vector<std::byte> server_nonce;
-  Clock::time_point deadline;                // connect + handshake must finish by then
   Clock::time_point last_sent;               // for keep-alives
-  bool writable_interest = false;            // EPOLLOUT registered
-  bool read_paused = false;                  // EPOLLIN dropped while the receive queue is full
-  SocketTuning tuning;
+  bool queued_for_flush = false;             // on the endpoint's flush list
+  bool flush_before_close = false;           // a CLOSE frame is waiting: write it before closing
+  bool abort_on_close = false;               // close abruptly (a reset, for testing)
+  bool writable_interest = false;            // the event loop watches for writability
+  bool read_paused = false;                  // not read while the receive queue is full
+  std::unique_ptr<CarrierLink> link;         // null until the carrier opened it
 
  private:
-  FileDescriptor fd_;
-  bool outgoing_;
+  Handshake handshake_;
   FrameReader reader_;
   std::vector<std::byte> output_;
   std::size_t written_ = 0;

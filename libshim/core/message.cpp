@@ -1,6 +1,6 @@
 #include "message.h"
 
-#include "frame.h"
+#include "wire_frame.h"
 
 namespace lp {
 namespace {

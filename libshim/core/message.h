@@ -13,6 +13,10 @@
 
 namespace lp {
 
+// Bytes the engine appends to a body on send: give Message::body this much spare capacity
+// (body.reserve(n + kMessageTrailerSize)) and send() packs the header without copying the body.
+constexpr std::size_t kMessageTrailerSize = 20;
+
 struct Message {
   std::uint32_t source = 0;
   std::uint32_t destination = 0;

@@ -1,111 +1,97 @@
 // Session: one reliable, ordered, bidirectional message channel to one peer endpoint. Outlives its
-// TCP connections: the ARQ inside keeps the sequence space and the unacknowledged messages, so a
-// reconnect continues where the broken connection stopped.
+// connections: the ARQ inside keeps the sequence space and the unacknowledged messages, so a
+// reconnect continues where the broken connection stopped. Pure: it decides (what to encode on
+// which stream, when to redial, when the peer is dead) and the endpoint and driver act.
 //
-// SessionShared is the part application threads touch (under the engine's mutex); Session is the
-// progress thread's own.
+//   inputs:  attach()/detach() of connections, on_frame(), handle_timeout(now)
+//   outputs: frames appended to its streams' output (pump), take_received(), dials wanted and a
+//            failure (TimeoutActions), next_deadline()
 #pragma once
 
 #include <chrono>
-#include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "arq.h"
-#include "connection.h"
-#include "tcp_socket.h"
+#include "config.h"
+#include "message.h"
+#include "stats.h"
+#include "stream_scheduler.h"
+#include "wire_frame.h"
 
 namespace lp {
 
-// Counters a session reports (statistics JSON).
-struct SessionStatistics {
-  ArqStats arq;
-  TcpWindowInfo tcp;
-  SocketTuning tuning;
-  bool connected = false;
-  std::size_t streams = 0;                  // established parallel connections
-  std::uint64_t connections_established = 0;
-  std::uint64_t reconnects = 0;             // established again after a loss
-  std::uint64_t connect_failures = 0;
-  std::uint64_t malformed_frames = 0;
-  std::uint64_t rejected_connections = 0;   // failed authentication, either direction
-  std::uint64_t messages_received = 0;      // delivered to the receive queue
-  std::uint64_t bytes_received = 0;         // bodies only
-  std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
-};
-
-// A message waiting for the ARQ window, already packed (message.h).
-struct QueuedMessage {
-  std::vector<std::byte> packed;
-  std::size_t body_bytes = 0;
-};
-
-struct SessionShared {
-  explicit SessionShared(std::string peer_endpoint) : peer(std::move(peer_endpoint)) {}
-  const std::string peer;
-  std::deque<QueuedMessage> outbox;         // not yet handed to the ARQ
-  std::size_t outbox_bytes = 0;
-  std::uint64_t unacknowledged = 0;         // in the ARQ, not yet acknowledged
-  std::optional<std::string> failure;       // set once the peer is given up on
-  SessionStatistics statistics;             // refreshed by the progress thread
-};
+class Connection;
+struct MailboxSlot;
 
 class Session {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Session(std::shared_ptr<SessionShared> shared, const ArqConfig& arq_config, std::size_t stream_count,
-          Clock::time_point now, Clock::duration first_backoff)
-      : shared(std::move(shared)),
-        arq(arq_config),
-        streams(stream_count, nullptr),
-        dialling(stream_count, nullptr),
-        last_heard(now),
-        next_dial(now),
-        backoff(first_backoff) {}
+  Session(std::string peer, const ArqConfig& arq_config, const Config& config, Clock::time_point now);
 
-  const std::string& peer() const { return shared->peer; }
+  const std::string& peer() const { return peer_; }
+  bool failed() const { return failed_; }
+  bool peer_said_goodbye() const { return peer_said_goodbye_; }
+  const std::string& last_error() const { return last_error_; }
+  StreamScheduler& streams() { return streams_; }
+  const StreamScheduler& streams() const { return streams_; }
+  Arq& arq() { return arq_; }
+  SessionStatistics& counters() { return counters_; }
 
-  // Established streams (parallel TCP connections); DATA is striped over them.
-  std::size_t established_streams() const {
-    std::size_t n = 0;
-    for (const Connection* c : streams) n += c != nullptr;
-    return n;
-  }
-  Connection* first_stream() const {
-    for (Connection* c : streams) {
-      if (c != nullptr) return c;
-    }
-    return nullptr;
-  }
-  // Makes room for a stream index announced by the peer (it may use more streams than we do).
-  void ensure_stream_slot(std::size_t index) {
-    if (index >= streams.size()) {
-      streams.resize(index + 1, nullptr);
-      dialling.resize(index + 1, nullptr);
-    }
-  }
+  // An authenticated connection joins. If the tie-break rejects it or an older one, that loser is
+  // returned (the caller closes it with CLOSE(duplicate)); `attached` says whether this one stays.
+  struct Attachment {
+    Connection* loser = nullptr;
+    bool attached = true;
+  };
+  Attachment attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now);
+  // A connection of this session closed (`was_attempt`: before it was established).
+  void detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now);
+  // A dial could not even start (e.g. unresolvable).
+  void note_dial_error(const std::string& why);
 
-  std::shared_ptr<SessionShared> shared;
-  Arq arq;
-  // Slot i holds stream i's established connection, or null. Our own LONGPIPE_STREAMS slots are
-  // redialled when empty; slots beyond them exist only while the peer keeps them up.
-  std::vector<Connection*> streams;
-  std::vector<Connection*> dialling;   // our own connection attempts in progress, per slot
-  std::size_t next_stream = 0;         // round-robin cursor for striping DATA frames
-  std::size_t next_large_stream = 0;   // the same among streams 1.. (LONGPIPE_SMALL_MESSAGE)
-  Clock::time_point last_heard;        // any frame from the peer (or the start of trying)
-  Clock::time_point next_dial;
-  Clock::duration backoff;
-  bool peer_said_goodbye = false;      // CLOSE(shutdown) received: no redial until there is data
-  bool failed = false;
-  bool ever_established = false;
-  std::string last_error;              // why the last connection attempt or connection ended
-  SessionStatistics counters;          // progress thread's working copy
+  // One frame on an established stream. Returns why the connection should close, if it should.
+  // Throws MalformedFrame.
+  std::optional<std::string> on_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
+  void heard_from_peer(Clock::time_point now) { last_heard_ = now; }
+
+  // Messages the ARQ has in order, appended to `batch`.
+  void take_received(std::vector<Message>& batch);
+  // Encodes what may go now: DATA striped over the streams, the ACK, keep-alives.
+  void pump(Clock::time_point now);
+
+  struct TimeoutActions {
+    std::vector<std::size_t> dial;        // our own stream slots to dial now
+    std::optional<std::string> failure;   // give up on the peer
+  };
+  // `reading_paused`: our own back-pressure, not the peer's silence.
+  TimeoutActions handle_timeout(Clock::time_point now, bool reading_paused);
+  // The earliest time handle_timeout() or pump() has something to do.
+  Clock::time_point next_deadline(Clock::time_point now) const;
+
+  // Given up on: no more dials or frames. Returns the connections to close.
+  std::vector<Connection*> fail();
+
+  // The mailbox's side of this session (the driver's handle; protocol code does not touch it).
+  std::shared_ptr<MailboxSlot> mailbox;
   Clock::time_point tcp_info_refreshed{};
+
+ private:
+  std::string peer_;
+  const Config& config_;
+  Arq arq_;
+  StreamScheduler streams_;
+  Clock::time_point last_heard_;        // any frame from the peer (or the start of trying)
+  Clock::time_point next_dial_;
+  Clock::duration backoff_;
+  bool peer_said_goodbye_ = false;      // CLOSE(shutdown) received: no redial until there is data
+  bool failed_ = false;
+  bool ever_established_ = false;
+  std::string last_error_;              // why the last connection attempt or connection ended
+  SessionStatistics counters_;
 };
 
 }  // namespace lp

@@ -19,40 +19,12 @@
 #include <cstdint>
 #include <string>
 
+#include "carrier.h"
 #include "config.h"
+#include "host_port.h"
 #include "file_descriptor.h"
 
 namespace lp {
-
-// What the kernel actually granted a socket: reported in the statistics.
-struct SocketTuning {
-  std::size_t requested_receive = 0;
-  std::size_t requested_send = 0;
-  std::size_t send_buffer = 0;     // getsockopt(SO_SNDBUF) (Linux reports twice the usable size)
-  std::size_t receive_buffer = 0;  // getsockopt(SO_RCVBUF)
-  bool forced = false;             // SO_*BUFFORCE was allowed
-  std::string congestion;          // in effect
-  std::string congestion_fallback; // LONGPIPE_CONGESTION_FALLBACK ("" = never switch)
-  std::string note;                // why something differs from the request ("" if nothing)
-};
-
-// TCP_INFO fields that show the effective window.
-struct TcpWindowInfo {
-  unsigned snd_wscale = 0;
-  unsigned rcv_wscale = 0;
-  std::uint32_t snd_cwnd = 0;      // segments
-  std::uint32_t snd_mss = 0;
-  std::uint32_t rtt_us = 0;        // kernel's smoothed RTT
-  std::uint32_t rttvar_us = 0;
-  std::uint32_t total_retrans = 0;
-};
-
-// "host:port" split; throws std::invalid_argument with the text if malformed.
-struct HostPort {
-  std::string host;  // may be empty (listen on all addresses)
-  std::uint16_t port = 0;
-};
-HostPort parse_host_port(const std::string& text, bool port_required);
 
 // A non-blocking, close-on-exec TCP socket of `family`, tuned per config (buffers, no-delay,
 // congestion control of stream `stream`); `tuning` receives what was granted.

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "authenticator.h"
-#include "frame.h"
+#include "wire_frame.h"
 #include "message.h"
 
 using namespace lp;

@@ -27,13 +27,14 @@
 #include <utility>
 #include <vector>
 
+#include "message.h"  // kMessageTrailerSize
+
 namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
 constexpr std::uint8_t kProtocolVersion = 1;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;
-constexpr std::size_t kMessageTrailerSize = 20;
 constexpr std::size_t kNonceSize = 32;
 constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
 constexpr std::size_t kMaxEndpointSize = 255;  // "host:port"

@@ -1,4 +1,4 @@
-#include "frame.h"
+#include "wire_frame.h"
 
 #include <cstring>
 

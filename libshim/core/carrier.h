@@ -1,0 +1,78 @@
+// Carrier: what sessions ride on. A carrier opens links to peers (dial), takes links peers opened
+// (accept) and moves bytes; everything above it (handshake, session, endpoint) sees only this
+// interface, so a datagram carrier can plug in beside TCP (tcp_carrier.h) without touching sessions.
+// Only the engine's driver calls into a carrier: the deciding code never does I/O.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace lp {
+
+class FrameReader;
+
+enum class IoStatus { kOk, kEndOfStream, kError };
+
+// What the carrier granted a link: reported in the statistics.
+struct SocketTuning {
+  std::size_t requested_receive = 0;
+  std::size_t requested_send = 0;
+  std::size_t send_buffer = 0;     // getsockopt(SO_SNDBUF) (Linux reports twice the usable size)
+  std::size_t receive_buffer = 0;  // getsockopt(SO_RCVBUF)
+  bool forced = false;             // SO_*BUFFORCE was allowed
+  std::string congestion;          // in effect
+  std::string congestion_fallback; // LONGPIPE_CONGESTION_FALLBACK ("" = never switch)
+  std::string note;                // why something differs from the request ("" if nothing)
+};
+
+// The carrier's view of a link's window (TCP_INFO for TCP).
+struct TcpWindowInfo {
+  unsigned snd_wscale = 0;
+  unsigned rcv_wscale = 0;
+  std::uint32_t snd_cwnd = 0;      // segments
+  std::uint32_t snd_mss = 0;
+  std::uint32_t rtt_us = 0;        // kernel's smoothed RTT
+  std::uint32_t rttvar_us = 0;
+  std::uint32_t total_retrans = 0;
+};
+
+// One link (a TCP connection) of a session. Never blocks.
+class CarrierLink {
+ public:
+  virtual ~CarrierLink() = default;
+  // The descriptor the event loop watches.
+  virtual int poll_fd() const = 0;
+  // After a dial: "" once the link is up, else why it failed.
+  virtual std::string take_connect_error() = 0;
+  // Writes from `bytes` until the carrier is full; `written` receives how many left.
+  virtual IoStatus write(std::span<const std::byte> bytes, bool established, std::size_t& written,
+                         std::string& error) = 0;
+  // Reads up to `budget` bytes into the frame reader (fewer if fewer are there).
+  virtual IoStatus read(FrameReader& reader, std::size_t budget, std::size_t& bytes_read, std::string& error) = 0;
+  // Called after bytes of an established link were read (TCP: keep delayed ACKs off).
+  virtual void after_read() = 0;
+  // An accepted link learned its stream index from HELLO: tune it for that stream.
+  virtual void use_stream(std::size_t stream) = 0;
+  // The next close is abrupt (TCP: RST), as a network reset would be.
+  virtual void abort_on_close() = 0;
+  virtual const SocketTuning& tuning() const = 0;
+  virtual TcpWindowInfo window_info() const = 0;
+};
+
+class Carrier {
+ public:
+  virtual ~Carrier() = default;
+  // Starts opening a link to "host:port" for stream `stream`; throws with the reason.
+  virtual std::unique_ptr<CarrierLink> dial(const std::string& peer, std::size_t stream) = 0;
+  // A link a peer opened, or null when none is waiting.
+  virtual std::unique_ptr<CarrierLink> accept() = 0;
+  // The descriptor that becomes readable when accept() has something.
+  virtual int listen_fd() const = 0;
+  virtual std::uint16_t port() const = 0;
+  virtual const SocketTuning& listen_tuning() const = 0;
+};
+
+}  // namespace lp

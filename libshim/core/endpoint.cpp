@@ -1,0 +1,289 @@
+#include "endpoint.h"
+
+#include <algorithm>
+
+namespace lp {
+
+ArqConfig arq_config_from(const Config& config) {
+  ArqConfig arq;
+  arq.mode = ArqMode::kReliableCarrier;
+  arq.send_window_messages = static_cast<std::uint32_t>(config.window_messages);
+  arq.send_window_bytes = config.window_bytes;
+  arq.receive_window_messages = static_cast<std::uint32_t>(config.window_messages);
+  arq.receive_window_bytes = config.window_bytes;
+  arq.initial_rto = config.rto_initial;
+  arq.min_rto = config.rto_min;
+  arq.max_rto = config.rto_max;
+  arq.backoff_factor = config.rto_backoff;
+  arq.ack_delay = config.ack_delay;
+  arq.ack_every_messages = static_cast<std::uint32_t>(config.ack_every);
+  return arq;
+}
+
+Endpoint::Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce)
+    : config_(config),
+      arq_config_(arq_config_from(config)),
+      authenticator_(config.key),
+      local_endpoint_(std::move(local_endpoint)),
+      make_nonce_(std::move(make_nonce)) {}
+
+Session& Endpoint::session_for(const std::string& peer, Clock::time_point now) {
+  auto& slot = sessions_[peer];
+  if (!slot) slot = std::make_unique<Session>(peer, arq_config_, config_, now);
+  return *slot;
+}
+
+Connection& Endpoint::add(std::unique_ptr<Connection> connection) {
+  Connection* raw = connection.get();
+  connections_[raw] = std::move(connection);
+  return *raw;
+}
+
+Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time_point now) {
+  if (handshaking_accepted_ >= kMaxHandshakingConnections) {
+    ++statistics_.refused_busy;
+    return nullptr;  // closed: too many unauthenticated connections at once
+  }
+  Connection& connection = add(std::make_unique<Connection>(
+      Handshake::acceptor(authenticator_, make_nonce_(), now + config_.connect_timeout), now));
+  connection.link = std::move(link);
+  connection.state = ConnectionState::kHandshaking;
+  ++statistics_.accepted;
+  ++handshaking_accepted_;
+  return &connection;
+}
+
+void Endpoint::dial(Session& session, std::size_t stream, Clock::time_point now) {
+  Connection& connection = add(std::make_unique<Connection>(
+      Handshake::dialler(authenticator_, local_endpoint_, stream, make_nonce_(), now + config_.connect_timeout),
+      now));
+  connection.state = ConnectionState::kConnecting;
+  connection.peer_endpoint = session.peer();
+  connection.session = &session;
+  connection.stream = stream;
+  session.streams().set_dialling(stream, &connection);
+  dials_.push_back(&connection);
+}
+
+void Endpoint::on_dial_failed(Connection& connection, const std::string& why, Clock::time_point now) {
+  close_connection(connection, why, now);
+}
+
+void Endpoint::on_connected(Connection& connection, const std::string& error, Clock::time_point now) {
+  if (connection.state != ConnectionState::kConnecting) return;
+  if (!error.empty()) {
+    close_connection(connection, error, now);
+    return;
+  }
+  connection.handshake().start(connection.output());
+  connection.state = ConnectionState::kHandshaking;
+  mark_flush(connection);
+}
+
+void Endpoint::on_read(Connection& connection, IoStatus status, const std::string& error, Clock::time_point now) {
+  try {
+    while (connection.state != ConnectionState::kClosed) {
+      auto frame = connection.reader().next();
+      if (!frame) break;
+      handle_frame(connection, *frame, now);
+    }
+    Session* session = connection.session;
+    if (session != nullptr && session->streams().holds(connection)) session->take_received(received_);
+  } catch (const std::exception& e) {  // MalformedFrame, or a bad endpoint in HELLO
+    note_malformed(connection, e.what(), now);
+  }
+  if (connection.state == ConnectionState::kClosed) return;
+  if (status == IoStatus::kEndOfStream) {
+    if (connection.reader().has_partial_frame()) {
+      note_malformed(connection, "stream ended inside a frame (truncated frame)", now);
+    } else {
+      close_connection(connection, "connection closed by peer", now);
+    }
+    return;
+  }
+  if (status == IoStatus::kError) {
+    close_connection(connection, error, now);
+    return;
+  }
+  Session* session = connection.session;
+  // The ACK for what was read goes out at once.
+  if (session != nullptr && session->streams().holds(connection)) pump(*session, now);
+}
+
+void Endpoint::on_carrier_error(Connection& connection, const std::string& error, Clock::time_point now) {
+  close_connection(connection, error, now);
+}
+
+void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
+  Session* session = connection.session;
+  if (session != nullptr) session->heard_from_peer(now);
+  if (connection.state != ConnectionState::kEstablished) {
+    handle_handshake_frame(connection, frame, now);
+    return;
+  }
+  if (session == nullptr) return;  // a connection being replaced: its remaining frames are moot
+  if (auto why = session->on_frame(connection, frame, now)) close_connection(connection, *why, now);
+}
+
+void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
+  Handshake& handshake = connection.handshake();
+  const HandshakeStep step = handshake.on_frame(frame, connection.output());
+  switch (step) {
+    case HandshakeStep::kPending:
+      mark_flush(connection);
+      return;
+    case HandshakeStep::kIdentified:
+      connection.peer_endpoint = handshake.peer_endpoint();
+      connection.stream = handshake.stream();
+      retunes_.push_back(&connection);
+      mark_flush(connection);
+      return;
+    case HandshakeStep::kEstablished:
+      if (!connection.outgoing()) connection.session = &session_for(connection.peer_endpoint, now);
+      mark_flush(connection);
+      establish(connection, now);
+      return;
+    case HandshakeStep::kRejected: {
+      note_rejected(connection);
+      connection.flush_before_close = true;  // the CLOSE that says why
+      Session* session = connection.session;
+      close_connection(connection, "authentication failed", now);
+      if (session != nullptr) fail_session(*session, "the peer failed to prove the key (is LONGPIPE_KEY the same?)", now);
+      return;
+    }
+    case HandshakeStep::kRefusedByPeer:
+      if (connection.session != nullptr) {
+        note_rejected(connection);
+        fail_session(*connection.session,
+                     "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)", now);
+      }
+      close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);
+      return;
+    case HandshakeStep::kPeerClosed:
+      close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);
+      return;
+  }
+}
+
+void Endpoint::establish(Connection& connection, Clock::time_point now) {
+  Session& session = *connection.session;
+  if (!connection.outgoing()) --handshaking_accepted_;
+  connection.state = ConnectionState::kEstablished;
+  if (session.failed()) {
+    close_connection(connection, "session already failed", now);
+    return;
+  }
+  const Session::Attachment attachment = session.attach(connection, local_endpoint_, now);
+  if (attachment.loser != nullptr) {
+    Connection& loser = *attachment.loser;
+    send_close(loser, CloseReason::kDuplicate, "duplicate connection", now);
+    loser.session = nullptr;  // not a loss for the session
+    close_connection(loser, attachment.attached ? "replaced by a newer connection" : "duplicate connection", now);
+    if (!attachment.attached) return;
+  }
+  pump(session, now);
+}
+
+void Endpoint::pump(Session& session, Clock::time_point now) {
+  session.pump(now);
+  for (Connection* stream : session.streams().streams()) {
+    if (stream != nullptr && stream->pending_output() > 0) mark_flush(*stream);
+  }
+}
+
+void Endpoint::service(Session& session, Clock::time_point now, bool reading_paused) {
+  if (session.failed()) return;
+  pump(session, now);
+  Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
+  for (std::size_t stream : actions.dial) dial(session, stream, now);
+  if (actions.failure) fail_session(session, *actions.failure, now);
+}
+
+void Endpoint::expire_handshakes(Clock::time_point now) {
+  for (auto& [raw, connection] : connections_) {
+    if (connection->state != ConnectionState::kEstablished && connection->state != ConnectionState::kClosed &&
+        now >= connection->handshake().deadline()) {
+      close_connection(*connection, "connect or authentication timed out", now);
+    }
+  }
+}
+
+Endpoint::Clock::time_point Endpoint::next_deadline(Clock::time_point now) const {
+  Clock::time_point wake = Clock::time_point::max();
+  for (const auto& [peer, session] : sessions_) wake = std::min(wake, session->next_deadline(now));
+  for (const auto& [raw, connection] : connections_) {
+    if (connection->state == ConnectionState::kConnecting || connection->state == ConnectionState::kHandshaking) {
+      wake = std::min(wake, connection->handshake().deadline());
+    }
+  }
+  return wake;
+}
+
+void Endpoint::mark_flush(Connection& connection) {
+  if (connection.queued_for_flush) return;
+  connection.queued_for_flush = true;
+  flushes_.push_back(&connection);
+}
+
+std::vector<Connection*> Endpoint::take_flushes() {
+  std::vector<Connection*> flushes = std::exchange(flushes_, {});
+  for (Connection* connection : flushes) connection->queued_for_flush = false;
+  return flushes;
+}
+
+void Endpoint::send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now) {
+  if (connection.state == ConnectionState::kClosed) return;
+  encode_close(connection.output(), reason, text);
+  connection.last_sent = now;
+  connection.flush_before_close = true;  // best effort: the connection is about to go
+}
+
+void Endpoint::close_connection(Connection& connection, const std::string& why, Clock::time_point now) {
+  if (connection.state == ConnectionState::kClosed) return;
+  if (!connection.outgoing() && connection.state != ConnectionState::kEstablished) --handshaking_accepted_;
+  const bool was_attempt = connection.state != ConnectionState::kEstablished;
+  connection.state = ConnectionState::kClosed;
+  closed_.push_back(&connection);
+  if (Session* session = connection.session) session->detach(connection, was_attempt, why, now);
+  connection.session = nullptr;
+}
+
+void Endpoint::note_malformed(Connection& connection, const std::string& what, Clock::time_point now) {
+  if (connection.session != nullptr) {
+    ++connection.session->counters().malformed_frames;
+  } else {
+    ++statistics_.malformed;
+  }
+  send_close(connection, CloseReason::kProtocolError, what, now);
+  close_connection(connection, "malformed frame: " + what, now);
+}
+
+void Endpoint::note_rejected(Connection& connection) {
+  if (connection.session != nullptr) ++connection.session->counters().rejected_connections;
+  ++statistics_.rejected;
+}
+
+void Endpoint::fail_session(Session& session, const std::string& reason, Clock::time_point now) {
+  if (session.failed()) return;
+  for (Connection* connection : session.fail()) close_connection(*connection, reason, now);
+  failures_.push_back({&session, reason});
+}
+
+void Endpoint::reset_all(Clock::time_point now) {
+  for (auto& [raw, connection] : connections_) {
+    if (connection->state == ConnectionState::kClosed) continue;
+    connection->abort_on_close = true;
+    close_connection(*connection, "reset for testing", now);
+  }
+}
+
+void Endpoint::say_goodbye(Clock::time_point now) {
+  for (auto& [raw, connection] : connections_) {
+    if (connection->state == ConnectionState::kEstablished) {
+      send_close(*connection, CloseReason::kShutdown, "engine shutting down", now);
+      mark_flush(*connection);
+    }
+  }
+}
+
+}  // namespace lp

@@ -1,0 +1,108 @@
+// Endpoint: every session and connection of one engine. Maps peers to sessions and connections to
+// their handshake or session; limits unauthenticated connections; decides what to close. Does no
+// I/O: it leaves commands for the driver (links to open, connections to retune, flush and close)
+// and events (received messages, failed sessions), and says when it next needs the time.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "authenticator.h"
+#include "carrier.h"
+#include "config.h"
+#include "connection.h"
+#include "message.h"
+#include "session.h"
+#include "stats.h"
+
+namespace lp {
+
+class Endpoint {
+ public:
+  using Clock = std::chrono::steady_clock;
+  // Randomness comes in from outside: nonces for new handshakes.
+  using NonceSource = std::function<std::vector<std::byte>()>;
+  // Accepted connections that have not authenticated yet: beyond this, new ones are refused.
+  static constexpr std::size_t kMaxHandshakingConnections = 64;
+
+  Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce);
+
+  const std::string& local_endpoint() const { return local_endpoint_; }
+  const std::map<std::string, std::unique_ptr<Session>>& sessions() const { return sessions_; }
+  Session& session_for(const std::string& peer, Clock::time_point now);
+  const EndpointStatistics& statistics() const { return statistics_; }
+
+  // --- inputs from the carrier (via the driver) ---
+  // A link a peer opened; null if refused (too many unauthenticated connections).
+  Connection* on_accepted(std::unique_ptr<CarrierLink> link, Clock::time_point now);
+  // A dial could not start.
+  void on_dial_failed(Connection& connection, const std::string& why, Clock::time_point now);
+  // A dialled link is up ("" error) or failed.
+  void on_connected(Connection& connection, const std::string& error, Clock::time_point now);
+  // Bytes arrived in the connection's reader (`status` and `error` from the read).
+  void on_read(Connection& connection, IoStatus status, const std::string& error, Clock::time_point now);
+  // The carrier failed the connection (e.g. a write error).
+  void on_carrier_error(Connection& connection, const std::string& error, Clock::time_point now);
+
+  // A session's turn: encode what may go, redial, detect a dead peer.
+  void service(Session& session, Clock::time_point now, bool reading_paused);
+  // Fails handshakes past their deadline.
+  void expire_handshakes(Clock::time_point now);
+  // The earliest time service() or expire_handshakes() has something to do.
+  Clock::time_point next_deadline(Clock::time_point now) const;
+
+  // Closes every connection abruptly (testing: as a network reset would).
+  void reset_all(Clock::time_point now);
+  // CLOSE(shutdown) on every established connection.
+  void say_goodbye(Clock::time_point now);
+
+  // --- outputs for the driver ---
+  std::vector<Connection*> take_dials() { return std::exchange(dials_, {}); }
+  std::vector<Connection*> take_retunes() { return std::exchange(retunes_, {}); }
+  std::vector<Connection*> take_flushes();
+  std::vector<Connection*> take_closed() { return std::exchange(closed_, {}); }
+  std::vector<Message>& received() { return received_; }
+  struct Failure {
+    Session* session;
+    std::string reason;
+  };
+  std::vector<Failure> take_failures() { return std::exchange(failures_, {}); }
+  // Frees closed connections after the driver has closed their links.
+  void erase(Connection* connection) { connections_.erase(connection); }
+
+ private:
+  void handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
+  void handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
+  void establish(Connection& connection, Clock::time_point now);
+  void dial(Session& session, std::size_t stream, Clock::time_point now);
+  void pump(Session& session, Clock::time_point now);
+  void mark_flush(Connection& connection);
+  void send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now);
+  void close_connection(Connection& connection, const std::string& why, Clock::time_point now);
+  void fail_session(Session& session, const std::string& reason, Clock::time_point now);
+  void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
+  void note_rejected(Connection& connection);
+  Connection& add(std::unique_ptr<Connection> connection);
+
+  const Config& config_;
+  const ArqConfig arq_config_;
+  const Authenticator authenticator_;
+  const std::string local_endpoint_;
+  NonceSource make_nonce_;
+  std::map<std::string, std::unique_ptr<Session>> sessions_;
+  std::map<Connection*, std::unique_ptr<Connection>> connections_;
+  std::size_t handshaking_accepted_ = 0;
+  EndpointStatistics statistics_;
+  std::vector<Connection*> dials_, retunes_, flushes_, closed_;
+  std::vector<Message> received_;
+  std::vector<Failure> failures_;
+};
+
+// The ARQ settings of a session, from the configuration (reliable-carrier mode over TCP).
+ArqConfig arq_config_from(const Config& config);
+
+}  // namespace lp

@@ -1,0 +1,200 @@
+#include "session.h"
+
+#include <algorithm>
+
+#include "connection.h"
+
+namespace lp {
+namespace {
+
+AckFrame to_wire(const ArqAck& ack) {
+  AckFrame frame{ack.cumulative, ack.window_messages, {}};
+  for (const auto& range : ack.sack) frame.ranges.push_back({range.begin, range.end});
+  return frame;
+}
+
+ArqAck from_wire(const AckFrame& frame) {
+  ArqAck ack;
+  ack.cumulative = frame.cumulative;
+  ack.window_messages = frame.window_messages;
+  for (const auto& range : frame.ranges) ack.sack.push_back({range.begin, range.end});
+  return ack;
+}
+
+}  // namespace
+
+Session::Session(std::string peer, const ArqConfig& arq_config, const Config& config, Clock::time_point now)
+    : peer_(std::move(peer)),
+      config_(config),
+      arq_(arq_config),
+      streams_(config.streams, config.small_message),
+      last_heard_(now),
+      next_dial_(now),
+      backoff_(config.connect_retry_initial) {}
+
+Session::Attachment Session::attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now) {
+  const bool carrier_was_down = streams_.established() == 0;
+  Attachment result;
+  streams_.ensure_slot(connection.stream);
+  if (Connection* old = streams_.stream(connection.stream)) {
+    // Simultaneous connections for one stream (both sides dialled, or a redial).
+    const std::string& old_dialler = old->outgoing() ? local_endpoint : peer_;
+    const std::string& new_dialler = connection.outgoing() ? local_endpoint : peer_;
+    if (StreamScheduler::keep_existing(old_dialler, new_dialler)) {
+      streams_.remove(connection);  // it may be our own dial for this slot
+      return {&connection, false};
+    }
+    result.loser = old;
+  }
+  streams_.install(connection);
+  connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
+  last_heard_ = now;
+  backoff_ = config_.connect_retry_initial;
+  peer_said_goodbye_ = false;
+  if (ever_established_ && carrier_was_down) ++counters_.reconnects;  // a loss, not a tie-break
+  ++counters_.connections_established;
+  ever_established_ = true;
+  if (connection.link) counters_.tuning = connection.link->tuning();
+  // When the carrier comes back (or a stream is replaced, taking its bytes with it), every
+  // unacknowledged message goes again; the peer drops what it already had.
+  if (carrier_was_down || result.loser != nullptr) arq_.carrier_reset(now);
+  return result;
+}
+
+void Session::detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now) {
+  last_error_ = why;
+  if (streams_.remove(connection)) {
+    next_dial_ = now + backoff_;
+    // The lost stream's messages are somewhere between here and the peer: send every
+    // unacknowledged one again on the streams that remain (duplicates are dropped there).
+    if (streams_.established() > 0) arq_.carrier_reset(now);
+  } else if (was_attempt && connection.outgoing()) {
+    ++counters_.connect_failures;
+  }
+}
+
+void Session::note_dial_error(const std::string& why) {
+  last_error_ = why;
+  ++counters_.connect_failures;
+}
+
+std::optional<std::string> Session::on_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
+  switch (frame.type) {
+    case FrameType::kData: {
+      const DataFrame data = decode_data(frame.payload, config_.max_message);
+      arq_.on_data(data.sequence, ArqPayload(data.message.begin(), data.message.end()), now);
+      return std::nullopt;
+    }
+    case FrameType::kAck:
+      if (!arq_.on_ack(from_wire(decode_ack(frame.payload)), now)) {
+        throw MalformedFrame("ACK acknowledges messages never sent");
+      }
+      return std::nullopt;
+    case FrameType::kKeepalive:
+      return std::nullopt;
+    case FrameType::kClose: {
+      const CloseFrame close = decode_close(frame.payload);
+      if (close.reason == CloseReason::kShutdown) peer_said_goodbye_ = true;
+      if (close.reason == CloseReason::kDuplicate && streams_.remove(connection)) {
+        // The peer keeps another connection for this stream: not a loss; it carries the stream.
+        connection.session = nullptr;
+        if (streams_.established() > 0) arq_.carrier_reset(now);
+      }
+      return "peer closed the connection: " + close.text;
+    }
+    default:
+      throw MalformedFrame(std::string(frame_type_name(frame.type)) + " after the handshake");
+  }
+}
+
+void Session::take_received(std::vector<Message>& batch) {
+  while (auto delivery = arq_.receive()) {
+    Message message = unpack_message(std::move(delivery->payload));
+    message.peer_endpoint = peer_;
+    ++counters_.messages_received;
+    counters_.bytes_received += message.body.size();
+    batch.push_back(std::move(message));
+  }
+}
+
+void Session::pump(Clock::time_point now) {
+  Connection* first = streams_.first();
+  if (first == nullptr) return;
+  // DATA striped over the streams; the receiver's ARQ puts the messages back in order.
+  while (Connection* target = streams_.next_with_room()) {
+    auto frame = arq_.poll_transmit(now);
+    if (!frame) break;
+    Connection* preferred = streams_.by_size(frame->payload.size());
+    if (preferred != nullptr) target = preferred;
+    encode_data(target->output(), frame->seq, frame->payload);
+    target->last_sent = now;
+    streams_.sent_on(*target);
+    // A full preferred stream waits for its carrier rather than spilling onto the other kind.
+    if (preferred != nullptr && preferred->pending_output() >= StreamScheduler::kOutputHighWater) break;
+  }
+  // ACKs on one stream, so that they stay in order.
+  if (auto ack = arq_.poll_ack(now)) {
+    encode_ack(first->output(), to_wire(*ack));
+    first->last_sent = now;
+  }
+  for (Connection* stream : streams_.streams()) {
+    if (stream != nullptr && stream->pending_output() == 0 && now - stream->last_sent >= config_.keepalive_interval) {
+      encode_keepalive(stream->output());
+      stream->last_sent = now;
+    }
+  }
+}
+
+Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool reading_paused) {
+  TimeoutActions actions;
+  if (failed_) return actions;
+  const bool has_work = !arq_.all_acknowledged();
+  // Redial our own streams that are down (the peer redials its own too; ties are broken in attach).
+  if (now >= next_dial_ && (!peer_said_goodbye_ || has_work)) {
+    actions.dial = streams_.slots_to_dial();
+    if (!actions.dial.empty()) {
+      if (peer_said_goodbye_) last_heard_ = now, peer_said_goodbye_ = false;
+      next_dial_ = now + backoff_;
+      backoff_ = std::min<Clock::duration>(backoff_ * 2, config_.connect_retry_max);
+    }
+  }
+  // Dead peer: silent for too long while we need it (keep-alives make silence meaningful).
+  if (!peer_said_goodbye_ && !reading_paused && now - last_heard_ > config_.dead_peer_timeout) {
+    actions.failure = "no sign of life for " + std::to_string(config_.dead_peer_timeout.count()) +
+                      " ms (LONGPIPE_DEAD_PEER_MS)" + (last_error_.empty() ? "" : "; last error: " + last_error_);
+    return actions;
+  }
+  if (reading_paused) last_heard_ = now;
+  return actions;
+}
+
+Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
+  Clock::time_point wake = Clock::time_point::max();
+  if (failed_) return wake;
+  if (streams_.first() != nullptr) {  // nothing can be sent without a connection
+    if (auto deadline = arq_.next_deadline()) wake = std::min(wake, *deadline);
+  }
+  for (const Connection* stream : streams_.streams()) {
+    if (stream != nullptr && stream->pending_output() == 0) {
+      wake = std::min(wake, stream->last_sent + config_.keepalive_interval);
+    }
+  }
+  if ((!peer_said_goodbye_ || !arq_.all_acknowledged()) && !streams_.slots_to_dial().empty()) {
+    wake = std::min(wake, std::max(now, next_dial_));
+  }
+  // Strictly after the timeout: handle_timeout() compares with ">".
+  if (!peer_said_goodbye_) wake = std::min(wake, last_heard_ + config_.dead_peer_timeout + std::chrono::milliseconds(1));
+  return wake;
+}
+
+std::vector<Connection*> Session::fail() {
+  failed_ = true;
+  std::vector<Connection*> connections;
+  for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
+    if (Connection* c = streams_.stream(slot)) connections.push_back(c);
+    if (Connection* c = streams_.dialling(slot)) connections.push_back(c);
+  }
+  return connections;
+}
+
+}  // namespace lp

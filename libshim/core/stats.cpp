@@ -1,0 +1,77 @@
+#include "stats.h"
+
+#include <sstream>
+
+namespace lp {
+namespace {
+
+double to_ms(ArqDuration d) { return static_cast<double>(d.count()) / 1000.0; }
+
+const char* json_bool(bool value) { return value ? "true" : "false"; }
+
+void write_session(std::ostream& out, const SessionReport& session) {
+  const SessionStatistics& s = session.statistics;
+  const ArqStats& a = s.arq;
+  out << "{\"peer\":" << json_string(session.peer) << ",\"connected\":" << json_bool(s.connected)
+      << ",\"failure\":" << (session.failure ? json_string(*session.failure) : "null")
+      << ",\"streams\":" << s.streams << ",\"messages_sent\":" << a.messages_sent << ",\"bytes_sent\":" << a.bytes_sent
+      << ",\"messages_received\":" << s.messages_received << ",\"bytes_received\":" << s.bytes_received
+      << ",\"messages_retransmitted\":" << a.messages_retransmitted
+      << ",\"bytes_retransmitted\":" << a.bytes_retransmitted << ",\"messages_acked\":" << a.messages_acked
+      << ",\"duplicates_dropped\":" << a.duplicates_dropped << ",\"rtt_ms\":" << to_ms(a.srtt)
+      << ",\"rttvar_ms\":" << to_ms(a.rttvar) << ",\"rtt_samples\":" << a.rtt_samples
+      << ",\"in_flight_messages\":" << a.in_flight_messages << ",\"in_flight_bytes\":" << a.in_flight_bytes
+      << ",\"window_messages\":" << a.send_window_messages << ",\"window_bytes\":" << a.send_window_bytes
+      << ",\"peer_window_messages\":" << a.peer_window_messages << ",\"queued_messages\":" << session.queued_messages
+      << ",\"dropped_by_policy\":" << s.dropped_by_policy << ",\"connections_established\":"
+      << s.connections_established << ",\"reconnects\":" << s.reconnects << ",\"carrier_resets\":" << a.carrier_resets
+      << ",\"connect_failures\":" << s.connect_failures << ",\"rejected_connections\":" << s.rejected_connections
+      << ",\"malformed_frames\":" << s.malformed_frames << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
+      << ",\"rcv_wscale\":" << s.tcp.rcv_wscale << ",\"snd_cwnd\":" << s.tcp.snd_cwnd
+      << ",\"snd_mss\":" << s.tcp.snd_mss << ",\"rtt_ms\":" << s.tcp.rtt_us / 1000.0
+      << ",\"total_retrans\":" << s.tcp.total_retrans << ",\"send_buffer\":" << s.tuning.send_buffer
+      << ",\"receive_buffer\":" << s.tuning.receive_buffer << ",\"congestion\":" << json_string(s.tuning.congestion)
+      << ",\"note\":" << json_string(s.tuning.note) << "}}";
+}
+
+}  // namespace
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string to_json(const EngineReport& report) {
+  const SocketTuning& listen = report.listen_tuning;
+  std::ostringstream out;
+  out << "{\"local_endpoint\":" << json_string(report.local_endpoint)
+      << ",\"progress_thread\":" << json_string(report.progress_thread)
+      << ",\"listen_socket\":{\"requested_receive_buffer\":" << listen.requested_receive
+      << ",\"requested_send_buffer\":" << listen.requested_send << ",\"send_buffer\":" << listen.send_buffer
+      << ",\"receive_buffer\":" << listen.receive_buffer << ",\"forced\":" << json_bool(listen.forced)
+      << ",\"congestion\":" << json_string(listen.congestion) << ",\"note\":" << json_string(listen.note)
+      << "},\"accepted_connections\":" << report.endpoint.accepted
+      << ",\"rejected_connections\":" << report.endpoint.rejected
+      << ",\"malformed_frames\":" << report.endpoint.malformed << ",\"refused_busy\":" << report.endpoint.refused_busy
+      << ",\"receive_queue_messages\":" << report.receive_queue_messages << ",\"sessions\":[";
+  bool first = true;
+  for (const SessionReport& session : report.sessions) {
+    if (!first) out << ",";
+    write_session(out, session);
+    first = false;
+  }
+  out << "]}";
+  return out.str();
+}
+
+}  // namespace lp

@@ -1,0 +1,61 @@
+// Statistics: the counters the engine reports, and their JSON (Engine::stats_json(),
+// LONGPIPE_STATS). Pure: the driver gathers the numbers, this only formats them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arq.h"
+#include "carrier.h"
+
+namespace lp {
+
+// Counters of one session.
+struct SessionStatistics {
+  ArqStats arq;
+  TcpWindowInfo tcp;
+  SocketTuning tuning;
+  bool connected = false;
+  std::size_t streams = 0;                  // established parallel connections
+  std::uint64_t connections_established = 0;
+  std::uint64_t reconnects = 0;             // established again after a loss
+  std::uint64_t connect_failures = 0;
+  std::uint64_t malformed_frames = 0;
+  std::uint64_t rejected_connections = 0;   // failed authentication, either direction
+  std::uint64_t messages_received = 0;      // delivered to the receive queue
+  std::uint64_t bytes_received = 0;         // bodies only
+  std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
+};
+
+// Engine-wide counters (connections that never belonged to a session).
+struct EndpointStatistics {
+  std::uint64_t accepted = 0;
+  std::uint64_t rejected = 0;   // failed authentication before naming a session
+  std::uint64_t malformed = 0;
+  std::uint64_t refused_busy = 0;
+};
+
+struct SessionReport {
+  std::string peer;
+  std::optional<std::string> failure;
+  SessionStatistics statistics;
+  std::size_t queued_messages = 0;  // in the outbox, not yet in the ARQ
+};
+
+struct EngineReport {
+  std::string local_endpoint;
+  std::string progress_thread;  // pinning and scheduling
+  SocketTuning listen_tuning;
+  EndpointStatistics endpoint;
+  std::size_t receive_queue_messages = 0;
+  std::vector<SessionReport> sessions;
+};
+
+std::string to_json(const EngineReport& report);
+
+// `text` as a JSON string literal (quotes and backslashes escaped, control characters blanked).
+std::string json_string(const std::string& text);
+
+}  // namespace lp

@@ -1,0 +1,100 @@
+#include "stream_scheduler.h"
+
+#include "connection.h"
+
+namespace lp {
+
+StreamScheduler::StreamScheduler(std::size_t own_streams, std::size_t small_message)
+    : own_streams_(own_streams),
+      small_message_(small_message),
+      streams_(own_streams, nullptr),
+      dialling_(own_streams, nullptr) {}
+
+std::size_t StreamScheduler::established() const {
+  std::size_t n = 0;
+  for (const Connection* c : streams_) n += c != nullptr;
+  return n;
+}
+
+Connection* StreamScheduler::first() const {
+  for (Connection* c : streams_) {
+    if (c != nullptr) return c;
+  }
+  return nullptr;
+}
+
+bool StreamScheduler::holds(const Connection& connection) const {
+  return connection.stream < streams_.size() && streams_[connection.stream] == &connection;
+}
+
+std::vector<std::size_t> StreamScheduler::slots_to_dial() const {
+  std::vector<std::size_t> slots;
+  for (std::size_t slot = 0; slot < own_streams_; ++slot) {
+    if (streams_[slot] == nullptr && dialling_[slot] == nullptr) slots.push_back(slot);
+  }
+  return slots;
+}
+
+void StreamScheduler::set_dialling(std::size_t slot, Connection* connection) {
+  ensure_slot(slot);
+  dialling_[slot] = connection;
+}
+
+bool StreamScheduler::remove(const Connection& connection) {
+  const std::size_t slot = connection.stream;
+  if (slot < dialling_.size() && dialling_[slot] == &connection) dialling_[slot] = nullptr;
+  if (!holds(connection)) return false;
+  streams_[slot] = nullptr;
+  return true;
+}
+
+void StreamScheduler::ensure_slot(std::size_t slot) {
+  if (slot >= streams_.size()) {
+    streams_.resize(slot + 1, nullptr);
+    dialling_.resize(slot + 1, nullptr);
+  }
+}
+
+Connection* StreamScheduler::install(Connection& connection) {
+  const std::size_t slot = connection.stream;
+  ensure_slot(slot);
+  if (dialling_[slot] == &connection) dialling_[slot] = nullptr;
+  Connection* displaced = streams_[slot];
+  streams_[slot] = &connection;
+  return displaced;
+}
+
+bool StreamScheduler::keep_existing(const std::string& existing_dialler, const std::string& new_dialler) {
+  return existing_dialler != new_dialler && existing_dialler < new_dialler;
+}
+
+Connection* StreamScheduler::next_with_room() const {
+  const std::size_t count = streams_.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    Connection* candidate = streams_[(next_stream_ + i) % count];
+    if (candidate != nullptr && candidate->pending_output() < kOutputHighWater) return candidate;
+  }
+  return nullptr;
+}
+
+Connection* StreamScheduler::by_size(std::size_t packed_bytes) {
+  const std::size_t count = streams_.size();
+  if (small_message_ == 0 || count < 2) return nullptr;
+  if (packed_bytes <= small_message_ + kMessageTrailerSize) return streams_[0];
+  Connection* fallback = nullptr;  // an established large-message stream, even if full
+  for (std::size_t i = 0; i < count - 1; ++i) {
+    const std::size_t index = 1 + (next_large_stream_ + i) % (count - 1);
+    Connection* candidate = streams_[index];
+    if (candidate == nullptr) continue;
+    if (candidate->pending_output() < kOutputHighWater) {
+      next_large_stream_ = index % (count - 1);
+      return candidate;
+    }
+    if (fallback == nullptr) fallback = candidate;
+  }
+  return fallback;
+}
+
+void StreamScheduler::sent_on(const Connection& connection) { next_stream_ = (connection.stream + 1) % streams_.size(); }
+
+}  // namespace lp

@@ -1,0 +1,71 @@
+// StreamScheduler: a session's parallel streams (connections) and which one carries what. Pure.
+//
+//   - Slots: slot i holds stream i's established connection, or null, and our own dial for it.
+//     Our own LONGPIPE_STREAMS slots are redialled when empty; slots beyond them exist only while
+//     the peer keeps them up.
+//   - Tie-break: when both ends dial one stream, both keep the connection dialled by the smaller
+//     endpoint string; between two dialled by one side, the newer wins.
+//   - Striping: DATA goes round robin over the streams whose output is below a high-water mark;
+//     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace lp {
+
+class Connection;
+
+class StreamScheduler {
+ public:
+  // Stop encoding new DATA for a connection while this much output waits for the carrier: the
+  // ARQ keeps the messages, so memory stays bounded by the window.
+  static constexpr std::size_t kOutputHighWater = 1u << 20;
+
+  // `own_streams` is LONGPIPE_STREAMS; `small_message` LONGPIPE_SMALL_MESSAGE (0: striping).
+  StreamScheduler(std::size_t own_streams, std::size_t small_message);
+
+  std::size_t own_streams() const { return own_streams_; }
+  std::size_t slots() const { return streams_.size(); }
+  Connection* stream(std::size_t slot) const { return streams_[slot]; }
+  Connection* dialling(std::size_t slot) const { return slot < dialling_.size() ? dialling_[slot] : nullptr; }
+  const std::vector<Connection*>& streams() const { return streams_; }
+
+  std::size_t established() const;
+  Connection* first() const;
+  // Whether `connection` is the established connection of its stream slot.
+  bool holds(const Connection& connection) const;
+  // Our own slots with neither a connection nor a dial in progress.
+  std::vector<std::size_t> slots_to_dial() const;
+
+  void set_dialling(std::size_t slot, Connection* connection);
+  // Forgets `connection` wherever it is (established or dialling); returns whether it was established.
+  bool remove(const Connection& connection);
+  // Makes room for a stream index announced by the peer (it may use more streams than we do).
+  void ensure_slot(std::size_t slot);
+  // Installs an established connection in its slot; returns the connection it displaced, if any.
+  Connection* install(Connection& connection);
+
+  // The tie-break: whether an established connection dialled by `existing_dialler` stays when
+  // one dialled by `new_dialler` arrives for the same stream. Both ends decide alike.
+  static bool keep_existing(const std::string& existing_dialler, const std::string& new_dialler);
+
+  // The stream for the next DATA frame: round robin over the streams with room, or null.
+  Connection* next_with_room() const;
+  // With LONGPIPE_SMALL_MESSAGE: stream 0 for small messages, the next of the others for large
+  // ones (even if its output is full); null when no such stream is up (the caller uses any).
+  Connection* by_size(std::size_t packed_bytes);
+  // A frame went out on `connection`: the round robin continues after it.
+  void sent_on(const Connection& connection);
+
+ private:
+  std::size_t own_streams_;
+  std::size_t small_message_;
+  std::vector<Connection*> streams_;
+  std::vector<Connection*> dialling_;   // our own connection attempts in progress, per slot
+  std::size_t next_stream_ = 0;         // round-robin cursor for striping DATA frames
+  std::size_t next_large_stream_ = 0;   // the same among streams 1..
+};
+
+}  // namespace lp

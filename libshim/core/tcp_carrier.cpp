@@ -1,0 +1,118 @@
+#include "tcp_carrier.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "system_call.h"
+#include "tcp_socket.h"
+#include "wire_frame.h"
+
+namespace lp {
+namespace {
+
+// Smallest read: enough for many small frames per system call.
+constexpr std::size_t kReadChunk = 256u << 10;
+
+class TcpLink : public CarrierLink {
+ public:
+  TcpLink(FileDescriptor fd, const Config& config, SocketTuning tuning)
+      : fd_(std::move(fd)), config_(config), tuning_(std::move(tuning)) {}
+
+  int poll_fd() const override { return fd_.get(); }
+
+  std::string take_connect_error() override {
+    const int error = take_socket_error(fd_.get());
+    return error == 0 ? std::string() : std::string("connect: ") + std::strerror(error);
+  }
+
+  IoStatus write(std::span<const std::byte> bytes, bool established, std::size_t& written,
+                 std::string& error) override {
+    written = 0;
+    if (established && !bytes.empty()) fall_back_if_unsuited(fd_.get(), tuning_);
+    while (written < bytes.size()) {
+      const ssize_t n = ::send(fd_.get(), bytes.data() + written, bytes.size() - written, MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        error = std::string("send: ") + std::strerror(errno);
+        return IoStatus::kError;
+      }
+      written += static_cast<std::size_t>(n);
+    }
+    return IoStatus::kOk;
+  }
+
+  IoStatus read(FrameReader& reader, std::size_t budget, std::size_t& bytes_read, std::string& error) override {
+    bytes_read = 0;
+    while (bytes_read < budget) {
+      auto area = reader.write_area(kReadChunk);
+      const ssize_t n = ::recv(fd_.get(), area.data(), area.size(), 0);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return IoStatus::kOk;
+        error = std::string("recv: ") + std::strerror(errno);
+        return IoStatus::kError;
+      }
+      if (n == 0) return IoStatus::kEndOfStream;
+      reader.commit(static_cast<std::size_t>(n));
+      bytes_read += static_cast<std::size_t>(n);
+      if (static_cast<std::size_t>(n) < area.size()) return IoStatus::kOk;  // drained
+    }
+    return IoStatus::kOk;
+  }
+
+  void after_read() override { rearm_quick_ack(fd_.get()); }
+
+  void use_stream(std::size_t stream) override {
+    if (stream != 0) choose_congestion(fd_.get(), config_.congestion_for_stream(stream), tuning_);
+  }
+
+  void abort_on_close() override {
+    const linger abort{1, 0};  // close with RST
+    ::setsockopt(fd_.get(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+  }
+
+  const SocketTuning& tuning() const override { return tuning_; }
+  TcpWindowInfo window_info() const override { return read_window_info(fd_.get()); }
+
+ private:
+  FileDescriptor fd_;
+  const Config& config_;
+  SocketTuning tuning_;
+};
+
+}  // namespace
+
+TcpCarrier::TcpCarrier(const Config& config) : config_(config) {
+  listen_fd_ = listen_tuned(config_, listen_tuning_, port_);
+}
+
+std::unique_ptr<CarrierLink> TcpCarrier::dial(const std::string& peer, std::size_t stream) {
+  socklen_t length = 0;
+  const sockaddr_storage address = resolve(parse_host_port(peer, true), length);
+  SocketTuning tuning;
+  FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config_, stream, tuning);
+  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 && errno != EINPROGRESS) {
+    throw SystemError("connect to " + peer, errno);
+  }
+  return std::make_unique<TcpLink>(std::move(fd), config_, std::move(tuning));
+}
+
+std::unique_ptr<CarrierLink> TcpCarrier::accept() {
+  while (true) {
+    const int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return nullptr;  // EAGAIN, or a transient error (EMFILE...): try again on the next event
+    FileDescriptor owned(fd);
+    SocketTuning tuning;
+    try {
+      tune_accepted_socket(owned.get(), config_, tuning);
+    } catch (const SystemError&) {
+      continue;
+    }
+    return std::make_unique<TcpLink>(std::move(owned), config_, std::move(tuning));
+  }
+}
+
+}  // namespace lp
