@@ -1,4 +1,4 @@
-// Fuzz target: the frame decoder (libshim/core/frame.*), what every connection runs on a peer's
+// Fuzz target: the frame decoder (libshim/core/wire_frame.*), what every connection runs on a peer's
 // bytes before and after authentication. The input is split into reads of fuzzer-chosen sizes and
 // fed to a FrameReader; every frame it returns is decoded by its type's decoder. Beyond "no crash,
 // no sanitizer report", each decoded frame must encode back to exactly the payload it came from
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "frame.h"
+#include "wire_frame.h"
 #include "fuzz_input.h"
 
 namespace {

@@ -40,6 +40,15 @@ def frame_seeds():
     write("frame", "bad-magic", bytes([0, 9]) + b"GET / HTTP/1.1\r\n\r\n")
 
 
+def handshake_seeds():
+    # Input: side (bit 0: dialler) | read-size seed | the peer's bytes.
+    endpoint = b"site-b:7601"
+    hello = frame(HELLO, bytes(range(32)) + bytes([0]) + struct.pack(">H", len(endpoint)) + endpoint)
+    write("handshake", "acceptor", bytes([0, 11]) + hello + frame(AUTH, bytes(32)))
+    write("handshake", "dialler", bytes([1, 4]) + frame(CHALLENGE, bytes(range(32))) + frame(AUTH, bytes(32)))
+    write("handshake", "refused", bytes([1, 0]) + frame(CLOSE, bytes([2]) + b"authentication failed"))
+
+
 def arq_seeds():
     # Input: flags | send window msgs | bytes u16 | receive window msgs | bytes u16 | sack ranges |
     #        ack every | fast retransmit | max transmissions | operations (arq_fuzz.cpp).
@@ -67,5 +76,6 @@ def message_image_seeds():
 
 
 frame_seeds()
+handshake_seeds()
 arq_seeds()
 message_image_seeds()

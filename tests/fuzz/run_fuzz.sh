@@ -14,6 +14,7 @@ SECONDS_LIMIT=60
 RUNS=-1            # libFuzzer: -1 = no limit on executions
 MAX_INPUT=1024     # bytes: a few frames, an image of many fragments
 RSS_LIMIT_MB=1024  # a shared 2-core machine: an input that needs more is a bug
+HANG_SECONDS=60    # one input running this long is a hang (generous: the machine is shared and busy)
 EXTRA=()
 while (($#)); do
   case $1 in
@@ -39,7 +40,7 @@ LOG=$BUILD/fuzz-$TARGET.log
 
 status=0
 "$BINARY" -max_total_time="$SECONDS_LIMIT" -runs="$RUNS" -max_len=$MAX_INPUT -rss_limit_mb=$RSS_LIMIT_MB \
-  -timeout=10 -print_final_stats=1 -artifact_prefix="$ARTIFACTS/" "${EXTRA[@]}" "$WORK" "$SEEDS" \
+  -timeout=$HANG_SECONDS -print_final_stats=1 -artifact_prefix="$ARTIFACTS/" "${EXTRA[@]}" "$WORK" "$SEEDS" \
   >"$LOG" 2>&1 || status=$?
 executions=$(grep -oE '^stat::number_of_executed_units: *[0-9]+' "$LOG" | grep -oE '[0-9]+$' || echo 0)
 elapsed=$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$LOG" | grep -oE 'in [0-9]+' | grep -oE '[0-9]+' || echo '?')
