@@ -198,7 +198,10 @@ check_outage() {
   ((gap_ms >= outage_ms - 500)) || fail "the longest pause was ${gap_ms} ms: the outage did not interrupt the stream"
   ((late_ms <= resume_bound_ms)) ||
     fail "traffic resumed ${late_ms} ms after the link came back (bound ${resume_bound_ms} ms = a few round trips plus load)"
-  pass "${outage_ms} ms outage (dead-peer timeout ${LONGPIPE_DEAD_PEER_MS} ms): $count messages, none lost or duplicated, no failure; traffic resumed ${late_ms} ms after the link returned"
+  local probes
+  probes=$(sum_field "$WORK/sender.out" path_probes)
+  ((probes > 0)) || fail "the sender never probed the silent path (path_probes $probes)"
+  pass "${outage_ms} ms outage (dead-peer timeout ${LONGPIPE_DEAD_PEER_MS} ms): $count messages, none lost or duplicated, no failure; traffic resumed ${late_ms} ms after the link returned ($probes path probes)"
 }
 
 check_restart() {
