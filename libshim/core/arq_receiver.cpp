@@ -1,6 +1,7 @@
 #include "arq_receiver.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace lp {
 
@@ -58,6 +59,9 @@ void ArqReceiver::hold_out_of_order(std::uint64_t seq, ArqPayload payload) {
 }
 
 bool ArqReceiver::fits_window(std::uint64_t seq, std::size_t bytes) const {
+  // No sender reaches 2^64 - 1 (sequence numbers never wrap), and its SACK range [seq, seq + 1)
+  // would wrap to an empty one that the peer refuses as malformed (found by tests/fuzz/arq_fuzz).
+  if (seq == std::numeric_limits<std::uint64_t>::max()) return false;
   // Over a reliable carrier nothing dropped here would ever come again (no timers; striped streams
   // deliver every frame eventually), so hold it: the peer's send window bounds what can arrive.
   if (config_.mode == ArqMode::kReliableCarrier) return true;

@@ -7,7 +7,7 @@ constexpr std::size_t kCompactThreshold = 1u << 20;
 }  // namespace
 
 Connection::Connection(Handshake handshake, Clock::time_point now)
-    : last_sent(now), handshake_(std::move(handshake)), reader_(kMaxHandshakePayload) {}
+    : last_sent(now), last_received(now), handshake_(std::move(handshake)), reader_(kMaxHandshakePayload) {}
 
 void Connection::consume(std::size_t count) {
   written_ += count;

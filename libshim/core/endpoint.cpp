@@ -1,6 +1,8 @@
 #include "endpoint.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace lp {
 
@@ -19,6 +21,19 @@ ArqConfig arq_config_from(const Config& config) {
   arq.ack_every_messages = static_cast<std::uint32_t>(config.ack_every);
   return arq;
 }
+
+namespace {
+
+// The peer's host answered, but with a refusal or a reset: the process is gone (or restarting),
+// which a silent path never says. The carrier reports errors as strerror() texts.
+bool host_refused(const std::string& error) {
+  for (int code : {ECONNREFUSED, ECONNRESET, EPIPE}) {
+    if (error.find(std::strerror(code)) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 Endpoint::Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce)
     : config_(config),
@@ -53,10 +68,10 @@ Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time
   return &connection;
 }
 
-void Endpoint::dial(Session& session, std::size_t stream, Clock::time_point now) {
+void Endpoint::dial(Session& session, std::size_t stream, Clock::time_point now, Clock::duration attempt_limit) {
   Connection& connection = add(std::make_unique<Connection>(
       Handshake::dialler(authenticator_, local_endpoint_, stream, make_nonce_(), wanted_protection(),
-                         authenticator_.identity_token(session.peer()), now + config_.connect_timeout),
+                         authenticator_.identity_token(session.peer()), now + attempt_limit),
       now));
   connection.state = ConnectionState::kConnecting;
   connection.peer_endpoint = session.peer();
@@ -100,6 +115,7 @@ void Endpoint::on_read(Connection& connection, IoStatus status, const std::strin
   if (receiving != nullptr) receiving->take_received(received_);
   if (connection.state == ConnectionState::kClosed) return;
   if (status == IoStatus::kEndOfStream) {
+    if (connection.session != nullptr) connection.session->note_refused();  // its host closed it
     if (connection.reader().has_partial_frame()) {
       note_malformed(connection, "stream ended inside a frame (truncated frame)", now);
     } else {
@@ -125,6 +141,7 @@ void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Cloc
     note_refused_frame(connection, now);
     return;
   }
+  connection.last_received = now;  // an authentic frame: the path to this peer is alive
   if (connection.state != ConnectionState::kEstablished) {
     handle_handshake_frame(connection, frame, now);
     connection.expect_tags_if_sealed();
@@ -229,7 +246,8 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   if (session.failed()) return;
   pump(session, now);
   Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
-  for (std::size_t stream : actions.dial) dial(session, stream, now);
+  for (std::size_t stream : actions.dial) dial(session, stream, now, actions.attempt_limit);
+  for (std::size_t stream : actions.probe) dial(session, stream, now, actions.attempt_limit);
   if (actions.failure) fail_session(session, *actions.failure, now);
 }
 
@@ -280,7 +298,10 @@ void Endpoint::close_connection(Connection& connection, const std::string& why, 
   const bool was_attempt = connection.state != ConnectionState::kEstablished;
   connection.state = ConnectionState::kClosed;
   closed_.push_back(&connection);
-  if (Session* session = connection.session) session->detach(connection, was_attempt, why, now);
+  if (Session* session = connection.session) {
+    if (host_refused(why)) session->note_refused();
+    session->detach(connection, was_attempt, why, now);
+  }
   connection.session = nullptr;
 }
 

@@ -79,7 +79,7 @@ class Endpoint {
   void handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void establish(Connection& connection, Clock::time_point now);
-  void dial(Session& session, std::size_t stream, Clock::time_point now);
+  void dial(Session& session, std::size_t stream, Clock::time_point now, Clock::duration attempt_limit);
   void pump(Session& session, Clock::time_point now);
   void mark_flush(Connection& connection);
   void send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now);

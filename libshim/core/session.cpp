@@ -1,11 +1,18 @@
 #include "session.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "connection.h"
 
 namespace lp {
 namespace {
+
+// A silent path is probed every kProbeRoundTrips round trips, but not more often than
+// kMinProbeInterval (a busy host needs that long for connect + handshake) nor less often than
+// LONGPIPE_CONNECT_RETRY_MAX_MS.
+constexpr int kProbeRoundTrips = 6;
+constexpr std::chrono::milliseconds kMinProbeInterval{250};
 
 AckFrame to_wire(const ArqAck& ack) {
   AckFrame frame{ack.cumulative, ack.window_messages, {}};
@@ -37,10 +44,12 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
   Attachment result;
   streams_.ensure_slot(connection.stream);
   if (Connection* old = streams_.stream(connection.stream)) {
-    // Simultaneous connections for one stream (both sides dialled, or a redial).
+    // Simultaneous connections for one stream (both sides dialled, or a redial). A connection
+    // that has been silent (an outage: both ends see it so) always gives way to the new one.
     const std::string& old_dialler = old->outgoing() ? local_endpoint : peer_;
     const std::string& new_dialler = connection.outgoing() ? local_endpoint : peer_;
-    if (StreamScheduler::keep_existing(old_dialler, new_dialler)) {
+    const bool old_is_silent = now - old->last_received > silence_threshold();
+    if (!old_is_silent && StreamScheduler::keep_existing(old_dialler, new_dialler)) {
       streams_.remove(connection);  // it may be our own dial for this slot
       return {&connection, false};
     }
@@ -48,7 +57,7 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
   }
   streams_.install(connection);
   connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
-  last_heard_ = now;
+  heard_from_peer(now);
   backoff_ = config_.connect_retry_initial;
   peer_said_goodbye_ = false;
   if (ever_established_ && carrier_was_down) ++counters_.reconnects;  // a loss, not a tie-break
@@ -162,26 +171,58 @@ void Session::pump(Clock::time_point now) {
   }
 }
 
+Session::Clock::duration Session::probe_interval() const {
+  const ArqDuration measured = arq_.stats().srtt;
+  const Clock::duration rtt = measured.count() > 0 ? Clock::duration(measured) : Clock::duration(config_.rtt);
+  return std::clamp<Clock::duration>(rtt * kProbeRoundTrips, kMinProbeInterval,
+                                     std::max<Clock::duration>(kMinProbeInterval, config_.connect_retry_max));
+}
+
 Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool reading_paused) {
   TimeoutActions actions;
   if (failed_) return actions;
+  if (reading_paused) last_heard_ = now;  // our own back-pressure, not the peer's silence
   const bool has_work = !arq_.all_acknowledged();
+  const Clock::duration silent_for = now - last_heard_;
+  const bool silent = !peer_said_goodbye_ && silent_for > silence_threshold();
+  // While the path is silent every attempt is short and they follow each other closely: the first
+  // to get through after an outage resumes the session within a few round trips.
+  actions.attempt_limit = silent ? std::min<Clock::duration>(probe_interval(), config_.connect_timeout)
+                                 : Clock::duration(config_.connect_timeout);
   // Redial our own streams that are down (the peer redials its own too; ties are broken in attach).
   if (may_dial_ && now >= next_dial_ && (!peer_said_goodbye_ || has_work)) {
     actions.dial = streams_.slots_to_dial();
     if (!actions.dial.empty()) {
       if (peer_said_goodbye_) last_heard_ = now, peer_said_goodbye_ = false;
       next_dial_ = now + backoff_;
-      backoff_ = std::min<Clock::duration>(backoff_ * 2, config_.connect_retry_max);
+      // The back-off stops at a few round trips of the path (and LONGPIPE_CONNECT_RETRY_MAX_MS).
+      backoff_ = std::min<Clock::duration>({backoff_ * 2, Clock::duration(config_.connect_retry_max),
+                                            std::max<Clock::duration>(config_.connect_retry_initial, probe_interval())});
     }
   }
-  // Dead peer: silent for too long while we need it (keep-alives make silence meaningful).
-  if (!peer_said_goodbye_ && !reading_paused && now - last_heard_ > config_.dead_peer_timeout) {
+  // A dead peer: silent for LONGPIPE_DEAD_PEER_MS while its host refuses or resets connections.
+  // A silent path (nothing answers) keeps its session, window and probes: outages end.
+  if (!peer_said_goodbye_ && refused_since_heard_ && silent_for > config_.dead_peer_timeout) {
     actions.failure = "no sign of life for " + std::to_string(config_.dead_peer_timeout.count()) +
-                      " ms (LONGPIPE_DEAD_PEER_MS)" + (last_error_.empty() ? "" : "; last error: " + last_error_);
+                      " ms (LONGPIPE_DEAD_PEER_MS) and its host refuses or resets connections" +
+                      (last_error_.empty() ? "" : "; last error: " + last_error_);
     return actions;
   }
-  if (reading_paused) last_heard_ = now;
+  if (!peer_said_goodbye_ && config_.silent_path_timeout.count() > 0 && silent_for > config_.silent_path_timeout) {
+    actions.failure = "the path has been silent for " + std::to_string(config_.silent_path_timeout.count()) +
+                      " ms (LONGPIPE_SILENT_PATH_MS)" + (last_error_.empty() ? "" : "; last error: " + last_error_);
+    return actions;
+  }
+  // Established streams that hear nothing may be stuck behind TCP's backed-off retransmission
+  // timer (seconds to a minute after a long outage): probe the path with a fresh connection per
+  // stream; once one is up it replaces the silent one and everything unacknowledged goes again.
+  if (silent && streams_.established() > 0 && now >= next_probe_) {
+    next_probe_ = now + probe_interval();
+    for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
+      if (streams_.stream(slot) != nullptr && streams_.dialling(slot) == nullptr) actions.probe.push_back(slot);
+    }
+    counters_.path_probes += actions.probe.size();
+  }
   return actions;
 }
 
@@ -199,8 +240,15 @@ Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
   if (may_dial_ && (!peer_said_goodbye_ || !arq_.all_acknowledged()) && !streams_.slots_to_dial().empty()) {
     wake = std::min(wake, std::max(now, next_dial_));
   }
-  // Strictly after the timeout: handle_timeout() compares with ">".
-  if (!peer_said_goodbye_) wake = std::min(wake, last_heard_ + config_.dead_peer_timeout + std::chrono::milliseconds(1));
+  // Strictly after the timeouts: handle_timeout() compares with ">".
+  constexpr std::chrono::milliseconds kJustAfter{1};
+  if (!peer_said_goodbye_) {
+    if (refused_since_heard_) wake = std::min(wake, last_heard_ + config_.dead_peer_timeout + kJustAfter);
+    if (config_.silent_path_timeout.count() > 0) {
+      wake = std::min(wake, last_heard_ + config_.silent_path_timeout + kJustAfter);
+    }
+    if (streams_.established() > 0) wake = std::min(wake, std::max(next_probe_, last_heard_ + silence_threshold() + kJustAfter));
+  }
   return wake;
 }
 

@@ -56,7 +56,13 @@ class Session {
   // One frame on an established stream. Returns why the connection should close, if it should.
   // Throws MalformedFrame.
   std::optional<std::string> on_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
-  void heard_from_peer(Clock::time_point now) { last_heard_ = now; }
+  void heard_from_peer(Clock::time_point now) {
+    last_heard_ = now;
+    refused_since_heard_ = false;
+  }
+  // The peer's host answered but refused or reset a connection: its process is gone (a silent
+  // path answers nothing). Only then does LONGPIPE_DEAD_PEER_MS of silence fail the session.
+  void note_refused() { refused_since_heard_ = true; }
 
   // Binds the session to the peer's identity token (the first authenticated connection's) or
   // checks a later one against it (constant time). False: another process claims this session.
@@ -73,12 +79,21 @@ class Session {
 
   struct TimeoutActions {
     std::vector<std::size_t> dial;        // our own stream slots to dial now
+    std::vector<std::size_t> probe;       // established but silent slots: dial a replacement now
+    Clock::duration attempt_limit{};      // how long these dials may take (connect + handshake)
     std::optional<std::string> failure;   // give up on the peer
   };
   // `reading_paused`: our own back-pressure, not the peer's silence.
   TimeoutActions handle_timeout(Clock::time_point now, bool reading_paused);
   // The earliest time handle_timeout() or pump() has something to do.
   Clock::time_point next_deadline(Clock::time_point now) const;
+
+  // A silent path is tested this often (a fresh connection: cheap, and the first to get through
+  // resumes the session) and redials back off no further: a few round trips of the path.
+  Clock::duration probe_interval() const;
+  // Nothing heard for this long means the path (or the peer) is silent: keep-alives come every
+  // LONGPIPE_KEEPALIVE_MS.
+  Clock::duration silence_threshold() const { return config_.keepalive_interval + probe_interval(); }
 
   // Given up on: no more dials or frames. Returns the connections to close.
   std::vector<Connection*> fail();
@@ -94,6 +109,8 @@ class Session {
   StreamScheduler streams_;
   Clock::time_point last_heard_;        // any frame from the peer (or the start of trying)
   Clock::time_point next_dial_;
+  Clock::time_point next_probe_{};
+  bool refused_since_heard_ = false;    // note_refused() since the last frame from the peer
   Clock::duration backoff_;
   bool peer_said_goodbye_ = false;      // CLOSE(shutdown) received: no redial until there is data
   bool failed_ = false;

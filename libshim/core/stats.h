@@ -22,6 +22,7 @@ struct SessionStatistics {
   std::uint64_t connections_established = 0;
   std::uint64_t reconnects = 0;             // established again after a loss
   std::uint64_t connect_failures = 0;
+  std::uint64_t path_probes = 0;            // connections dialled to test a silent path
   std::uint64_t malformed_frames = 0;
   std::uint64_t rejected_connections = 0;   // failed authentication, either direction
   std::uint64_t refused_frames = 0;         // sealed frames that failed to open (altered, replayed)

@@ -3,7 +3,8 @@
 # a task spawned on site-b (found by bare name through ep=) exchanges messages with the master on
 # site-a over PVM's default route and PvmRouteDirect, and after `down` nothing of it is left.
 # With LIBLONGPIPE, lp-bench also runs under LD_PRELOAD (the benchmark's LongPipe route): every
-# message must still arrive, in order (the worker checks), and be acknowledged.
+# message must still arrive, in order (the worker checks), and be acknowledged, and the master's
+# LongPipe statistics must show a session to site-b that carried them.
 # Usage: two_site_pvm_test.sh PVM-SITES LP-BENCH [LIBLONGPIPE]   (run by ctest with LP_WAN_INSTANCE set)
 set -euo pipefail
 
@@ -39,15 +40,47 @@ for encoding in raw inplace; do
   grep -qE "^1,70000,10,last,default,$encoding," <<<"$out" || fail "no batch line for encoding $encoding: $out"
 done
 
+# longpipe_carried STATS-FILE MESSAGES BYTES: the master's LongPipe statistics show that a session to
+# site-b sent at least MESSAGES messages and BYTES bytes and did not fail. Without this the run
+# could pass on PVM's own route with LongPipe loaded but not carrying anything.
+longpipe_carried() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+path, messages, body_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+try:
+    stats = json.load(open(path))
+except (OSError, ValueError) as e:
+    sys.exit(f"no LongPipe statistics from the master ({path}: {e})")
+sessions = [s for s in stats["sessions"] if s["peer"].startswith("site-b:")]
+sent = sum(s["messages_sent"] for s in sessions)
+sent_bytes = sum(s["bytes_sent"] for s in sessions)
+failed = [s["failure"] for s in sessions if s["failure"] is not None]
+if not sessions or sent < messages or sent_bytes < body_bytes or failed:
+    sys.exit(f"LongPipe did not carry the traffic: {len(sessions)} session(s) to site-b sent {sent} messages, "
+             f"{sent_bytes} bytes (expected >= {messages} and >= {body_bytes}), failures {failed}")
+print(f"LongPipe carried it: {sent} messages, {sent_bytes} bytes to site-b")
+PY
+}
+
 if [[ -n $LIBLONGPIPE ]]; then
+  stats=$(mktemp /tmp/lp-bench-stats.XXXXXX)
+  trap '"$PVM_SITES" down || true; rm -f "$stats"' EXIT
   for ack in each last wait; do
     for encoding in default raw inplace; do
-      out=$("$PVM_SITES" exec a --preload "$LIBLONGPIPE" "$LP_BENCH" --ack "$ack" --encoding "$encoding" \
-        --count 50 --size 3000 --batches 2 2>&1) || fail "lp-bench under LongPipe (--ack $ack, $encoding) failed: $out"
+      # LONGPIPE_STATS set inside (through env) is the master's alone: pvm-sites exports only the
+      # LONGPIPE_* variables of its own environment to spawned tasks.
+      rm -f "$stats"
+      out=$("$PVM_SITES" exec a --preload "$LIBLONGPIPE" env LONGPIPE_STATS="$stats" "$LP_BENCH" --ack "$ack" \
+        --encoding "$encoding" --count 50 --size 3000 --batches 2 2>&1) ||
+        fail "lp-bench under LongPipe (--ack $ack, $encoding) failed: $out"
       lines=$(grep -cE "^[12],3000,50,$ack,default,$encoding," <<<"$out" || true)
       [[ $lines == 2 ]] || fail "under LongPipe, --ack $ack $encoding: expected 2 batch lines, got $lines: $out"
+      carried=$(longpipe_carried "$stats" 100 $((100 * 3000)) 2>&1) || fail "--ack $ack $encoding: $carried"
+      echo "--ack $ack $encoding: $carried"
     done
   done
+  rm -f "$stats"
+  trap '"$PVM_SITES" down || true' EXIT
 fi
 
 # A spawn that cannot work is reported, not hung on.

@@ -2,6 +2,8 @@
 // out-of-order frames within the window, duplicates, SACK ranges, when ACKs are due.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "sim_link.h"
 
 using namespace std::chrono_literals;
@@ -259,4 +261,19 @@ TEST_CASE("over a reliable carrier, a frame far beyond the window is refused and
   CHECK(arq.stats().out_of_window_dropped == 2);
   deliver(arq, 0);
   CHECK(received(arq) == std::vector<std::uint64_t>{0});  // the refused ones were not kept
+}
+
+TEST_CASE("a frame claiming sequence number 2^64 - 1 is dropped: its SACK range would wrap", "[arq][receiver][fuzz]") {
+  // Found by tests/fuzz/arq_fuzz: held, it made an ACK with the range [2^64 - 1, 0), which the
+  // peer's frame decoder refuses, closing the connection again after every reconnect.
+  for (ArqConfig config : {ArqConfig{}, datagram_config()}) {
+    Arq arq(config);
+    deliver(arq, std::numeric_limits<std::uint64_t>::max());
+    deliver(arq, 0);
+    CHECK(received(arq) == std::vector<std::uint64_t>{0});
+    const auto ack = arq.make_ack();
+    CHECK(ack.cumulative == 1);
+    CHECK(ack.sack.empty());
+    CHECK(arq.stats().out_of_window_dropped == 1);
+  }
 }

@@ -6,6 +6,13 @@
 #   engine_itest.sh wrong-key   a client with the wrong key is refused, counted, and told why
 #   engine_itest.sh garbage     garbage and truncated frames close only their own connection
 #   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
+# Faults across the link (each also checks that nothing is lost, duplicated or reordered):
+#   engine_itest.sh outage      the link goes silent mid-stream for longer than the dead-peer timeout
+#                               (and 10x the RTO): no failure, traffic resumes within a few round trips
+#   engine_itest.sh restart     the peer process is killed mid-stream and a new one started: the loss is
+#                               reported (reason, messages lost), the new process gets everything
+#   engine_itest.sh flood       hundreds of unauthenticated connections while a session runs
+#   engine_itest.sh garbage-after-auth   a key holder sends garbage after a valid handshake
 set -euo pipefail
 
 WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
@@ -18,8 +25,10 @@ PIDS=()
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
+EMULATOR_STOPPED=""
 cleanup() {
   local pid
+  [[ -z $EMULATOR_STOPPED ]] || kill -CONT "$EMULATOR_STOPPED" 2>/dev/null || true
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$WORK"
@@ -148,11 +157,169 @@ check_dead_peer() {
   pass "peer killed with SIGKILL reported after ${elapsed} ms (LONGPIPE_DEAD_PEER_MS=${dead_ms}); sends then fail clearly"
 }
 
+# sum_field FILE FIELD: the sum of every integer "FIELD": in the last stats line (engine and sessions).
+sum_field() {
+  grep '^stats ' "$1" | tail -n 1 | grep -oE "\"$2\":[0-9]+" | cut -d: -f2 | awk '{s += $1} END {print s + 0}'
+}
+
+# The emulator of this test's link (netem/wan's state): stopping it silences the path both ways,
+# as a rain fade or a handover does; no packet is refused, none is answered.
+emulator_pid() {
+  local pid_file=/run/longpipe/wan/lp${LP_WAN_INSTANCE:+-$LP_WAN_INSTANCE}/emulator.pid
+  [[ -r $pid_file ]] || fail "no emulator PID file ($pid_file): is the link up?"
+  cat "$pid_file"
+}
+
+check_outage() {
+  local outage_ms=5000 resume_bound_ms=1500 count=6000 size=300
+  # The outage is longer than the dead-peer timeout (a silent path is not a dead peer) and than
+  # 10 x the RTO (TCP's retransmissions back off to seconds meanwhile).
+  ((outage_ms > LONGPIPE_DEAD_PEER_MS)) || fail "the outage must outlast LONGPIPE_DEAD_PEER_MS"
+  start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 50
+  wait_for_listen receiver
+  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 1500 --timeout-s 50
+  sleep 2
+  local emulator
+  emulator=$(emulator_pid)
+  kill -STOP "$emulator"
+  EMULATOR_STOPPED=$emulator
+  sleep "$(awk -v ms=$outage_ms 'BEGIN {print ms / 1000}')"
+  kill -CONT "$emulator"
+  EMULATOR_STOPPED=""
+  local returned_ms
+  returned_ms=$(date +%s%3N)
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "the sender failed: an outage was taken for a dead peer, or messages were not acknowledged"; }
+  wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
+  grep -E '^(OK|longest_gap_ms)' "$WORK/receiver.out"
+  local resumed_ms gap_ms late_ms
+  resumed_ms=$(awk '/^resumed_epoch_ms/ {print $2}' "$WORK/receiver.out")
+  gap_ms=$(awk '/^longest_gap_ms/ {print $2}' "$WORK/receiver.out")
+  late_ms=$((resumed_ms - returned_ms))
+  ((gap_ms >= outage_ms - 500)) || fail "the longest pause was ${gap_ms} ms: the outage did not interrupt the stream"
+  ((late_ms <= resume_bound_ms)) ||
+    fail "traffic resumed ${late_ms} ms after the link came back (bound ${resume_bound_ms} ms = a few round trips plus load)"
+  local probes
+  probes=$(sum_field "$WORK/sender.out" path_probes)
+  ((probes > 0)) || fail "the sender never probed the silent path (path_probes $probes)"
+  pass "${outage_ms} ms outage (dead-peer timeout ${LONGPIPE_DEAD_PEER_MS} ms): $count messages, none lost or duplicated, no failure; traffic resumed ${late_ms} ms after the link returned ($probes path probes)"
+}
+
+check_restart() {
+  local count=2500 size=200 second_port=$((PORT + 1))
+  start_in b first "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 40
+  wait_for_listen first
+  # The sender expects its first peer to be reported lost, then sends everything to the new process.
+  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 2000 \
+    --expect-failure "sign of life" --then-peer "site-b:$second_port" --timeout-s 40
+  sleep 2
+  kill -9 "$first_pid"
+  start_in b second "$PROBE" receive --listen ":$second_port" --count $count --size $size --timeout-s 40
+  wait_for_listen second
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "the sender did not report the lost peer, or the new one did not acknowledge everything"; }
+  wait "$second_pid" || { cat "$WORK/second.out" >&2; fail "the restarted receiver saw loss, duplication or corruption"; }
+  grep -E '^(reason|lost|OK)' "$WORK/sender.out"
+  local lost
+  lost=$(awk '/^lost/ {print $2}' "$WORK/sender.out")
+  ((lost > 0)) || fail "the sender reported the killed peer with $lost messages lost (it was killed mid-stream)"
+  pass "killed peer reported with $lost messages lost; the restarted process received all $count, in order"
+}
+
+check_flood() {
+  local count=4000 size=300 flood=300
+  start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 50
+  wait_for_listen receiver
+  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 1500 --timeout-s 50
+  sleep 1
+  # Connections that never authenticate: silent, a lone header, a HELLO left hanging, all held open.
+  "$WAN" exec a "$PYTHON" - "$PORT" "$flood" <<'PY'
+import os, socket, struct, sys, time
+port, flood = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for i in range(flood):
+    try:
+        s = socket.create_connection(("site-b", port), timeout=5)
+    except OSError:
+        continue  # refused or reset under load: also fine
+    if i % 3 == 1:
+        s.send(struct.pack(">HBBI", 0x4C50, 1, 1, 200))      # a HELLO header, no payload
+    elif i % 3 == 2:
+        endpoint = b"site-a:%d" % (20000 + i)
+        s.send(struct.pack(">HBBI", 0x4C50, 1, 1, 35 + len(endpoint)) + os.urandom(32) + bytes([0]) +
+               struct.pack(">H", len(endpoint)) + endpoint)  # HELLO, then never the proof
+    held.append(s)
+time.sleep(3)
+for s in held:
+    s.close()
+print("flood: %d connections held for 3 s" % len(held))
+PY
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "the good session stalled during the flood"; }
+  wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "the good session lost or duplicated messages during the flood"; }
+  local refused reconnects
+  refused=$(json_field "$WORK/receiver.out" refused_busy)
+  reconnects=$(json_field "$WORK/sender.out" reconnects)
+  ((refused > 0)) || fail "the server refused none of $flood unauthenticated connections (limit: 64 at once)"
+  ((reconnects == 0)) || fail "the good session reconnected $reconnects times: the flood disturbed it"
+  pass "$flood unauthenticated connections ($refused refused beyond the limit); the good session delivered $count messages undisturbed"
+}
+
+check_garbage_after_auth() {
+  local count=4000 size=300
+  start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 50
+  wait_for_listen receiver
+  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 1500 --timeout-s 50
+  sleep 1
+  # A key holder completes the handshake (protocol version 1: HELLO, CHALLENGE, AUTH, AUTH) under its
+  # own endpoint, then sends garbage: a bad header, and a DATA frame whose ACK-like body is nonsense.
+  "$WAN" exec a "$PYTHON" - "$PORT" "$LONGPIPE_KEY" <<'PY'
+import hashlib, hmac, os, socket, struct, sys
+port, key = int(sys.argv[1]), sys.argv[2].encode()
+def frame(kind, payload): return struct.pack(">HBBI", 0x4C50, 1, kind, len(payload)) + payload
+def read_frame(s):
+    header = b""
+    while len(header) < 8: header += s.recv(8 - len(header))
+    _, _, kind, length = struct.unpack(">HBBI", header)
+    payload = b""
+    while len(payload) < length: payload += s.recv(length - len(payload))
+    return kind, payload
+def proof(label, first, second, endpoint):
+    return hmac.new(key, label + b"\0" + first + second + endpoint, hashlib.sha256).digest()
+for garbage in (os.urandom(600), frame(5, b"\1" * 7), frame(4, struct.pack(">Q", 0) + b"short")):
+    endpoint = b"site-a:1"
+    nonce = os.urandom(32)
+    s = socket.create_connection(("site-b", port), timeout=5)
+    s.sendall(frame(1, nonce + bytes([0]) + struct.pack(">H", len(endpoint)) + endpoint))
+    kind, server_nonce = read_frame(s)
+    assert kind == 2, "expected CHALLENGE, got type %d" % kind
+    s.sendall(frame(3, proof(b"longpipe client", nonce, server_nonce, endpoint)))
+    kind, server_proof = read_frame(s)
+    assert kind == 3 and server_proof == proof(b"longpipe server", server_nonce, nonce, endpoint), "handshake refused"
+    s.sendall(garbage)
+    try:
+        while s.recv(4096): pass   # the server closes the connection
+    except OSError:
+        pass
+    s.close()
+print("garbage-after-auth: 3 authenticated connections sent garbage")
+PY
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "the good session stalled after the garbage"; }
+  wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "the good session lost or duplicated messages"; }
+  local malformed reconnects
+  malformed=$(sum_field "$WORK/receiver.out" malformed_frames)
+  reconnects=$(json_field "$WORK/sender.out" reconnects)
+  ((malformed >= 3)) || fail "the server counted $malformed malformed frames after 3 garbage connections"
+  ((reconnects == 0)) || fail "the good session reconnected $reconnects times: the garbage disturbed it"
+  pass "3 authenticated connections sent garbage: closed and counted ($malformed malformed); the good session delivered $count messages undisturbed"
+}
+
 case ${1:-} in
   reset) LONGPIPE_STREAMS=1 check_reset ;;
   reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
   wrong-key) check_wrong_key ;;
   garbage) check_garbage ;;
   dead-peer) check_dead_peer ;;
-  *) echo "usage: $0 reset|wrong-key|garbage|dead-peer" >&2; exit 2 ;;
+  outage) check_outage ;;
+  restart) check_restart ;;
+  flood) check_flood ;;
+  garbage-after-auth) check_garbage_after_auth ;;
+  *) echo "usage: $0 reset|reset-striped|wrong-key|garbage|dead-peer|outage|restart|flood|garbage-after-auth" >&2; exit 2 ;;
 esac

@@ -1,7 +1,11 @@
 // lp-engine-probe: the two ends of the engine's integration tests (tests/core/engine_itest.sh),
 // run in the two emulated sites. `receive` verifies what arrives: exactly the numbered messages,
 // in order, with their content (a per-message pattern), and nothing more; `send` sends them and
-// waits until all are acknowledged, or (--expect-failure) until the engine reports the peer lost.
+// waits until all are acknowledged, or (--expect-failure) until the engine reports the peer lost
+// (and then, with --then-peer, sends them all again to another peer: a restarted process).
+// `receive` also reports the longest pause between two arrivals and when the message after it
+// arrived (fault tests: how soon traffic resumed after an outage).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -25,13 +29,14 @@ struct Arguments {
   long interval_us = 0;        // pause between sends
   long timeout_s = 60;
   std::string expect_failure;  // text the failure reason must contain
+  std::string then_peer;       // after the expected failure, send everything to this peer
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::cerr << "lp-engine-probe: " << what
             << "\nusage: lp-engine-probe receive --listen [HOST]:PORT --count N --size S [--timeout-s T]\n"
                "       lp-engine-probe send --peer HOST:PORT --count N --size S [--interval-us U] [--timeout-s T]\n"
-               "                            [--expect-failure TEXT]\n";
+               "                            [--expect-failure TEXT [--then-peer HOST:PORT]]\n";
   std::exit(2);
 }
 
@@ -50,6 +55,7 @@ Arguments parse(int argc, char** argv) {
     else if (option == "--interval-us") a.interval_us = std::stol(value);
     else if (option == "--timeout-s") a.timeout_s = std::stol(value);
     else if (option == "--expect-failure") a.expect_failure = value;
+    else if (option == "--then-peer") a.then_peer = value;
     else usage_error("unknown option " + option);
   }
   return a;
@@ -80,12 +86,21 @@ int receive(const Arguments& a, lp::Config config) {
   const auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
   std::size_t next = 0;
   std::uint64_t bytes = 0;
+  Clock::time_point last_arrival{};
+  Clock::duration longest_gap{};
+  long long resumed_epoch_ms = 0;  // arrival of the message after the longest gap
   while (next < a.count && Clock::now() < deadline) {
     auto m = engine.try_receive();
     if (!m) {
       engine.wait_receive(100ms);
       continue;
     }
+    const auto arrival = Clock::now();
+    if (next > 0 && arrival - last_arrival > longest_gap) {
+      longest_gap = arrival - last_arrival;
+      resumed_epoch_ms = epoch_ms();
+    }
+    last_arrival = arrival;
     const lp::Message expected = numbered(next, a.size);
     if (m->tag != expected.tag || m->source != expected.source || m->body != expected.body) {
       std::cerr << "FAIL: message " << next << " expected, got tag " << m->tag << " (" << m->body.size()
@@ -109,6 +124,33 @@ int receive(const Arguments& a, lp::Config config) {
     engine.wait_receive(100ms);
   }
   std::cout << "OK: " << next << " messages, " << bytes << " bytes, in order, intact, no duplicates" << std::endl;
+  std::cout << "longest_gap_ms " << std::chrono::duration_cast<std::chrono::milliseconds>(longest_gap).count()
+            << "\nresumed_epoch_ms " << resumed_epoch_ms << std::endl;
+  std::cout << "stats " << engine.stats_json() << std::endl;
+  return 0;
+}
+
+// Sends all of them to `peer`, then waits until every one is acknowledged and no peer failed.
+int send_all_acknowledged(lp::Engine& engine, const Arguments& a, const std::string& peer, Clock::time_point deadline) {
+  try {
+    for (std::size_t i = 0; i < a.count; ++i) {
+      engine.send(peer, numbered(i, a.size));
+      if (a.interval_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(a.interval_us));
+    }
+  } catch (const lp::PeerFailed& e) {
+    std::cerr << "FAIL: " << e.what() << std::endl;
+    return 1;
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  if (!engine.flush(std::max(left, 0ms))) {
+    std::cerr << "FAIL: not everything was acknowledged in time; stats " << engine.stats_json() << std::endl;
+    return 1;
+  }
+  for (const auto& f : engine.take_peer_failures()) {
+    std::cerr << "FAIL: peer reported failed: " << f.reason << std::endl;
+    return 1;
+  }
+  std::cout << "OK: " << a.count << " messages acknowledged by " << peer << std::endl;
   std::cout << "stats " << engine.stats_json() << std::endl;
   return 0;
 }
@@ -116,31 +158,14 @@ int receive(const Arguments& a, lp::Config config) {
 int send(const Arguments& a, const lp::Config& config) {
   lp::Engine engine(config);
   const auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
+  if (a.expect_failure.empty()) return send_all_acknowledged(engine, a, a.peer, deadline);
   try {
     for (std::size_t i = 0; i < a.count; ++i) {
       engine.send(a.peer, numbered(i, a.size));
       if (a.interval_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(a.interval_us));
     }
-  } catch (const lp::PeerFailed& e) {
-    if (a.expect_failure.empty()) {
-      std::cerr << "FAIL: " << e.what() << std::endl;
-      return 1;
-    }
-  }
-  if (a.expect_failure.empty()) {
-    if (!engine.flush(deadline - Clock::now() > 0s ? std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                         deadline - Clock::now())
-                                                   : 0ms)) {
-      std::cerr << "FAIL: not everything was acknowledged in time; stats " << engine.stats_json() << std::endl;
-      return 1;
-    }
-    for (const auto& f : engine.take_peer_failures()) {
-      std::cerr << "FAIL: peer reported failed: " << f.reason << std::endl;
-      return 1;
-    }
-    std::cout << "OK: " << a.count << " messages acknowledged" << std::endl;
-    std::cout << "stats " << engine.stats_json() << std::endl;
-    return 0;
+  } catch (const lp::PeerFailed&) {
+    // Reported below, with the reason.
   }
   while (Clock::now() < deadline) {
     for (const auto& f : engine.take_peer_failures()) {
@@ -157,6 +182,7 @@ int send(const Arguments& a, const lp::Config& config) {
       } catch (const lp::PeerFailed& e) {
         std::cout << "OK: send now fails: " << e.what() << std::endl;
       }
+      if (!a.then_peer.empty()) return send_all_acknowledged(engine, a, a.then_peer, deadline);
       std::cout << "stats " << engine.stats_json() << std::endl;
       return 0;
     }

@@ -44,6 +44,9 @@ struct Config {
   std::size_t ack_every = 2;             // LONGPIPE_ACK_EVERY: with a delay, ACK at once after this many
   Milliseconds keepalive_interval{2000}; // LONGPIPE_KEEPALIVE_MS: idle time before a keep-alive frame
   Milliseconds dead_peer_timeout{15000}; // LONGPIPE_DEAD_PEER_MS: silence after which a peer is declared dead
+                                         // (once its host refused or reset a connection: the process is gone)
+  Milliseconds silent_path_timeout{600000}; // LONGPIPE_SILENT_PATH_MS: silence of a path that refuses nothing
+                                         // after which the peer is given up on (0 = never): outages last minutes
   Milliseconds connect_timeout{5000};    // LONGPIPE_CONNECT_TIMEOUT_MS: one connect + handshake attempt
   Milliseconds connect_retry_initial{100}; // LONGPIPE_CONNECT_RETRY_MS: first pause before redialling
   Milliseconds connect_retry_max{2000};  // LONGPIPE_CONNECT_RETRY_MAX_MS: back-off ceiling (doubling)
