@@ -1,7 +1,11 @@
 # liblongpipe.so: the engine plus whichever front ends exist, as one preloadable library.
 add_library(longpipe SHARED ${CMAKE_CURRENT_LIST_DIR}/shared/longpipe_version.cpp)
 target_link_libraries(longpipe PRIVATE lp_core)
-foreach(front_end lp_pvm lp_mpi)
+# The MPI front end's Fortran entry points (libshim/mpi/fortran) are a library of their own.
+if(EXISTS ${CMAKE_CURRENT_LIST_DIR}/mpi/fortran/CMakeLists.txt AND NOT TARGET lp_mpi_fortran)
+  add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/mpi/fortran ${CMAKE_CURRENT_BINARY_DIR}/mpi/fortran)
+endif()
+foreach(front_end lp_pvm lp_mpi lp_mpi_fortran)
   if(TARGET ${front_end})
     get_target_property(front_end_type ${front_end} TYPE)
     if(front_end_type STREQUAL "STATIC_LIBRARY")
