@@ -623,10 +623,12 @@ int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* me
 // Progress
 
 void FrontEnd::progress(bool unbounded) {
+  // A waiter's match may sit behind messages nobody wants yet: look past the bound until one
+  // message matched something, then leave the rest in the engine (its window pushes back).
   while (unbounded || unexpected_.size() < kUnexpectedBound) {
     auto message = engine_->try_receive();
     if (!message) break;
-    handle_incoming(std::move(*message));
+    if (handle_incoming(std::move(*message))) unbounded = false;
   }
   handle_peer_failures();
   // Receives of ours that Open MPI messages may match, oldest first: claim one atomically.
@@ -650,24 +652,24 @@ void FrontEnd::progress(bool unbounded) {
   }
 }
 
-void FrontEnd::handle_incoming(Message message) {
+bool FrontEnd::handle_incoming(Message message) {
   if (message.flags & kFlagMatched) {
     std::uint64_t id = 0;
-    if (!strip_sync_id(message.body, &id)) return;
+    if (!strip_sync_id(message.body, &id)) return false;
     auto it = awaiting_match_.find(id);
-    if (it == awaiting_match_.end()) return;
+    if (it == awaiting_match_.end()) return false;
     if (Request* r = requests_.get(it->second)) {
       r->complete = true;
       if (r->freed) requests_.remove(it->second);
     }
     awaiting_match_.erase(it);
-    return;
+    return true;
   }
-  if (!(message.flags & kFlagData)) return;
+  if (!(message.flags & kFlagData)) return false;
   auto arrived = std::make_shared<ArrivedMessage>();
   arrived->synchronous = (message.flags & kFlagSynchronous) != 0;
   arrived->body = std::move(message.body);
-  if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return;
+  if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return false;
   const Envelope envelope{message.context, static_cast<int>(message.source), message.tag};
   for (auto it = pending_receives_.begin(); it != pending_receives_.end(); ++it) {
     Request* r = requests_.get(*it);
@@ -676,9 +678,10 @@ void FrontEnd::handle_incoming(Message message) {
     pending_receives_.erase(it);
     if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
     complete_receive(*r, handle, envelope, std::move(*arrived));
-    return;
+    return true;
   }
   unexpected_.push(envelope, std::move(arrived));
+  return false;
 }
 
 void FrontEnd::handle_peer_failures() {

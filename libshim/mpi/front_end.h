@@ -121,10 +121,12 @@ class FrontEnd {
               int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
   void acknowledge(const Envelope& envelope, const ArrivedMessage& message);
 
-  // Takes messages from the engine (all of them if `unbounded`, else up to kUnexpectedBound waiting)
-  // and lets pending LongPipe-side receives claim Open MPI messages, in posting order.
+  // Takes messages from the engine while fewer than kUnexpectedBound wait unclaimed (if
+  // `unbounded`, also past that until one completes a request), then lets pending LongPipe-side
+  // receives claim Open MPI messages, in posting order.
   void progress(bool unbounded);
-  void handle_incoming(Message message);
+  // True if the message completed a request of ours (a receive or a synchronous send).
+  bool handle_incoming(Message message);
   void handle_peer_failures();
   // Whether a request of ours is complete (polling its Open MPI part if it has one).
   bool poll(Request& request);
