@@ -165,14 +165,14 @@ const CommunicatorInfo* FrontEnd::lookup(MPI_Comm comm) {
 
 int FrontEnd::remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** info) {
   *info = lookup(comm);
-  return *info ? (*info)->remote_world_rank(peer, sites_.sites(), my_site_) : -1;
+  return *info ? (*info)->remote_world_rank(peer) : -1;
 }
 
 bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info) {
   *info = lookup(comm);
   if (!*info || !(*info)->spans_sites || source == MPI_PROC_NULL) return false;
   if (source == MPI_ANY_SOURCE) return true;
-  if ((*info)->remote_world_rank(source, sites_.sites(), my_site_) >= 0) return true;
+  if ((*info)->remote_world_rank(source) >= 0) return true;
   // A same-site source, but an earlier wildcard receive of ours is still open on this
   // communicator: this one must queue behind it (posting order decides who matches first).
   return (*info)->pending_wildcard_receives > 0;
@@ -369,7 +369,7 @@ int FrontEnd::recv_init(void* buffer, int count, MPI_Datatype type, int source, 
   const CommunicatorInfo* info;
   // A persistent receive from a same-site rank stays Open MPI's, whatever is pending when it starts.
   if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+      (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0)) {
     return PMPI_Recv_init(buffer, count, type, source, tag, comm, request);
   }
   auto owned = std::make_unique<Request>();
@@ -395,7 +395,7 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
   r.peer_world = -1;
   if (r.peer != MPI_ANY_SOURCE) {
     r.pattern.source_world = info->world_of_peer.at(static_cast<std::size_t>(r.peer));
-    r.peer_world = info->remote_world_rank(r.peer, sites_.sites(), my_site_);
+    r.peer_world = info->remote_world_rank(r.peer);
     r.may_match_native = r.peer_world < 0;
   }
   progress(false);
@@ -512,7 +512,7 @@ int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int d
 int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   const CommunicatorInfo* info;
   if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+      (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0)) {
     return PMPI_Iprobe(source, tag, comm, flag, status);
   }
   progress(true);
@@ -540,7 +540,7 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     const int rc = iprobe(source, tag, comm, &flag, status);
     if (rc != MPI_SUCCESS || flag) return rc;
     if (source != MPI_ANY_SOURCE) {
-      const int peer_world = info->remote_world_rank(source, sites_.sites(), my_site_);
+      const int peer_world = info->remote_world_rank(source);
       if (peer_world >= 0 && failed_world_ranks_.count(peer_world)) {
         return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(peer_world) + " (" +
                                                      endpoint_of_world_[static_cast<std::size_t>(peer_world)] +
@@ -554,7 +554,7 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   const CommunicatorInfo* info;
   if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+      (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0)) {
     return PMPI_Improbe(source, tag, comm, flag, message, status);
   }
   progress(true);
