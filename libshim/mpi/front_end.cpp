@@ -53,7 +53,8 @@ std::string hex(const unsigned char* bytes, int count) {
 
 // A LongPipe request: a send to another site, or a receive matched by LongPipe's rules.
 struct FrontEnd::Request {
-  enum class Kind { kSend, kReceive } kind = Kind::kSend;
+  using Kind = RequestKind;
+  Kind kind = Kind::kSend;
   bool persistent = false;
   bool active = true;      // false: an inactive persistent request
   bool complete = false;
@@ -168,6 +169,10 @@ int FrontEnd::remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** inf
   return *info ? (*info)->remote_world_rank(peer) : -1;
 }
 
+bool FrontEnd::longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info) {
+  return emulated_receive(comm, source, info) && (source == MPI_ANY_SOURCE || (*info)->remote_world_rank(source) >= 0);
+}
+
 bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info) {
   *info = lookup(comm);
   if (!*info || !(*info)->spans_sites || source == MPI_PROC_NULL) return false;
@@ -178,15 +183,18 @@ bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInf
   return (*info)->pending_wildcard_receives > 0;
 }
 
+std::string FrontEnd::unreachable(int world, const std::string& reason) {
+  return "MPI rank " + std::to_string(world) + " (" + endpoint_of_world_[static_cast<std::size_t>(world)] +
+         ") is unreachable: " + (reason.empty() ? failure_reasons_[world] : reason);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sends
 
 int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
                           const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id) {
   if (failed_world_ranks_.count(dest_world)) {
-    return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(dest_world) + " (" +
-                                                 endpoint_of_world_[static_cast<std::size_t>(dest_world)] +
-                                                 ") is unreachable: " + failure_reasons_[dest_world]);
+    return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world));
   }
   Message message;
   message.source = static_cast<std::uint32_t>(world_rank_);
@@ -219,9 +227,7 @@ int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int 
   } catch (const PeerFailed& e) {
     failed_world_ranks_.insert(dest_world);
     failure_reasons_[dest_world] = e.what();
-    return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(dest_world) + " (" +
-                                                 endpoint_of_world_[static_cast<std::size_t>(dest_world)] +
-                                                 ") is unreachable: " + e.what());
+    return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world, e.what()));
   } catch (const WindowFull& e) {
     return report_error(comm, MPI_ERR_OTHER, std::string("LongPipe window full (LONGPIPE_WINDOW_FULL=fail): ") + e.what());
   }
@@ -248,6 +254,27 @@ int FrontEnd::send(const void* buffer, int count, MPI_Datatype type, int dest, i
   return wait(&request, MPI_STATUS_IGNORE);
 }
 
+std::unique_ptr<FrontEnd::Request> FrontEnd::make_request(RequestKind kind, bool persistent, const void* buffer,
+                                                          int count, MPI_Datatype type, int peer, int tag,
+                                                          MPI_Comm comm, SendMode mode) {
+  auto r = std::make_unique<Request>();
+  r->kind = kind;
+  r->persistent = persistent;
+  r->active = !persistent;  // a persistent request is inactive until MPI_Start
+  if (kind == Request::Kind::kSend) {
+    r->send_buffer = buffer;
+  } else {
+    r->receive_buffer = const_cast<void*>(buffer);
+  }
+  r->count = count;
+  r->type = type;
+  r->peer = peer;
+  r->tag = tag;
+  r->comm = comm;
+  r->mode = mode;
+  return r;
+}
+
 std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) { return requests_.add(std::move(request)); }
 
 FrontEnd::Request* FrontEnd::ours(MPI_Request request) const {
@@ -266,15 +293,7 @@ int FrontEnd::isend(const void* buffer, int count, MPI_Datatype type, int dest, 
       case SendMode::kSynchronous: return PMPI_Issend(buffer, count, type, dest, tag, comm, request);
     }
   }
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kSend;
-  owned->send_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = dest;
-  owned->tag = tag;
-  owned->comm = comm;
-  owned->mode = mode;
+  auto owned = make_request(Request::Kind::kSend, false, buffer, count, type, dest, tag, comm, mode);
   Request& r = *owned;
   const std::uintptr_t handle = new_request(std::move(owned));
   const int rc = start_request(r, handle);
@@ -297,17 +316,7 @@ int FrontEnd::send_init(const void* buffer, int count, MPI_Datatype type, int de
       case SendMode::kSynchronous: return PMPI_Ssend_init(buffer, count, type, dest, tag, comm, request);
     }
   }
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kSend;
-  owned->persistent = true;
-  owned->active = false;
-  owned->send_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = dest;
-  owned->tag = tag;
-  owned->comm = comm;
-  owned->mode = mode;
+  auto owned = make_request(Request::Kind::kSend, true, buffer, count, type, dest, tag, comm, mode);
   *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
   return MPI_SUCCESS;
 }
@@ -350,14 +359,7 @@ int FrontEnd::irecv(void* buffer, int count, MPI_Datatype type, int source, int 
                     MPI_Request* request) {
   const CommunicatorInfo* info;
   if (!emulated_receive(comm, source, &info)) return PMPI_Irecv(buffer, count, type, source, tag, comm, request);
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kReceive;
-  owned->receive_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = source;
-  owned->tag = tag;
-  owned->comm = comm;
+  auto owned = make_request(Request::Kind::kReceive, false, buffer, count, type, source, tag, comm, SendMode::kStandard);
   Request& r = *owned;
   const std::uintptr_t handle = new_request(std::move(owned));
   *request = reinterpret_cast<MPI_Request>(handle);
@@ -368,20 +370,10 @@ int FrontEnd::recv_init(void* buffer, int count, MPI_Datatype type, int source, 
                         MPI_Request* request) {
   const CommunicatorInfo* info;
   // A persistent receive from a same-site rank stays Open MPI's, whatever is pending when it starts.
-  if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0)) {
+  if (!longpipe_source(comm, source, &info)) {
     return PMPI_Recv_init(buffer, count, type, source, tag, comm, request);
   }
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kReceive;
-  owned->persistent = true;
-  owned->active = false;
-  owned->receive_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = source;
-  owned->tag = tag;
-  owned->comm = comm;
+  auto owned = make_request(Request::Kind::kReceive, true, buffer, count, type, source, tag, comm, SendMode::kStandard);
   *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
   return MPI_SUCCESS;
 }
@@ -511,8 +503,7 @@ int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int d
 
 int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0)) {
+  if (!longpipe_source(comm, source, &info)) {
     return PMPI_Iprobe(source, tag, comm, flag, status);
   }
   progress(true);
@@ -542,9 +533,7 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     if (source != MPI_ANY_SOURCE) {
       const int peer_world = info->remote_world_rank(source);
       if (peer_world >= 0 && failed_world_ranks_.count(peer_world)) {
-        return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(peer_world) + " (" +
-                                                     endpoint_of_world_[static_cast<std::size_t>(peer_world)] +
-                                                     ") is unreachable: " + failure_reasons_[peer_world]);
+        return report_error(comm, MPI_ERR_OTHER, unreachable(peer_world));
       }
     }
     idle(&idle_rounds, source == MPI_ANY_SOURCE);
@@ -553,8 +542,7 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 
 int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0)) {
+  if (!longpipe_source(comm, source, &info)) {
     return PMPI_Improbe(source, tag, comm, flag, message, status);
   }
   progress(true);
@@ -771,9 +759,7 @@ int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
   if (error == MPI_SUCCESS) return MPI_SUCCESS;
   if (error == MPI_ERR_TRUNCATE) return report_error(comm, error, "message truncated");
   if (peer_world >= 0 && failed_world_ranks_.count(peer_world)) {
-    return report_error(comm, error, "MPI rank " + std::to_string(peer_world) + " (" +
-                                         endpoint_of_world_[static_cast<std::size_t>(peer_world)] +
-                                         ") is unreachable: " + failure_reasons_[peer_world]);
+    return report_error(comm, error, unreachable(peer_world));
   }
   return report_error(comm, error, "request failed");
 }
