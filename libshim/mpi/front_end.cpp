@@ -23,7 +23,7 @@ namespace {
 constexpr int kEndpointBytes = 256;
 // Key made for a job that has none configured: bytes of randomness (hex-encoded in the key).
 constexpr int kJobKeyBytes = 32;
-// Fortran handles of LongPipe requests start here (Open MPI's are small table indices).
+// Fortran handles of LongPipe requests and messages start here (Open MPI's are small table indices).
 constexpr int kFortranRequestBase = 1 << 30;
 
 
@@ -1056,6 +1056,16 @@ int FrontEnd::request_c2f(MPI_Request request) {
 MPI_Request FrontEnd::request_f2c(int handle) {
   if (handle < kFortranRequestBase) return PMPI_Request_f2c(handle);
   return reinterpret_cast<MPI_Request>((static_cast<std::uintptr_t>(handle - kFortranRequestBase) << 1) | 1u);
+}
+
+MPI_Fint FrontEnd::message_c2f(MPI_Message message) {
+  if (!is_ours(message)) return PMPI_Message_c2f(message);
+  return kFortranRequestBase + static_cast<int>(reinterpret_cast<std::uintptr_t>(message) >> 1);
+}
+
+MPI_Message FrontEnd::message_f2c(MPI_Fint handle) {
+  if (handle < kFortranRequestBase) return PMPI_Message_f2c(handle);
+  return reinterpret_cast<MPI_Message>((static_cast<std::uintptr_t>(handle - kFortranRequestBase) << 1) | 1u);
 }
 
 // ---------------------------------------------------------------------------------------------

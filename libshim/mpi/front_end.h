@@ -87,6 +87,8 @@ class FrontEnd {
   int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
   int request_c2f(MPI_Request request);
   MPI_Request request_f2c(int handle);
+  MPI_Fint message_c2f(MPI_Message message);
+  MPI_Message message_f2c(MPI_Fint handle);
 
   // --- communicators ---
   // A communicator just created by Open MPI: agree on its context id with its members (collective
@@ -99,6 +101,17 @@ class FrontEnd {
   void abandon_after_fork();
 
   static bool is_ours(const void* handle) { return (reinterpret_cast<std::uintptr_t>(handle) & 1u) != 0; }
+
+  // Inline fast paths for the common case, decided without a call (interpose.cpp): a send to, or a
+  // receive from, a same-site rank of MPI_COMM_WORLD stays on Open MPI. False means "ask the
+  // full routing", not "LongPipe".
+  bool send_stays_on_open_mpi(MPI_Comm comm, int dest) const {
+    return comm == MPI_COMM_WORLD && static_cast<unsigned>(dest) < world_.remote_world_of_peer.size() &&
+           world_.remote_world_of_peer[static_cast<unsigned>(dest)] < 0;
+  }
+  bool receive_stays_on_open_mpi(MPI_Comm comm, int source) const {
+    return send_stays_on_open_mpi(comm, source) && world_.pending_wildcard_receives == 0;
+  }
 
  private:
   struct Request;
