@@ -1001,16 +1001,18 @@ int FrontEnd::request_free(MPI_Request* request) {
   Request* r = requests_.get(handle);
   if (!r) return PMPI_Request_free(request);
   *request = MPI_REQUEST_NULL;
-  if (r->native != MPI_REQUEST_NULL) PMPI_Request_free(&r->native);
-  if (!r->active || r->complete || r->native != MPI_REQUEST_NULL || r->kind == Request::Kind::kSend) {
-    if (r->kind == Request::Kind::kSend && r->active && !r->complete) {
-      r->freed = true;  // a synchronous send still waiting for its match: removed when it comes
-      return MPI_SUCCESS;
-    }
+  if (r->native != MPI_REQUEST_NULL) {
+    PMPI_Request_free(&r->native);  // Open MPI finishes that receive on its own
     requests_.remove(handle);
     return MPI_SUCCESS;
   }
-  r->freed = true;  // a posted receive still takes its message; removed when it completes
+  if (r->active && !r->complete) {
+    // A posted receive still takes its message, a synchronous send still waits for its match:
+    // removed when that happens.
+    r->freed = true;
+    return MPI_SUCCESS;
+  }
+  requests_.remove(handle);
   return MPI_SUCCESS;
 }
 
