@@ -434,9 +434,25 @@ int FrontEnd::deliver(const ArrivedMessage& message, const Envelope& envelope, c
     if (flat) {
       std::memcpy(buffer, message.body.data(), bytes);
     } else {
-      int position = 0;
+      const std::size_t rest = bytes % static_cast<std::size_t>(type_size);
       const int elements = static_cast<int>(bytes / static_cast<std::size_t>(type_size));
-      const int rc = PMPI_Unpack(message.body.data(), static_cast<int>(bytes), &position, buffer, elements, type, comm);
+      int position = 0;
+      int rc = PMPI_Unpack(message.body.data(), static_cast<int>(bytes - rest), &position, buffer, elements, type, comm);
+      if (rest > 0 && rc == MPI_SUCCESS) {
+        // A partial last element: its received bytes land, the rest of it keeps what was there
+        // (as Open MPI does): pack the element as it is, overwrite the received prefix, unpack.
+        MPI_Aint lower, extent;
+        PMPI_Type_get_extent(type, &lower, &extent);
+        void* element = static_cast<char*>(buffer) + static_cast<MPI_Aint>(elements) * extent;
+        int packed_size = 0;
+        PMPI_Pack_size(1, type, comm, &packed_size);
+        std::vector<std::byte> scratch(static_cast<std::size_t>(packed_size));
+        position = 0;
+        PMPI_Pack(element, 1, type, scratch.data(), packed_size, &position, comm);
+        std::memcpy(scratch.data(), message.body.data() + (bytes - rest), rest);
+        position = 0;
+        rc = PMPI_Unpack(scratch.data(), packed_size, &position, element, 1, type, comm);
+      }
       if (rc != MPI_SUCCESS && error == MPI_SUCCESS) error = rc;
     }
   }
