@@ -15,8 +15,11 @@
 #             unreachable-fatal   ... MPI_ERRORS_ARE_FATAL: LongPipe aborts naming the peer
 #             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
 #             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
+#             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
+#                                 with a message (Open MPI alone provides MULTIPLE)
 #
-# Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE.
+# Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
+#              MPI_FRONT_END_THREADS.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -26,6 +29,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
 SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
 UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
+THREADS=${MPI_FRONT_END_THREADS:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -116,8 +120,8 @@ case $SCENARIO in
     [[ -s $WORK/plain.out ]] || fail "empty transcript"
     diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
     say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
-    # Rank 0 sends 218 messages to ranks 2 and 3 (200 of them in the ordering stage).
-    check_statistics 0,0,1,1 218
+    # Rank 0 sends 219 messages to ranks 2 and 3 (200 of them in the ordering stage).
+    check_statistics 0,0,1,1 219
     ;;
   same-site)
     [[ $MODE == local ]] || fail "same-site runs on one host"
@@ -164,6 +168,16 @@ case $SCENARIO in
     LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true"
     LD_BIND_NOW=1 LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true with LD_BIND_NOW"
     say "loads without libmpi (lazy and immediate binding)"
+    ;;
+  thread-multiple)
+    [[ -x $THREADS ]] || fail "MPI_FRONT_END_THREADS must name the test program"
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
+    run_job no 2 "$WORK/plain.out" "$WORK/plain.err" "$THREADS" || fail "plain run failed"
+    grep -qx 'provided: MPI_THREAD_MULTIPLE' "$WORK/plain.out" || fail "Open MPI alone did not provide MULTIPLE"
+    run_job yes 2 "$WORK/out" "$WORK/err" "$THREADS" || { cat "$WORK/err" >&2; fail "run with LongPipe failed"; }
+    grep -qx 'provided: MPI_THREAD_SERIALIZED' "$WORK/out" || fail "LongPipe did not lower the thread level"
+    grep -q 'MPI_THREAD_MULTIPLE is not supported across sites' "$WORK/err" || fail "no message about the thread level"
+    say "MPI_THREAD_MULTIPLE refused across sites, with a message"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
