@@ -25,6 +25,8 @@ extern MPI_Fint mpi_fortran_bottom_ __attribute__((weak));
 extern MPI_Fint mpi_fortran_in_place_ __attribute__((weak));
 extern MPI_Fint mpi_fortran_status_ignore_ __attribute__((weak));
 extern MPI_Fint mpi_fortran_statuses_ignore_ __attribute__((weak));
+extern MPI_Fint mpi_fortran_unweighted_ __attribute__((weak));
+extern MPI_Fint mpi_fortran_weights_empty_ __attribute__((weak));
 }
 
 // True if `address` is the Fortran sentinel `sentinel` (which may be absent: never equal then).
@@ -44,6 +46,8 @@ inline bool is_sentinel(const void* address, const MPI_Fint* sentinel) {
 #pragma weak MPI_Request_c2f
 #pragma weak MPI_Message_f2c
 #pragma weak MPI_Message_c2f
+#pragma weak MPI_Info_f2c
+#pragma weak MPI_Info_c2f
 #pragma weak MPI_Status_f2c
 #pragma weak MPI_Status_c2f
 
@@ -55,6 +59,7 @@ Handle handle_f2c(MPI_Fint fortran) {
   else if constexpr (std::is_same_v<Handle, MPI_Group>) return MPI_Group_f2c(fortran);
   else if constexpr (std::is_same_v<Handle, MPI_Request>) return MPI_Request_f2c(fortran);
   else if constexpr (std::is_same_v<Handle, MPI_Message>) return MPI_Message_f2c(fortran);
+  else if constexpr (std::is_same_v<Handle, MPI_Info>) return MPI_Info_f2c(fortran);
   else static_assert(sizeof(Handle) == 0, "no Fortran conversion for this handle type");
 }
 
@@ -65,13 +70,14 @@ MPI_Fint handle_c2f(Handle handle) {
   else if constexpr (std::is_same_v<Handle, MPI_Group>) return MPI_Group_c2f(handle);
   else if constexpr (std::is_same_v<Handle, MPI_Request>) return MPI_Request_c2f(handle);
   else if constexpr (std::is_same_v<Handle, MPI_Message>) return MPI_Message_c2f(handle);
+  else if constexpr (std::is_same_v<Handle, MPI_Info>) return MPI_Info_c2f(handle);
   else static_assert(sizeof(Handle) == 0, "no Fortran conversion for this handle type");
 }
 
 template <class Handle>
 concept FortranHandle = std::is_same_v<Handle, MPI_Comm> || std::is_same_v<Handle, MPI_Datatype> ||
                         std::is_same_v<Handle, MPI_Group> || std::is_same_v<Handle, MPI_Request> ||
-                        std::is_same_v<Handle, MPI_Message>;
+                        std::is_same_v<Handle, MPI_Message> || std::is_same_v<Handle, MPI_Info>;
 
 // The general case: a C parameter of type C from the Fortran reference `fortran`.
 template <class C>
@@ -101,6 +107,37 @@ class Argument<int*> {
 
  private:
   MPI_Fint* fortran_;
+};
+
+// INTEGER or LOGICAL array in (dims, periods, graph edges): the same storage.
+template <>
+class Argument<const int*> {
+ public:
+  explicit Argument(void* fortran) : fortran_(static_cast<const MPI_Fint*>(fortran)) {}
+  const int* c() const { return fortran_; }
+  void write_back() {}
+
+ private:
+  const MPI_Fint* fortran_;
+};
+
+// The weights of a distributed graph: an INTEGER array, or the sentinels MPI_UNWEIGHTED and
+// MPI_WEIGHTS_EMPTY. (Its own type, so that the adapters can tell it from other INTEGER arrays.)
+struct GraphWeights {
+  const int* c;
+};
+template <>
+class Argument<GraphWeights> {
+ public:
+  explicit Argument(void* fortran)
+      : weights_{is_sentinel(fortran, &mpi_fortran_unweighted_)       ? MPI_UNWEIGHTED
+                 : is_sentinel(fortran, &mpi_fortran_weights_empty_) ? MPI_WEIGHTS_EMPTY
+                                                                      : static_cast<const int*>(fortran)} {}
+  GraphWeights c() const { return weights_; }
+  void write_back() {}
+
+ private:
+  GraphWeights weights_;
 };
 
 // Choice buffer: the address itself, except the sentinels MPI_BOTTOM and MPI_IN_PLACE.

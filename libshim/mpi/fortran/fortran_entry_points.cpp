@@ -73,6 +73,18 @@ int testany(int count, MPI_Fint* requests, int* index, int* flag, MPI_Status* st
   return code;
 }
 
+// Distributed graphs: the weights may be Fortran sentinels.
+int dist_graph_create(MPI_Comm comm, int n, const int* sources, const int* degrees, const int* destinations,
+                      GraphWeights weights, MPI_Info info, int reorder, MPI_Comm* graph) {
+  return MPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights.c, info, reorder, graph);
+}
+int dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int* sources, GraphWeights source_weights,
+                               int outdegree, const int* destinations, GraphWeights destination_weights,
+                               MPI_Info info, int reorder, MPI_Comm* graph) {
+  return MPI_Dist_graph_create_adjacent(comm, indegree, sources, source_weights.c, outdegree, destinations,
+                                        destination_weights.c, info, reorder, graph);
+}
+
 }  // namespace
 }  // namespace lp::mpi_fortran
 
@@ -88,7 +100,8 @@ int testany(int count, MPI_Fint* requests, int* index, int* flag, MPI_Status* st
 #define LP_F_P7 LP_F_P6 void* a7,
 #define LP_F_P8 LP_F_P7 void* a8,
 #define LP_F_P9 LP_F_P8 void* a9,
-#define LP_F_P12 LP_F_P9 void* a10, void* a11, void* a12,
+#define LP_F_P10 LP_F_P9 void* a10,
+#define LP_F_P12 LP_F_P10 void* a11, void* a12,
 #define LP_F_A0
 #define LP_F_A1 a1
 #define LP_F_A2 LP_F_A1, a2
@@ -99,7 +112,8 @@ int testany(int count, MPI_Fint* requests, int* index, int* flag, MPI_Status* st
 #define LP_F_A7 LP_F_A6, a7
 #define LP_F_A8 LP_F_A7, a8
 #define LP_F_A9 LP_F_A8, a9
-#define LP_F_A12 LP_F_A9, a10, a11, a12
+#define LP_F_A10 LP_F_A9, a10
+#define LP_F_A12 LP_F_A10, a11, a12
 
 #define LP_F_ALIAS(name, target, n) \
   extern "C" void name(LP_F_P##n void* ierror) __attribute__((alias(#target), visibility("default")));
@@ -134,6 +148,8 @@ int testany(int count, MPI_Fint* requests, int* index, int* flag, MPI_Status* st
 #pragma weak MPI_Testsome
 #pragma weak MPI_Waitany
 #pragma weak MPI_Testany
+#pragma weak MPI_Dist_graph_create
+#pragma weak MPI_Dist_graph_create_adjacent
 
 using namespace lp::mpi_fortran;
 
@@ -189,3 +205,14 @@ LP_FORTRAN_MPI(comm_dup, COMM_DUP, MPI_Comm_dup, 2)
 LP_FORTRAN_MPI(comm_split, COMM_SPLIT, MPI_Comm_split, 4)
 LP_FORTRAN_MPI(comm_create, COMM_CREATE, MPI_Comm_create, 3)
 LP_FORTRAN_MPI(comm_free, COMM_FREE, MPI_Comm_free, 1)
+LP_FORTRAN_MPI(comm_dup_with_info, COMM_DUP_WITH_INFO, MPI_Comm_dup_with_info, 3)
+LP_FORTRAN_MPI(comm_split_type, COMM_SPLIT_TYPE, MPI_Comm_split_type, 5)
+LP_FORTRAN_MPI(comm_create_group, COMM_CREATE_GROUP, MPI_Comm_create_group, 4)
+LP_FORTRAN_MPI(comm_disconnect, COMM_DISCONNECT, MPI_Comm_disconnect, 1)
+LP_FORTRAN_MPI(intercomm_create, INTERCOMM_CREATE, MPI_Intercomm_create, 6)
+LP_FORTRAN_MPI(intercomm_merge, INTERCOMM_MERGE, MPI_Intercomm_merge, 3)
+LP_FORTRAN_MPI(cart_create, CART_CREATE, MPI_Cart_create, 6)
+LP_FORTRAN_MPI(cart_sub, CART_SUB, MPI_Cart_sub, 3)
+LP_FORTRAN_MPI(graph_create, GRAPH_CREATE, MPI_Graph_create, 6)
+LP_FORTRAN_CALL(dist_graph_create, DIST_GRAPH_CREATE, dist_graph_create, 9)
+LP_FORTRAN_CALL(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT, dist_graph_create_adjacent, 10)
