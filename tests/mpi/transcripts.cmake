@@ -1,0 +1,49 @@
+# MPI transparency tests (tests/mpi/transcripts.sh): plain MPI programs in C and Fortran, and
+# Debian's precompiled MUMPS examples, run with and without LD_PRELOAD=liblongpipe.so; the
+# transcripts must be identical, and LongPipe's statistics must show the inter-site messages.
+# Included from tests/mpi/CMakeLists.txt.
+find_package(MPI REQUIRED COMPONENTS C)
+find_program(MPIFORT mpifort REQUIRED)
+
+# The plain test programs: mpi.h / `use mpi` only, no LongPipe header.
+add_executable(mpi_semantics ${CMAKE_CURRENT_LIST_DIR}/mpi_semantics.c)
+target_link_libraries(mpi_semantics PRIVATE MPI::MPI_C)
+# Fortran through Open MPI's own wrapper (the project does not enable Fortran for itself).
+set(mpi_semantics_f ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_f)
+add_custom_command(OUTPUT ${mpi_semantics_f}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_f.mod
+  COMMAND ${MPIFORT} -O1 -Wall -Werror -J ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_f.mod
+          -o ${mpi_semantics_f} ${CMAKE_CURRENT_LIST_DIR}/mpi_semantics.f90
+  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/mpi_semantics.f90
+  COMMENT "Building the Fortran MPI test program with mpifort")
+add_custom_target(mpi_semantics_fortran ALL DEPENDS ${mpi_semantics_f})
+
+if(TARGET longpipe)
+  set(with_front_end 0)
+  if(TARGET lp_mpi)
+    set(with_front_end 1)
+  endif()
+  set(transcripts_env
+      "LONGPIPE_LIBRARY=$<TARGET_FILE:longpipe>;MPI_SEMANTICS_C=$<TARGET_FILE:mpi_semantics>;MPI_SEMANTICS_F=${mpi_semantics_f};LONGPIPE_MPI_FRONT_END=${with_front_end}")
+  set(transcripts ${CMAKE_CURRENT_LIST_DIR}/transcripts.sh)
+  set(scenarios c fortran abort-c abort-fortran mumps)
+
+  # One host, sites forced by LONGPIPE_MPI_SITES: no emulated link needed.
+  foreach(scenario ${scenarios})
+    add_test(NAME mpi.local.${scenario} COMMAND ${transcripts} local ${scenario})
+    set_tests_properties(mpi.local.${scenario} PROPERTIES
+      LABELS integration ENVIRONMENT "${transcripts_env}" TIMEOUT 400)
+  endforeach()
+
+  # Two sites across the emulated link (apps/mpi-sites), 25 ms each way.
+  include(LongPipeWan)
+  longpipe_wan_fixture(FIXTURE mpi-transcripts-wan ARGS --delay 25)
+  foreach(scenario ${scenarios})
+    longpipe_wan_test(NAME mpi.two-site.${scenario} FIXTURE mpi-transcripts-wan
+                      COMMAND ${transcripts} two-site ${scenario}
+                      LABELS nosan TIMEOUT 500)  # mpi-sites preloads one library: no ASan runtime first
+    set_property(TEST mpi.two-site.${scenario} APPEND PROPERTY ENVIRONMENT "${transcripts_env}")
+    # One link instance: these tests take turns on it.
+    set_property(TEST mpi.two-site.${scenario} PROPERTY RESOURCE_LOCK mpi-transcripts-wan-sites)
+  endforeach()
+endif()

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# transcripts.sh MODE SCENARIO: runs plain MPI programs with and without LD_PRELOAD=liblongpipe.so
+# and requires the same transcript, and (with the MPI front end in the library) that LongPipe
+# carried the inter-site messages.
+#
+#   MODE      local     mpirun on this host, 4 ranks; with the preload LONGPIPE_MPI_SITES=0,0,1,1
+#                       makes ranks {0,1} and {2,3} two sites
+#             two-site  apps/mpi-sites across the emulated link of the ctest fixture
+#                       (LP_WAN_INSTANCE): ranks 0,1 on site-a, 2,3 on site-b; sites found by LongPipe
+#   SCENARIO  c         tests/mpi/mpi_semantics.c (every point-to-point rule of issue 9, part 3)
+#             fortran   tests/mpi/mpi_semantics.f90 (every interposed call through `use mpi`)
+#             abort-c, abort-fortran
+#                       MPI_Abort(MPI_COMM_WORLD, 3) from rank 0: same exit status and output
+#             mumps     Debian's precompiled MUMPS examples (mumps-test: dsimpletest, zsimpletest,
+#                       Fortran, point-to-point with wildcards), which nobody here wrote or rebuilt
+#
+# Environment: LONGPIPE_LIBRARY (liblongpipe.so), MPI_SEMANTICS_C and MPI_SEMANTICS_F (the test
+# programs), LONGPIPE_MPI_FRONT_END=1 when the library has the MPI C front end (then LongPipe's
+# statistics must show the inter-site traffic).
+set -euo pipefail
+
+MODE=${1:?usage: transcripts.sh local|two-site c|fortran|abort-c|abort-fortran|mumps}
+SCENARIO=${2:?usage: transcripts.sh local|two-site c|fortran|abort-c|abort-fortran|mumps}
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
+FRONT_END=${LONGPIPE_MPI_FRONT_END:-0}
+MPI_SITES=$ROOT/apps/mpi-sites/mpi-sites
+readonly RANKS=4
+# The site of each rank in local mode (LONGPIPE_MPI_SITES of the MPI front end).
+readonly LOCAL_SITES=0,0,1,1
+# How long one run may take before it counts as hung.
+readonly RUN_SECONDS=180
+# The exit status MPI_Abort asks for in the abort scenarios.
+readonly ABORT_STATUS=3
+# mpi_semantics.c: rank 0 receives 30 messages from each of ranks 2 and 3 (the other site) in its
+# first phase alone; across the sites it must have received at least that many over LongPipe.
+readonly MIN_INTER_SITE_TO_RANK0=60
+readonly MUMPS=/usr/lib/mumps
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+say() { echo "== $*" >&2; }
+
+# A sanitizer build of the library needs its runtime loaded first (the MPI programs are not
+# instrumented); leak reports from Open MPI are not LongPipe's to judge.
+ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
+PRELOAD=$LIBRARY
+if [[ -n $ASAN_RUNTIME ]]; then
+  [[ $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers (mpi-sites preloads one library)"
+  PRELOAD="$ASAN_RUNTIME $LIBRARY"
+  export ASAN_OPTIONS=detect_leaks=0
+fi
+
+WORK=$(mktemp -d /tmp/lp-mpi-transcripts.XXXXXX)
+unset LD_PRELOAD
+cleanup() {
+  local status=$?
+  if ((status != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+  exit "$status"
+}
+trap cleanup EXIT
+
+# run NAME PRELOAD(yes|no) INPUT PROGRAM ARGS...: one 4-rank job; stdout -> NAME.out, stderr ->
+# NAME.err, exit status -> NAME.status. Each rank of a preloaded run writes its LongPipe statistics
+# to NAME.stats.RANK.json (a wrapper sets LONGPIPE_STATS per rank: one shared file would be
+# overwritten by every rank).
+run() {
+  local name=$1 preload=$2 input=$3; shift 3
+  local wrapper=$WORK/$name.rank
+  printf '#!/bin/sh\nLONGPIPE_STATS=%s/%s.stats.$OMPI_COMM_WORLD_RANK.json exec "$@"\n' "$WORK" "$name" >"$wrapper"
+  chmod +x "$wrapper"
+  say "run $name (preload $preload): $*"
+  local status=0
+  case $MODE in
+    local)
+      local -a env_args=()
+      [[ $preload == yes ]] && env_args=(-x "LD_PRELOAD=$PRELOAD" -x "LONGPIPE_MPI_SITES=$LOCAL_SITES")
+      [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
+      timeout "$RUN_SECONDS" mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl tcp,self \
+        --mca mpi_yield_when_idle 1 -np "$RANKS" "${env_args[@]}" "$wrapper" "$@" \
+        <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" || status=$? ;;
+    two-site)
+      local -a site_args=()
+      [[ $preload == yes ]] && site_args=(--preload "$LIBRARY")
+      "$MPI_SITES" -n $((RANKS / 2)) --placement block --timeout "$RUN_SECONDS" --mca mpi_yield_when_idle 1 \
+        "${site_args[@]}" -- "$wrapper" "$@" <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" || status=$? ;;
+    *) fail "unknown mode $MODE" ;;
+  esac
+  echo "$status" >"$WORK/$name.status"
+}
+
+expect_clean_run() {
+  local status
+  status=$(cat "$WORK/$1.status")
+  ((status == 0)) || { tail -30 "$WORK/$1.err" >&2; fail "$1 exited with status $status"; }
+}
+
+# Same transcript with and without LongPipe (after `normalize`, a sed program).
+compare() {
+  local plain=$1 longpipe=$2 normalize=${3:-}
+  if ! diff <(sed -e "$normalize" "$WORK/$plain.out") <(sed -e "$normalize" "$WORK/$longpipe.out") >"$WORK/diff"; then
+    cat "$WORK/diff" >&2
+    fail "$longpipe differs from $plain"
+  fi
+  say "$longpipe matches $plain ($(wc -l <"$WORK/$plain.out") lines)"
+}
+
+# LongPipe's statistics of every rank: messages its sessions sent and received, one line per rank.
+longpipe_traffic() {
+  /usr/bin/python3 - "$WORK" "$1" "$RANKS" <<'PY'
+import json, os, sys
+work, name, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for rank in range(ranks):
+    path = os.path.join(work, f"{name}.stats.{rank}.json")
+    try:
+        sessions = json.load(open(path)).get("sessions", [])
+    except (OSError, ValueError) as error:
+        print(rank, -1, -1, error)
+        continue
+    print(rank, sum(s.get("messages_sent", 0) for s in sessions), sum(s.get("messages_received", 0) for s in sessions))
+PY
+}
+
+# With the MPI front end in the library, LongPipe must have carried messages across the sites:
+# at least MIN received by rank 0 (0 = some traffic both ways in the job).
+require_longpipe_traffic() {
+  local name=$1 min_to_rank0=${2:-0}
+  if [[ $FRONT_END != 1 ]]; then
+    say "$name: the library has no MPI C front end yet (lp_mpi): LongPipe traffic not required"
+    return 0
+  fi
+  longpipe_traffic "$name" >"$WORK/$name.traffic"
+  sed 's/^/   rank sent received: /' "$WORK/$name.traffic" >&2
+  local sent received rank0
+  sent=$(awk '$2 > 0 {s += $2} END {print s + 0}' "$WORK/$name.traffic")
+  received=$(awk '$3 > 0 {s += $3} END {print s + 0}' "$WORK/$name.traffic")
+  rank0=$(awk '$1 == 0 {print $3}' "$WORK/$name.traffic")
+  ((sent > 0 && received > 0)) || fail "$name: LongPipe carried no inter-site messages (sent $sent, received $received)"
+  ((rank0 >= min_to_rank0)) || fail "$name: rank 0 received $rank0 messages over LongPipe, expected at least $min_to_rank0 from the other site"
+  say "$name: LongPipe sessions carried $sent message(s) out, $received in (rank 0 received $rank0)"
+}
+
+# --- scenarios --------------------------------------------------------------------------------
+
+scenario_semantics() {
+  local program=$1
+  run plain no /dev/null "$program"
+  expect_clean_run plain
+  grep -q '^done$' "$WORK/plain.out" || fail "the plain run did not finish its script"
+  if grep -q 'FAILED\|WRONG' "$WORK/plain.out"; then fail "the plain run broke a rule: $(grep -m1 'FAILED\|WRONG' "$WORK/plain.out")"; fi
+  run longpipe yes /dev/null "$program"
+  expect_clean_run longpipe
+  compare plain longpipe
+  require_longpipe_traffic longpipe "$MIN_INTER_SITE_TO_RANK0"
+}
+
+scenario_abort() {
+  local program=$1
+  run plain no /dev/null "$program" abort
+  run longpipe yes /dev/null "$program" abort
+  local plain_status longpipe_status
+  plain_status=$(cat "$WORK/plain.status")
+  longpipe_status=$(cat "$WORK/longpipe.status")
+  ((plain_status == ABORT_STATUS)) || fail "plain MPI_Abort(.., $ABORT_STATUS) ended the job with status $plain_status"
+  ((longpipe_status == plain_status)) || { tail -20 "$WORK/longpipe.err" >&2; fail "with LongPipe MPI_Abort ended the job with status $longpipe_status, without $plain_status"; }
+  compare plain longpipe
+}
+
+# MUMPS solves a 5 x 5 system (its example input) on 4 ranks; the solution is 1 2 3 4 5.
+scenario_mumps() {
+  local arithmetic input
+  for arithmetic in d z; do
+    input=$MUMPS/input_simpletest_real
+    [[ $arithmetic == z ]] && input=$MUMPS/input_simpletest_cmplx
+    run "$arithmetic-plain" no "$input" "$MUMPS/${arithmetic}simpletest"
+    expect_clean_run "$arithmetic-plain"
+    run "$arithmetic-longpipe" yes "$input" "$MUMPS/${arithmetic}simpletest"
+    expect_clean_run "$arithmetic-longpipe"
+    local name
+    for name in "$arithmetic-plain" "$arithmetic-longpipe"; do
+      # The solution, rounded to 6 digits; complex entries as (re,im).
+      grep -A1 'Solution is' "$WORK/$name.out" | tr -d '()' | tr ', ' '\n\n' | grep -E '^-?[0-9]' |
+        awk '{printf "%.6f\n", $1}' | paste -sd' ' >"$WORK/$name.solution"
+      say "$name solution: $(cat "$WORK/$name.solution")"
+    done
+    local expected="1.000000 2.000000 3.000000 4.000000 5.000000"
+    [[ $arithmetic == z ]] && expected="1.000000 0.000000 2.000000 0.000000 3.000000 0.000000 4.000000 0.000000 5.000000 0.000000"
+    [[ $(cat "$WORK/$arithmetic-plain.solution") == "$expected" ]] || fail "${arithmetic}simpletest without LongPipe: wrong solution"
+    [[ $(cat "$WORK/$arithmetic-longpipe.solution") == "$expected" ]] || fail "${arithmetic}simpletest with LongPipe: wrong solution $(cat "$WORK/$arithmetic-longpipe.solution")"
+    require_longpipe_traffic "$arithmetic-longpipe"
+  done
+}
+
+case $SCENARIO in
+  c) scenario_semantics "${MPI_SEMANTICS_C:?MPI_SEMANTICS_C must name mpi_semantics}" ;;
+  fortran) scenario_semantics "${MPI_SEMANTICS_F:?MPI_SEMANTICS_F must name mpi_semantics_f}" ;;
+  abort-c) scenario_abort "${MPI_SEMANTICS_C:?}" ;;
+  abort-fortran) scenario_abort "${MPI_SEMANTICS_F:?}" ;;
+  mumps) scenario_mumps ;;
+  *) fail "unknown scenario $SCENARIO" ;;
+esac
+say "PASS $MODE $SCENARIO"
