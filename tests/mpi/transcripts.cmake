@@ -8,15 +8,24 @@ find_program(MPIFORT mpifort REQUIRED)
 # The plain test programs: mpi.h / `use mpi` only, no LongPipe header.
 add_executable(mpi_semantics ${CMAKE_CURRENT_LIST_DIR}/mpi_semantics.c)
 target_link_libraries(mpi_semantics PRIVATE MPI::MPI_C)
-# Fortran through Open MPI's own wrapper (the project does not enable Fortran for itself).
-set(mpi_semantics_f ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_f)
-add_custom_command(OUTPUT ${mpi_semantics_f}
-  COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_f.mod
-  COMMAND ${MPIFORT} -O1 -Wall -Werror -J ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_f.mod
-          -o ${mpi_semantics_f} ${CMAKE_CURRENT_LIST_DIR}/mpi_semantics.f90
-  DEPENDS ${CMAKE_CURRENT_LIST_DIR}/mpi_semantics.f90
-  COMMENT "Building the Fortran MPI test program with mpifort")
-add_custom_target(mpi_semantics_fortran ALL DEPENDS ${mpi_semantics_f})
+# Fortran (`use mpi` and `use mpi_f08`) through Open MPI's own wrapper: the project does not enable
+# Fortran for itself.
+foreach(binding f f08)
+  if(binding STREQUAL "f")
+    set(source mpi_semantics.f90)
+  else()
+    set(source mpi_semantics_f08.f90)
+  endif()
+  set(program ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_${binding})
+  set(modules ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_${binding}.mod)
+  add_custom_command(OUTPUT ${program}
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${modules}
+    COMMAND ${MPIFORT} -O1 -Wall -Werror -J ${modules} -o ${program} ${CMAKE_CURRENT_LIST_DIR}/${source}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/${source}
+    COMMENT "Building the Fortran MPI test program ${source} with mpifort")
+  add_custom_target(mpi_semantics_${binding}_program ALL DEPENDS ${program})
+  set(mpi_semantics_${binding} ${program})
+endforeach()
 
 if(TARGET longpipe)
   set(with_front_end 0)
@@ -24,9 +33,9 @@ if(TARGET longpipe)
     set(with_front_end 1)
   endif()
   set(transcripts_env
-      "LONGPIPE_LIBRARY=$<TARGET_FILE:longpipe>;MPI_SEMANTICS_C=$<TARGET_FILE:mpi_semantics>;MPI_SEMANTICS_F=${mpi_semantics_f};LONGPIPE_MPI_FRONT_END=${with_front_end}")
+      "LONGPIPE_LIBRARY=$<TARGET_FILE:longpipe>;MPI_SEMANTICS_C=$<TARGET_FILE:mpi_semantics>;MPI_SEMANTICS_F=${mpi_semantics_f};MPI_SEMANTICS_F08=${mpi_semantics_f08};LONGPIPE_MPI_FRONT_END=${with_front_end}")
   set(transcripts ${CMAKE_CURRENT_LIST_DIR}/transcripts.sh)
-  set(scenarios c fortran abort-c abort-fortran mumps)
+  set(scenarios c fortran fortran08 abort-c abort-fortran mumps)
 
   # One host, sites forced by LONGPIPE_MPI_SITES: no emulated link needed.
   foreach(scenario ${scenarios})
