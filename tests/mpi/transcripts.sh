@@ -28,8 +28,10 @@ LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
 FRONT_END=${LONGPIPE_MPI_FRONT_END:-0}
 MPI_SITES=$ROOT/apps/mpi-sites/mpi-sites
 readonly RANKS=4
-# The site of each rank in local mode (LONGPIPE_MPI_SITES of the MPI front end).
+# The site of each rank: forced in local mode (LONGPIPE_MPI_SITES of the MPI front end); across
+# the emulated sites mpi-sites' block placement puts ranks 0,1 on site-a and 2,3 on site-b.
 readonly LOCAL_SITES=0,0,1,1
+readonly SITES=0,0,1,1
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=180
 # The exit status MPI_Abort asks for in the abort scenarios.
@@ -64,28 +66,33 @@ trap cleanup EXIT
 
 # run NAME PRELOAD(yes|no) INPUT PROGRAM ARGS...: one 4-rank job; stdout -> NAME.out, stderr ->
 # NAME.err, exit status -> NAME.status. Each rank of a preloaded run writes its LongPipe statistics
-# to NAME.stats.RANK.json (a wrapper sets LONGPIPE_STATS per rank: one shared file would be
-# overwritten by every rank).
+# to NAME.stats.RANK.json (the MPI front end puts the world rank in place of %r).
 run() {
   local name=$1 preload=$2 input=$3; shift 3
-  local wrapper=$WORK/$name.rank
-  printf '#!/bin/sh\nLONGPIPE_STATS=%s/%s.stats.$OMPI_COMM_WORLD_RANK.json exec "$@"\n' "$WORK" "$name" >"$wrapper"
-  chmod +x "$wrapper"
+  local -a env_args=()
+  if [[ $preload == yes ]]; then
+    env_args=(LONGPIPE_STATS="$WORK/$name.stats.%r.json")
+    [[ $MODE == local ]] && env_args+=(LONGPIPE_MPI_SITES="$LOCAL_SITES")
+  fi
   say "run $name (preload $preload): $*"
   local status=0
   case $MODE in
     local)
-      local -a env_args=()
-      [[ $preload == yes ]] && env_args=(-x "LD_PRELOAD=$PRELOAD" -x "LONGPIPE_MPI_SITES=$LOCAL_SITES")
-      [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
+      local -a mpirun_env=()
+      local setting
+      for setting in "${env_args[@]}"; do mpirun_env+=(-x "$setting"); done
+      [[ $preload == yes ]] && mpirun_env+=(-x "LD_PRELOAD=$PRELOAD")
+      [[ -n $ASAN_RUNTIME ]] && mpirun_env+=(-x ASAN_OPTIONS)
       timeout "$RUN_SECONDS" mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl tcp,self \
-        --mca mpi_yield_when_idle 1 -np "$RANKS" "${env_args[@]}" "$wrapper" "$@" \
+        --mca mpi_yield_when_idle 1 -np "$RANKS" "${mpirun_env[@]}" "$@" \
         <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" || status=$? ;;
     two-site)
+      # mpi-sites passes every LONGPIPE_* variable of its caller on to the ranks.
       local -a site_args=()
       [[ $preload == yes ]] && site_args=(--preload "$LIBRARY")
-      "$MPI_SITES" -n $((RANKS / 2)) --placement block --timeout "$RUN_SECONDS" --mca mpi_yield_when_idle 1 \
-        "${site_args[@]}" -- "$wrapper" "$@" <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" || status=$? ;;
+      env "${env_args[@]}" "$MPI_SITES" -n $((RANKS / 2)) --placement block --timeout "$RUN_SECONDS" \
+        --mca mpi_yield_when_idle 1 "${site_args[@]}" -- "$@" \
+        <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" || status=$? ;;
     *) fail "unknown mode $MODE" ;;
   esac
   echo "$status" >"$WORK/$name.status"
@@ -107,39 +114,43 @@ compare() {
   say "$longpipe matches $plain ($(wc -l <"$WORK/$plain.out") lines)"
 }
 
-# LongPipe's statistics of every rank: messages its sessions sent and received, one line per rank.
-longpipe_traffic() {
-  /usr/bin/python3 - "$WORK" "$1" "$RANKS" <<'PY'
-import json, os, sys
-work, name, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3])
-for rank in range(ranks):
-    path = os.path.join(work, f"{name}.stats.{rank}.json")
-    try:
-        sessions = json.load(open(path)).get("sessions", [])
-    except (OSError, ValueError) as error:
-        print(rank, -1, -1, error)
-        continue
-    print(rank, sum(s.get("messages_sent", 0) for s in sessions), sum(s.get("messages_received", 0) for s in sessions))
-PY
-}
-
-# With the MPI front end in the library, LongPipe must have carried messages across the sites:
-# at least MIN received by rank 0 (0 = some traffic both ways in the job).
+# With the MPI front end in the library, LongPipe must have carried messages across the sites and
+# none inside a site: every rank's statistics (NAME.stats.RANK.json) are read, each session's peer
+# endpoint mapped to its rank; rank 0 must have received at least MIN messages over LongPipe
+# (0: some traffic both ways in the job).
 require_longpipe_traffic() {
   local name=$1 min_to_rank0=${2:-0}
   if [[ $FRONT_END != 1 ]]; then
-    say "$name: the library has no MPI C front end yet (lp_mpi): LongPipe traffic not required"
+    say "$name: the library has no MPI C front end (lp_mpi): LongPipe traffic not required"
     return 0
   fi
-  longpipe_traffic "$name" >"$WORK/$name.traffic"
-  sed 's/^/   rank sent received: /' "$WORK/$name.traffic" >&2
-  local sent received rank0
-  sent=$(awk '$2 > 0 {s += $2} END {print s + 0}' "$WORK/$name.traffic")
-  received=$(awk '$3 > 0 {s += $3} END {print s + 0}' "$WORK/$name.traffic")
-  rank0=$(awk '$1 == 0 {print $3}' "$WORK/$name.traffic")
-  ((sent > 0 && received > 0)) || fail "$name: LongPipe carried no inter-site messages (sent $sent, received $received)"
-  ((rank0 >= min_to_rank0)) || fail "$name: rank 0 received $rank0 messages over LongPipe, expected at least $min_to_rank0 from the other site"
-  say "$name: LongPipe sessions carried $sent message(s) out, $received in (rank 0 received $rank0)"
+  /usr/bin/python3 - "$WORK/$name.stats" "$SITES" "$min_to_rank0" <<'PY' || fail "$name: LongPipe's statistics do not show the inter-site traffic"
+import json, sys
+prefix, sites, min_to_rank0 = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], int(sys.argv[3])
+stats = {}
+for rank in range(len(sites)):
+    try:
+        stats[rank] = json.load(open(f"{prefix}.{rank}.json"))
+    except (OSError, ValueError) as error:
+        sys.exit(f"rank {rank} wrote no LongPipe statistics: {error}")
+rank_of = {s["local_endpoint"]: r for r, s in stats.items()}
+sent = received = 0
+for rank, s in stats.items():
+    for session in s["sessions"]:
+        peer = rank_of.get(session["peer"])
+        if peer is None:
+            sys.exit(f"rank {rank} has a session to an endpoint of no rank: {session['peer']}")
+        if sites[peer] == sites[rank] and session["messages_sent"] > 0:
+            sys.exit(f"rank {rank} sent {session['messages_sent']} messages over LongPipe to rank {peer} of its own site")
+        sent += session["messages_sent"]
+        received += session["messages_received"]
+rank0 = sum(x["messages_received"] for x in stats[0]["sessions"])
+print(f"== LongPipe sessions carried {sent} message(s) out, {received} in; rank 0 received {rank0}", file=sys.stderr)
+if sent == 0 or received == 0:
+    sys.exit("LongPipe carried no inter-site messages")
+if rank0 < min_to_rank0:
+    sys.exit(f"rank 0 received {rank0} messages over LongPipe, expected at least {min_to_rank0} from the other site")
+PY
 }
 
 # --- scenarios --------------------------------------------------------------------------------
