@@ -1,42 +1,12 @@
 ! mpi_semantics.f90: the Fortran twin of mpi_semantics.c, a plain MPI program (`use mpi`, no
 ! LongPipe anything) that calls every point-to-point, completion and communicator routine the MPI
 ! front end interposes through its Fortran names, with the Fortran sentinels (MPI_STATUS_IGNORE,
-! MPI_STATUSES_IGNORE, MPI_BOTTOM) and 1-based indices, and prints a transcript that must be the
-! same with and without LD_PRELOAD=liblongpipe.so. Four ranks, run as two sites {0,1} and {2,3}.
+! MPI_STATUSES_IGNORE, MPI_BOTTOM) and 1-based indices, and prints a transcript (transcript.f90)
+! that must be the same with and without LD_PRELOAD=liblongpipe.so. Four ranks, run as two sites
+! {0,1} and {2,3}.
 !
 !   mpi_semantics_f            every phase, then MPI_Finalize
 !   mpi_semantics_f abort      MPI_Init, then rank 0 calls MPI_Abort(MPI_COMM_WORLD, 3)
-module transcript
-  implicit none
-  integer, parameter :: max_lines = 80, line_length = 120
-  character(len=line_length) :: lines(max_lines)
-  integer :: used = 0
-contains
-  subroutine note(text)
-    character(len=*), intent(in) :: text
-    if (used < max_lines) then
-      used = used + 1
-      lines(used) = text
-    end if
-  end subroutine note
-
-  subroutine must(ierr, what)
-    use mpi
-    integer, intent(in) :: ierr
-    character(len=*), intent(in) :: what
-    integer :: ignored
-    if (ierr /= MPI_SUCCESS) then
-      write (0, '(a, a)') 'FAILED: ', what
-      call MPI_Abort(MPI_COMM_WORLD, 1, ignored)
-    end if
-  end subroutine must
-
-  character(len=3) function yes_no(flag)
-    logical, intent(in) :: flag
-    yes_no = merge('yes', 'no ', flag)
-  end function yes_no
-end module transcript
-
 program mpi_semantics_f
   use mpi
   use transcript
@@ -383,20 +353,21 @@ program mpi_semantics_f
   call MPI_Buffer_detach(bsend_buffer, detached_size, ierr)
   ! Rank 0 prints every rank's transcript, rank by rank.
   allocate (all_lines(max_lines, 0:ranks - 1))
-  lines(used + 1:) = ' '
   call MPI_Gather(lines, max_lines * line_length, MPI_CHARACTER, all_lines, max_lines * line_length, &
                   MPI_CHARACTER, 0, MPI_COMM_WORLD, ierr)
-  if (rank == 0) then
-    do k = 0, ranks - 1
-      do i = 1, max_lines
-        if (all_lines(i, k) /= ' ') print '(a, i1, a, a)', 'rank ', k, ': ', trim(all_lines(i, k))
-      end do
-    end do
-    print '(a)', 'done'
-  end if
+  if (rank == 0) call print_transcripts(all_lines)
   call MPI_Finalize(ierr)
 
 contains
+  subroutine must(code, what)
+    integer, intent(in) :: code
+    character(len=*), intent(in) :: what
+    if (code /= MPI_SUCCESS) then
+      write (0, '(a, a)') 'FAILED: ', what
+      call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+    end if
+  end subroutine must
+
   subroutine end_phase()
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     call MPI_Comm_free(comm, ierr)
@@ -421,13 +392,4 @@ contains
     call_name = names(which)
   end function call_name
 
-  subroutine sleep_ms(milliseconds)
-    integer, intent(in) :: milliseconds
-    integer(kind=8) :: start, now, rate
-    call system_clock(start, rate)
-    do
-      call system_clock(now)
-      if ((now - start) * 1000 >= milliseconds * rate) exit
-    end do
-  end subroutine sleep_ms
 end program mpi_semantics_f

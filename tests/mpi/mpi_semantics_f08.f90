@@ -4,8 +4,9 @@
 ! Four ranks, run as two sites {0,1} and {2,3}.
 program mpi_semantics_f08
   use mpi_f08
+  use transcript
   implicit none
-  integer, parameter :: ranks = 4, line_length = 100, max_lines = 24
+  integer, parameter :: ranks = 4
   integer :: rank, world_size, provided, i, k, value, count, index, outcount, indices(3), got(3)
   integer :: data(40), sources(3) = [3, 1, 2]
   type(MPI_Comm) :: comm, split, order_comm
@@ -14,15 +15,13 @@ program mpi_semantics_f08
   type(MPI_Message) :: message
   type(MPI_Datatype) :: pair
   logical :: flag, right
-  character(len=line_length) :: lines(max_lines), text
+  character(len=line_length) :: text
   character(len=line_length), allocatable :: all_lines(:, :)
-  integer :: used = 0
 
   call MPI_Init_thread(MPI_THREAD_FUNNELED, provided)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
   call MPI_Comm_size(MPI_COMM_WORLD, world_size)
   if (world_size /= ranks) call MPI_Abort(MPI_COMM_WORLD, 2)
-  lines = ' '
   call MPI_Comm_dup(MPI_COMM_WORLD, comm)
 
   ! wildcards and order: ranks 1..3 send 8 messages each to rank 0 (on a communicator of its own:
@@ -139,32 +138,7 @@ program mpi_semantics_f08
   allocate (all_lines(max_lines, 0:ranks - 1))
   call MPI_Gather(lines, max_lines * line_length, MPI_CHARACTER, all_lines, max_lines * line_length, &
                   MPI_CHARACTER, 0, MPI_COMM_WORLD)
-  if (rank == 0) then
-    do k = 0, ranks - 1
-      do i = 1, max_lines
-        if (all_lines(i, k) /= ' ') print '(a, i1, a, a)', 'rank ', k, ': ', trim(all_lines(i, k))
-      end do
-    end do
-    print '(a)', 'done'
-  end if
+  if (rank == 0) call print_transcripts(all_lines)
   call MPI_Finalize()
 
-contains
-  subroutine note(line)
-    character(len=*), intent(in) :: line
-    if (used < max_lines) then
-      used = used + 1
-      lines(used) = line
-    end if
-  end subroutine note
-
-  subroutine sleep_ms(milliseconds)
-    integer, intent(in) :: milliseconds
-    integer(kind=8) :: start, now, rate
-    call system_clock(start, rate)
-    do
-      call system_clock(now)
-      if ((now - start) * 1000 >= milliseconds * rate) exit
-    end do
-  end subroutine sleep_ms
 end program mpi_semantics_f08

@@ -20,8 +20,9 @@ foreach(binding f f08)
   set(modules ${CMAKE_CURRENT_BINARY_DIR}/mpi_semantics_${binding}.mod)
   add_custom_command(OUTPUT ${program}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${modules}
-    COMMAND ${MPIFORT} -O1 -Wall -Werror -J ${modules} -o ${program} ${CMAKE_CURRENT_LIST_DIR}/${source}
-    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/${source}
+    COMMAND ${MPIFORT} -O1 -Wall -Werror -J ${modules} -o ${program}
+            ${CMAKE_CURRENT_LIST_DIR}/transcript.f90 ${CMAKE_CURRENT_LIST_DIR}/${source}
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/transcript.f90 ${CMAKE_CURRENT_LIST_DIR}/${source}
     COMMENT "Building the Fortran MPI test program ${source} with mpifort")
   add_custom_target(mpi_semantics_${binding}_program ALL DEPENDS ${program})
   set(mpi_semantics_${binding} ${program})

@@ -115,42 +115,15 @@ compare() {
 }
 
 # With the MPI front end in the library, LongPipe must have carried messages across the sites and
-# none inside a site: every rank's statistics (NAME.stats.RANK.json) are read, each session's peer
-# endpoint mapped to its rank; rank 0 must have received at least MIN messages over LongPipe
-# (0: some traffic both ways in the job).
+# none inside a site (longpipe_statistics.py), rank 0 having received at least MIN of them.
 require_longpipe_traffic() {
   local name=$1 min_to_rank0=${2:-0}
   if [[ $FRONT_END != 1 ]]; then
     say "$name: the library has no MPI C front end (lp_mpi): LongPipe traffic not required"
     return 0
   fi
-  /usr/bin/python3 - "$WORK/$name.stats" "$SITES" "$min_to_rank0" <<'PY' || fail "$name: LongPipe's statistics do not show the inter-site traffic"
-import json, sys
-prefix, sites, min_to_rank0 = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], int(sys.argv[3])
-stats = {}
-for rank in range(len(sites)):
-    try:
-        stats[rank] = json.load(open(f"{prefix}.{rank}.json"))
-    except (OSError, ValueError) as error:
-        sys.exit(f"rank {rank} wrote no LongPipe statistics: {error}")
-rank_of = {s["local_endpoint"]: r for r, s in stats.items()}
-sent = received = 0
-for rank, s in stats.items():
-    for session in s["sessions"]:
-        peer = rank_of.get(session["peer"])
-        if peer is None:
-            sys.exit(f"rank {rank} has a session to an endpoint of no rank: {session['peer']}")
-        if sites[peer] == sites[rank] and session["messages_sent"] > 0:
-            sys.exit(f"rank {rank} sent {session['messages_sent']} messages over LongPipe to rank {peer} of its own site")
-        sent += session["messages_sent"]
-        received += session["messages_received"]
-rank0 = sum(x["messages_received"] for x in stats[0]["sessions"])
-print(f"== LongPipe sessions carried {sent} message(s) out, {received} in; rank 0 received {rank0}", file=sys.stderr)
-if sent == 0 or received == 0:
-    sys.exit("LongPipe carried no inter-site messages")
-if rank0 < min_to_rank0:
-    sys.exit(f"rank 0 received {rank0} messages over LongPipe, expected at least {min_to_rank0} from the other site")
-PY
+  /usr/bin/python3 "$HERE/longpipe_statistics.py" "$WORK/$name.stats.%r.json" "$SITES" --rank0-received "$min_to_rank0" ||
+    fail "$name: LongPipe's statistics do not show the inter-site traffic"
 }
 
 # --- scenarios --------------------------------------------------------------------------------

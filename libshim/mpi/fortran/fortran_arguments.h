@@ -34,50 +34,44 @@ inline bool is_sentinel(const void* address, const MPI_Fint* sentinel) {
   return sentinel != nullptr && address == sentinel;
 }
 
-// The conversion functions, referenced weakly: liblongpipe.so has no libmpi link and must load with
-// every symbol bound at once (LD_BIND_NOW, -z now) into programs that have no MPI.
-#pragma weak MPI_Comm_f2c
-#pragma weak MPI_Comm_c2f
-#pragma weak MPI_Type_f2c
-#pragma weak MPI_Type_c2f
-#pragma weak MPI_Group_f2c
-#pragma weak MPI_Group_c2f
-#pragma weak MPI_Request_f2c
-#pragma weak MPI_Request_c2f
-#pragma weak MPI_Message_f2c
-#pragma weak MPI_Message_c2f
-#pragma weak MPI_Info_f2c
-#pragma weak MPI_Info_c2f
+// `#pragma weak` from a macro.
+#define LP_F_PRAGMA(text) _Pragma(#text)
+
+// Fortran handle <-> C handle: one pair of Open MPI functions per handle type, referenced weakly
+// (liblongpipe.so has no libmpi link and must load with every symbol bound at once, LD_BIND_NOW or
+// -z now, into programs that have no MPI).
+template <class Handle>
+struct HandleConversion;  // not defined: not a handle
+
+#define LP_FORTRAN_HANDLE(Type, Name)                                       \
+  LP_F_PRAGMA(weak MPI_##Name##_f2c)                                        \
+  LP_F_PRAGMA(weak MPI_##Name##_c2f)                                        \
+  template <>                                                               \
+  struct HandleConversion<Type> {                                           \
+    static Type f2c(MPI_Fint fortran) { return MPI_##Name##_f2c(fortran); } \
+    static MPI_Fint c2f(Type handle) { return MPI_##Name##_c2f(handle); }   \
+  };
+LP_FORTRAN_HANDLE(MPI_Comm, Comm)
+LP_FORTRAN_HANDLE(MPI_Datatype, Type)
+LP_FORTRAN_HANDLE(MPI_Group, Group)
+LP_FORTRAN_HANDLE(MPI_Request, Request)
+LP_FORTRAN_HANDLE(MPI_Message, Message)
+LP_FORTRAN_HANDLE(MPI_Info, Info)
+#undef LP_FORTRAN_HANDLE
 #pragma weak MPI_Status_f2c
 #pragma weak MPI_Status_c2f
 
-// Fortran handle <-> C handle, one pair of Open MPI functions per handle type.
 template <class Handle>
+concept FortranHandle = requires(MPI_Fint fortran) { HandleConversion<Handle>::f2c(fortran); };
+
+template <FortranHandle Handle>
 Handle handle_f2c(MPI_Fint fortran) {
-  if constexpr (std::is_same_v<Handle, MPI_Comm>) return MPI_Comm_f2c(fortran);
-  else if constexpr (std::is_same_v<Handle, MPI_Datatype>) return MPI_Type_f2c(fortran);
-  else if constexpr (std::is_same_v<Handle, MPI_Group>) return MPI_Group_f2c(fortran);
-  else if constexpr (std::is_same_v<Handle, MPI_Request>) return MPI_Request_f2c(fortran);
-  else if constexpr (std::is_same_v<Handle, MPI_Message>) return MPI_Message_f2c(fortran);
-  else if constexpr (std::is_same_v<Handle, MPI_Info>) return MPI_Info_f2c(fortran);
-  else static_assert(sizeof(Handle) == 0, "no Fortran conversion for this handle type");
+  return HandleConversion<Handle>::f2c(fortran);
 }
-
-template <class Handle>
+template <FortranHandle Handle>
 MPI_Fint handle_c2f(Handle handle) {
-  if constexpr (std::is_same_v<Handle, MPI_Comm>) return MPI_Comm_c2f(handle);
-  else if constexpr (std::is_same_v<Handle, MPI_Datatype>) return MPI_Type_c2f(handle);
-  else if constexpr (std::is_same_v<Handle, MPI_Group>) return MPI_Group_c2f(handle);
-  else if constexpr (std::is_same_v<Handle, MPI_Request>) return MPI_Request_c2f(handle);
-  else if constexpr (std::is_same_v<Handle, MPI_Message>) return MPI_Message_c2f(handle);
-  else if constexpr (std::is_same_v<Handle, MPI_Info>) return MPI_Info_c2f(handle);
-  else static_assert(sizeof(Handle) == 0, "no Fortran conversion for this handle type");
+  return HandleConversion<Handle>::c2f(handle);
 }
-
-template <class Handle>
-concept FortranHandle = std::is_same_v<Handle, MPI_Comm> || std::is_same_v<Handle, MPI_Datatype> ||
-                        std::is_same_v<Handle, MPI_Group> || std::is_same_v<Handle, MPI_Request> ||
-                        std::is_same_v<Handle, MPI_Message> || std::is_same_v<Handle, MPI_Info>;
 
 // The general case: a C parameter of type C from the Fortran reference `fortran`.
 template <class C>

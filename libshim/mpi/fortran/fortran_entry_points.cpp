@@ -133,7 +133,6 @@ int dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int* sources, 
 
 // The same for a C MPI function, referenced weakly: liblongpipe.so has no libmpi link, and must
 // load with every symbol bound at once (LD_BIND_NOW, -z now) into programs that have no MPI.
-#define LP_F_PRAGMA(text) _Pragma(#text)
 #define LP_FORTRAN_MPI(lower, UPPER, function, n) \
   LP_F_PRAGMA(weak function)                      \
   LP_FORTRAN_CALL(lower, UPPER, function, n)
