@@ -7,6 +7,12 @@
 !
 !   mpi_semantics_f            every phase, then MPI_Finalize
 !   mpi_semantics_f abort      MPI_Init, then rank 0 calls MPI_Abort(MPI_COMM_WORLD, 3)
+!   mpi_semantics_f unreachable-return | unreachable-fatal
+!                              rank 2 (the other site) stops itself (SIGSTOP) after one message;
+!                              rank 0 keeps sending to it: with MPI_ERRORS_RETURN the failure must
+!                              reach `ierror` (printed with its class, then MPI_Abort(.., 3)); with
+!                              MPI_ERRORS_ARE_FATAL the job must be aborted. Under LongPipe only (Open
+!                              MPI alone does not notice a stopped peer).
 program mpi_semantics_f
   use mpi
   use transcript
@@ -20,7 +26,7 @@ program mpi_semantics_f
   integer(kind=MPI_ADDRESS_KIND) :: addresses(2)
   integer, parameter :: sources(3) = [3, 1, 2]
   logical :: flag, done(3), ok, right
-  character(len=16) :: mode
+  character(len=32) :: mode
   character(len=line_length) :: text
   character(len=line_length), allocatable :: all_lines(:, :)
 
@@ -37,6 +43,8 @@ program mpi_semantics_f
       call sleep(1)
     end do
   end if
+
+  if (mode == 'unreachable-return' .or. mode == 'unreachable-fatal') call unreachable_peer(mode)
 
   call MPI_Init_thread(MPI_THREAD_FUNNELED, provided, ierr)
   call must(ierr, 'init_thread')
@@ -359,6 +367,41 @@ program mpi_semantics_f
   call MPI_Finalize(ierr)
 
 contains
+  subroutine unreachable_peer(handler)
+    character(len=*), intent(in) :: handler
+    integer, parameter :: sigstop = 19, give_up_ms = 60000, pause_ms = 100
+    integer :: error_class, waited
+    value = 1
+    call MPI_Init(ierr)
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+    if (rank == 2) then
+      call MPI_Recv(value, 1, MPI_INTEGER, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)  ! the session is up
+      call kill(getpid(), sigstop)
+    else if (rank == 0) then
+      if (handler == 'unreachable-return') call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
+      call MPI_Send(value, 1, MPI_INTEGER, 2, 1, MPI_COMM_WORLD, ierr)
+      waited = 0
+      do while (ierr == MPI_SUCCESS .and. waited < give_up_ms)
+        call MPI_Send(value, 1, MPI_INTEGER, 2, 2, MPI_COMM_WORLD, ierr)
+        call sleep_ms(pause_ms)
+        waited = waited + pause_ms
+      end do
+      call MPI_Error_class(ierr, error_class, k)
+      if (ierr == MPI_SUCCESS) then
+        print '(a)', 'send to the stopped rank: never failed'
+      else if (error_class == MPI_ERR_OTHER) then
+        print '(a)', 'send to the stopped rank: failed (class MPI_ERR_OTHER)'
+      else
+        print '(a, i0, a)', 'send to the stopped rank: failed (class ', error_class, ')'
+      end if
+      flush (6)
+      call MPI_Abort(MPI_COMM_WORLD, 3, k)
+    end if
+    do
+      call sleep(1)
+    end do
+  end subroutine unreachable_peer
+
   subroutine must(code, what)
     integer, intent(in) :: code
     character(len=*), intent(in) :: what

@@ -30,14 +30,14 @@ endforeach()
 
 if(TARGET longpipe)
   set(with_front_end 0)
+  set(scenarios c fortran fortran08 abort-c abort-fortran mumps)
   if(TARGET lp_mpi)
     set(with_front_end 1)
+    list(APPEND scenarios unreachable-return unreachable-fatal)  # LongPipe's error reporting
   endif()
   set(transcripts_env
       "LONGPIPE_LIBRARY=$<TARGET_FILE:longpipe>;MPI_SEMANTICS_C=$<TARGET_FILE:mpi_semantics>;MPI_SEMANTICS_F=${mpi_semantics_f};MPI_SEMANTICS_F08=${mpi_semantics_f08};LONGPIPE_MPI_FRONT_END=${with_front_end}")
   set(transcripts ${CMAKE_CURRENT_LIST_DIR}/transcripts.sh)
-  set(scenarios c fortran fortran08 abort-c abort-fortran mumps)
-
   # One host, sites forced by LONGPIPE_MPI_SITES: no emulated link needed.
   foreach(scenario ${scenarios})
     add_test(NAME mpi.local.${scenario} COMMAND ${transcripts} local ${scenario})

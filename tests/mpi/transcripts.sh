@@ -10,6 +10,10 @@
 #   SCENARIO  c         tests/mpi/mpi_semantics.c (every point-to-point rule of issue 9, part 3)
 #             fortran   tests/mpi/mpi_semantics.f90 (every interposed call through `use mpi`)
 #             fortran08 tests/mpi/mpi_semantics_f08.f90 (`use mpi_f08`, ierror left out)
+#             unreachable-return, unreachable-fatal
+#                       (with the MPI front end only) mpi_semantics.f90's rank 2 stops answering: the
+#                       failure reaches the Fortran `ierror` (MPI_ERRORS_RETURN), or LongPipe aborts
+#                       the job naming the peer (MPI_ERRORS_ARE_FATAL)
 #             abort-c, abort-fortran
 #                       MPI_Abort(MPI_COMM_WORLD, 3) from rank 0: same exit status and output
 #             mumps     Debian's precompiled MUMPS examples (mumps-test: dsimpletest, zsimpletest,
@@ -55,6 +59,9 @@ if [[ -n $ASAN_RUNTIME ]]; then
   export ASAN_OPTIONS=detect_leaks=0
 fi
 
+# Extra NAME=VALUE settings for every rank of the runs to come.
+JOB_ENV=()
+
 WORK=$(mktemp -d /tmp/lp-mpi-transcripts.XXXXXX)
 unset LD_PRELOAD
 cleanup() {
@@ -69,9 +76,9 @@ trap cleanup EXIT
 # to NAME.stats.RANK.json (the MPI front end puts the world rank in place of %r).
 run() {
   local name=$1 preload=$2 input=$3; shift 3
-  local -a env_args=()
+  local -a env_args=("${JOB_ENV[@]}")
   if [[ $preload == yes ]]; then
-    env_args=(LONGPIPE_STATS="$WORK/$name.stats.%r.json")
+    env_args+=(LONGPIPE_STATS="$WORK/$name.stats.%r.json")
     [[ $MODE == local ]] && env_args+=(LONGPIPE_MPI_SITES="$LOCAL_SITES")
   fi
   say "run $name (preload $preload): $*"
@@ -178,6 +185,29 @@ scenario_mumps() {
   done
 }
 
+# mpi_semantics.f90 unreachable-HANDLER under the preload, with short liveness timers so that the
+# engine gives the stopped rank up within the program's patience.
+scenario_unreachable() {
+  local handler=$1
+  [[ $FRONT_END == 1 ]] || fail "the unreachable peer needs the MPI C front end in the library"
+  JOB_ENV=(LONGPIPE_KEEPALIVE_MS=200 LONGPIPE_DEAD_PEER_MS=1500)
+  run stopped yes /dev/null "${MPI_SEMANTICS_F:?}" "unreachable-$handler"
+  local status
+  status=$(cat "$WORK/stopped.status")
+  cat "$WORK/stopped.out" >&2
+  ((status != 0)) || fail "the job did not fail"
+  ((status != 124 && status != 137)) || fail "the job hung instead of reporting the stopped peer"
+  if [[ $handler == return ]]; then
+    grep -q '^send to the stopped rank: failed (class MPI_ERR_OTHER)$' "$WORK/stopped.out" ||
+      { tail -20 "$WORK/stopped.err" >&2; fail "MPI_ERRORS_RETURN did not return MPI_ERR_OTHER to the Fortran ierror"; }
+  else
+    grep -Eq 'liblongpipe: MPI rank 0: MPI rank 2 \([^)]+:[0-9]+\) is unreachable.*aborting' "$WORK/stopped.err" ||
+      { tail -20 "$WORK/stopped.err" >&2; fail "no abort naming the unreachable peer"; }
+    ! grep -q 'send to the stopped rank' "$WORK/stopped.out" || fail "MPI_ERRORS_ARE_FATAL returned to the program"
+  fi
+  say "reported: $(grep -m1 -h 'stopped rank\|unreachable' "$WORK/stopped.out" "$WORK/stopped.err")"
+}
+
 case $SCENARIO in
   c) scenario_semantics "${MPI_SEMANTICS_C:?MPI_SEMANTICS_C must name mpi_semantics}" ;;
   fortran) scenario_semantics "${MPI_SEMANTICS_F:?MPI_SEMANTICS_F must name mpi_semantics_f}" ;;
@@ -185,6 +215,8 @@ case $SCENARIO in
   abort-c) scenario_abort "${MPI_SEMANTICS_C:?}" ;;
   abort-fortran) scenario_abort "${MPI_SEMANTICS_F:?}" ;;
   mumps) scenario_mumps ;;
+  unreachable-return) scenario_unreachable return ;;
+  unreachable-fatal) scenario_unreachable fatal ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
 say "PASS $MODE $SCENARIO"
