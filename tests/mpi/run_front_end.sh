@@ -36,7 +36,10 @@ say() { echo "== $*" >&2; }
 # instrumented); leaks inside Open MPI are not LongPipe's to judge.
 ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
 PRELOAD=$LIBRARY
-[[ -n $ASAN_RUNTIME ]] && PRELOAD="$ASAN_RUNTIME $LIBRARY"
+if [[ -n $ASAN_RUNTIME ]]; then
+  PRELOAD="$ASAN_RUNTIME $LIBRARY"
+  export ASAN_OPTIONS=detect_leaks=0  # the test programs are instrumented too in that build
+fi
 [[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
 
 WORK=$(mktemp -d /tmp/lp-mpi-front.XXXXXX)
@@ -48,12 +51,12 @@ run_job() {
   local preload=$1 ranks=$2 out=$3 err=$4
   shift 4
   local env_args=()
+  [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
   for assignment in "${JOB_ENV[@]}"; do env_args+=(-x "$assignment"); done
   if [[ $preload == yes && $MODE == two-site ]]; then
     env_args+=(--preload "$LIBRARY")  # mpi-sites applies it to the ranks only
   elif [[ $preload == yes ]]; then
     env_args+=(-x "LD_PRELOAD=$PRELOAD")
-    [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS=detect_leaks=0)
   fi
   local rc=0
   case $MODE in
