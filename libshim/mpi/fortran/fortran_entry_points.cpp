@@ -1,0 +1,217 @@
+// The Fortran entry points of every MPI call the C front end interposes, in every name Open MPI's
+// Fortran bindings export: mpif.h and `use mpi` (mpi_send_, mpi_send, mpi_send__, MPI_SEND) and
+// `use mpi_f08` (mpi_send_f08_). Open MPI's own entry points call PMPI_* and would bypass the C
+// front end; these convert the arguments (fortran_arguments.h) and call the C MPI_* functions, so the
+// front end's versions run, whichever language the program is written in.
+//
+// Calls whose C and Fortran forms differ by more than argument conversion (Init's argc/argv, array
+// arguments, 1-based indices) have an adapter below with the C-like signature the table calls.
+#include "fortran_arguments.h"
+#include "request_arrays.h"
+
+namespace lp::mpi_fortran {
+namespace {
+
+// The Fortran MPI_Init has no argc/argv.
+int init() { return MPI_Init(nullptr, nullptr); }
+int init_thread(int required, int* provided) { return MPI_Init_thread(nullptr, nullptr, required, provided); }
+
+// Fortran indices count from 1; MPI_UNDEFINED stays as it is.
+void to_fortran_index(int* index) {
+  if (*index != MPI_UNDEFINED) ++*index;
+}
+void to_fortran_indices(int* indices, int count) {
+  if (count == MPI_UNDEFINED) return;
+  for (int i = 0; i < count; ++i) ++indices[i];
+}
+
+// A completion call over a request array and a status array: Waitall, Testall, Startall and (with
+// their outputs fixed after) Waitsome, Testsome. The requests and statuses are written back on
+// success and on MPI_ERR_IN_STATUS (some statuses hold errors).
+template <class Call>
+int with_arrays(int count, MPI_Fint* requests, MPI_Fint* statuses, Call call, const int* filled = nullptr) {
+  RequestArray c_requests(requests, count);
+  StatusArray c_statuses(statuses, statuses ? count : 0);
+  const int code = call(c_requests.data(), c_statuses.data());
+  if (code == MPI_SUCCESS || code == MPI_ERR_IN_STATUS) {
+    c_requests.write_back();
+    c_statuses.write_back(filled ? (*filled == MPI_UNDEFINED ? 0 : *filled) : count);
+  }
+  return code;
+}
+
+int waitall(int count, MPI_Fint* requests, MPI_Fint* statuses) {
+  return with_arrays(count, requests, statuses, [&](MPI_Request* r, MPI_Status* s) { return MPI_Waitall(count, r, s); });
+}
+int testall(int count, MPI_Fint* requests, int* flag, MPI_Fint* statuses) {
+  int completed = 0;
+  return with_arrays(count, requests, statuses, [&](MPI_Request* r, MPI_Status* s) {
+    const int code = MPI_Testall(count, r, flag, s);
+    completed = *flag ? count : 0;
+    return code;
+  }, &completed);
+}
+int startall(int count, MPI_Fint* requests) {
+  return with_arrays(count, requests, nullptr, [&](MPI_Request* r, MPI_Status*) { return MPI_Startall(count, r); });
+}
+template <auto Some>  // MPI_Waitsome or MPI_Testsome
+int some(int count, MPI_Fint* requests, int* outcount, int* indices, MPI_Fint* statuses) {
+  const int code = with_arrays(count, requests, statuses,
+                               [&](MPI_Request* r, MPI_Status* s) { return Some(count, r, outcount, indices, s); },
+                               outcount);
+  if (code == MPI_SUCCESS || code == MPI_ERR_IN_STATUS) to_fortran_indices(indices, *outcount);
+  return code;
+}
+int waitany(int count, MPI_Fint* requests, int* index, MPI_Status* status) {
+  const int code = with_arrays(count, requests, nullptr, [&](MPI_Request* r, MPI_Status*) { return MPI_Waitany(count, r, index, status); });
+  if (code == MPI_SUCCESS) to_fortran_index(index);
+  return code;
+}
+int testany(int count, MPI_Fint* requests, int* index, int* flag, MPI_Status* status) {
+  const int code = with_arrays(count, requests, nullptr, [&](MPI_Request* r, MPI_Status*) { return MPI_Testany(count, r, index, flag, status); });
+  if (code == MPI_SUCCESS) to_fortran_index(index);
+  return code;
+}
+
+// Distributed graphs: the weights may be Fortran sentinels.
+int dist_graph_create(MPI_Comm comm, int n, const int* sources, const int* degrees, const int* destinations,
+                      GraphWeights weights, MPI_Info info, int reorder, MPI_Comm* graph) {
+  return MPI_Dist_graph_create(comm, n, sources, degrees, destinations, weights.c, info, reorder, graph);
+}
+int dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int* sources, GraphWeights source_weights,
+                               int outdegree, const int* destinations, GraphWeights destination_weights,
+                               MPI_Info info, int reorder, MPI_Comm* graph) {
+  return MPI_Dist_graph_create_adjacent(comm, indegree, sources, source_weights.c, outdegree, destinations,
+                                        destination_weights.c, info, reorder, graph);
+}
+
+}  // namespace
+}  // namespace lp::mpi_fortran
+
+// Parameter lists by number of Fortran arguments before `ierror`: every one is a reference, so each
+// is a pointer whatever its Fortran type (the x86-64 and AArch64 calling conventions pass them alike).
+#define LP_F_P0
+#define LP_F_P1 void* a1,
+#define LP_F_P2 LP_F_P1 void* a2,
+#define LP_F_P3 LP_F_P2 void* a3,
+#define LP_F_P4 LP_F_P3 void* a4,
+#define LP_F_P5 LP_F_P4 void* a5,
+#define LP_F_P6 LP_F_P5 void* a6,
+#define LP_F_P7 LP_F_P6 void* a7,
+#define LP_F_P8 LP_F_P7 void* a8,
+#define LP_F_P9 LP_F_P8 void* a9,
+#define LP_F_P10 LP_F_P9 void* a10,
+#define LP_F_P12 LP_F_P10 void* a11, void* a12,
+#define LP_F_A0
+#define LP_F_A1 a1
+#define LP_F_A2 LP_F_A1, a2
+#define LP_F_A3 LP_F_A2, a3
+#define LP_F_A4 LP_F_A3, a4
+#define LP_F_A5 LP_F_A4, a5
+#define LP_F_A6 LP_F_A5, a6
+#define LP_F_A7 LP_F_A6, a7
+#define LP_F_A8 LP_F_A7, a8
+#define LP_F_A9 LP_F_A8, a9
+#define LP_F_A10 LP_F_A9, a10
+#define LP_F_A12 LP_F_A10, a11, a12
+
+#define LP_F_ALIAS(name, target, n) \
+  extern "C" void name(LP_F_P##n void* ierror) __attribute__((alias(#target), visibility("default")));
+
+// One Fortran call: `lower` and `UPPER` name it, `function` is the C function (or adapter) it runs,
+// `n` its number of Fortran arguments before ierror (checked against the C signature).
+#define LP_FORTRAN_CALL(lower, UPPER, function, n)                                                     \
+  extern "C" __attribute__((visibility("default"))) void mpi_##lower##_(LP_F_P##n void* ierror) {      \
+    using Call = lp::mpi_fortran::FortranCall<&function>;                                              \
+    static_assert(Call::arity == n, #function ": the table's argument count is wrong");                \
+    Call::run({LP_F_A##n}, ierror);                                                                    \
+  }                                                                                                    \
+  LP_F_ALIAS(mpi_##lower, mpi_##lower##_, n)                                                           \
+  LP_F_ALIAS(mpi_##lower##__, mpi_##lower##_, n)                                                       \
+  LP_F_ALIAS(MPI_##UPPER, mpi_##lower##_, n)                                                           \
+  LP_F_ALIAS(mpi_##lower##_f08_, mpi_##lower##_, n)
+
+// The same for a C MPI function, referenced weakly: liblongpipe.so has no libmpi link, and must
+// load with every symbol bound at once (LD_BIND_NOW, -z now) into programs that have no MPI.
+#define LP_FORTRAN_MPI(lower, UPPER, function, n) \
+  LP_F_PRAGMA(weak function)                      \
+  LP_FORTRAN_CALL(lower, UPPER, function, n)
+
+// What the adapters above call, equally weakly.
+#pragma weak MPI_Init
+#pragma weak MPI_Init_thread
+#pragma weak MPI_Waitall
+#pragma weak MPI_Testall
+#pragma weak MPI_Startall
+#pragma weak MPI_Waitsome
+#pragma weak MPI_Testsome
+#pragma weak MPI_Waitany
+#pragma weak MPI_Testany
+#pragma weak MPI_Dist_graph_create
+#pragma weak MPI_Dist_graph_create_adjacent
+
+using namespace lp::mpi_fortran;
+
+// start and end
+LP_FORTRAN_CALL(init, INIT, init, 0)
+LP_FORTRAN_CALL(init_thread, INIT_THREAD, init_thread, 2)
+LP_FORTRAN_MPI(finalize, FINALIZE, MPI_Finalize, 0)
+LP_FORTRAN_MPI(abort, ABORT, MPI_Abort, 2)
+// sends
+LP_FORTRAN_MPI(send, SEND, MPI_Send, 6)
+LP_FORTRAN_MPI(ssend, SSEND, MPI_Ssend, 6)
+LP_FORTRAN_MPI(bsend, BSEND, MPI_Bsend, 6)
+LP_FORTRAN_MPI(rsend, RSEND, MPI_Rsend, 6)
+LP_FORTRAN_MPI(isend, ISEND, MPI_Isend, 7)
+LP_FORTRAN_MPI(issend, ISSEND, MPI_Issend, 7)
+LP_FORTRAN_MPI(ibsend, IBSEND, MPI_Ibsend, 7)
+LP_FORTRAN_MPI(irsend, IRSEND, MPI_Irsend, 7)
+LP_FORTRAN_MPI(send_init, SEND_INIT, MPI_Send_init, 7)
+LP_FORTRAN_MPI(ssend_init, SSEND_INIT, MPI_Ssend_init, 7)
+LP_FORTRAN_MPI(bsend_init, BSEND_INIT, MPI_Bsend_init, 7)
+LP_FORTRAN_MPI(rsend_init, RSEND_INIT, MPI_Rsend_init, 7)
+LP_FORTRAN_MPI(start, START, MPI_Start, 1)
+LP_FORTRAN_CALL(startall, STARTALL, startall, 2)
+// receives and probes
+LP_FORTRAN_MPI(recv, RECV, MPI_Recv, 7)
+LP_FORTRAN_MPI(irecv, IRECV, MPI_Irecv, 7)
+LP_FORTRAN_MPI(recv_init, RECV_INIT, MPI_Recv_init, 7)
+LP_FORTRAN_MPI(probe, PROBE, MPI_Probe, 4)
+LP_FORTRAN_MPI(iprobe, IPROBE, MPI_Iprobe, 5)
+LP_FORTRAN_MPI(mprobe, MPROBE, MPI_Mprobe, 5)
+LP_FORTRAN_MPI(improbe, IMPROBE, MPI_Improbe, 6)
+LP_FORTRAN_MPI(mrecv, MRECV, MPI_Mrecv, 5)
+LP_FORTRAN_MPI(imrecv, IMRECV, MPI_Imrecv, 5)
+LP_FORTRAN_MPI(sendrecv, SENDRECV, MPI_Sendrecv, 12)
+LP_FORTRAN_MPI(sendrecv_replace, SENDRECV_REPLACE, MPI_Sendrecv_replace, 9)
+// completion
+LP_FORTRAN_MPI(wait, WAIT, MPI_Wait, 2)
+LP_FORTRAN_MPI(test, TEST, MPI_Test, 3)
+LP_FORTRAN_CALL(waitall, WAITALL, waitall, 3)
+LP_FORTRAN_CALL(testall, TESTALL, testall, 4)
+LP_FORTRAN_CALL(waitany, WAITANY, waitany, 4)
+LP_FORTRAN_CALL(testany, TESTANY, testany, 5)
+LP_FORTRAN_CALL(waitsome, WAITSOME, some<MPI_Waitsome>, 5)
+LP_FORTRAN_CALL(testsome, TESTSOME, some<MPI_Testsome>, 5)
+LP_FORTRAN_MPI(request_free, REQUEST_FREE, MPI_Request_free, 1)
+LP_FORTRAN_MPI(cancel, CANCEL, MPI_Cancel, 1)
+LP_FORTRAN_MPI(test_cancelled, TEST_CANCELLED, MPI_Test_cancelled, 2)
+LP_FORTRAN_MPI(request_get_status, REQUEST_GET_STATUS, MPI_Request_get_status, 3)
+LP_FORTRAN_MPI(get_count, GET_COUNT, MPI_Get_count, 3)
+LP_FORTRAN_MPI(get_elements, GET_ELEMENTS, MPI_Get_elements, 3)
+// communicators
+LP_FORTRAN_MPI(comm_dup, COMM_DUP, MPI_Comm_dup, 2)
+LP_FORTRAN_MPI(comm_split, COMM_SPLIT, MPI_Comm_split, 4)
+LP_FORTRAN_MPI(comm_create, COMM_CREATE, MPI_Comm_create, 3)
+LP_FORTRAN_MPI(comm_free, COMM_FREE, MPI_Comm_free, 1)
+LP_FORTRAN_MPI(comm_dup_with_info, COMM_DUP_WITH_INFO, MPI_Comm_dup_with_info, 3)
+LP_FORTRAN_MPI(comm_split_type, COMM_SPLIT_TYPE, MPI_Comm_split_type, 5)
+LP_FORTRAN_MPI(comm_create_group, COMM_CREATE_GROUP, MPI_Comm_create_group, 4)
+LP_FORTRAN_MPI(comm_disconnect, COMM_DISCONNECT, MPI_Comm_disconnect, 1)
+LP_FORTRAN_MPI(intercomm_create, INTERCOMM_CREATE, MPI_Intercomm_create, 6)
+LP_FORTRAN_MPI(intercomm_merge, INTERCOMM_MERGE, MPI_Intercomm_merge, 3)
+LP_FORTRAN_MPI(cart_create, CART_CREATE, MPI_Cart_create, 6)
+LP_FORTRAN_MPI(cart_sub, CART_SUB, MPI_Cart_sub, 3)
+LP_FORTRAN_MPI(graph_create, GRAPH_CREATE, MPI_Graph_create, 6)
+LP_FORTRAN_CALL(dist_graph_create, DIST_GRAPH_CREATE, dist_graph_create, 9)
+LP_FORTRAN_CALL(dist_graph_create_adjacent, DIST_GRAPH_CREATE_ADJACENT, dist_graph_create_adjacent, 10)
