@@ -1,7 +1,5 @@
 #include "mpi_bench_options.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <stdexcept>
 
 namespace lp::mpibench {
@@ -13,47 +11,16 @@ constexpr long kMaxCount = 1'000'000;
 constexpr long kMaxBatches = 100'000;
 constexpr long kMaxPauseMilliseconds = 3'600'000;
 
-[[noreturn]] void badValue(const std::string& option, const std::string& value, const std::string& accepted) {
-  throw std::invalid_argument("lp-mpi-bench: bad value '" + value + "' for " + option + " (accepted: " + accepted + ")");
-}
+constexpr const char* kProgram = "lp-mpi-bench";
 
-// A whole number in [min, max], with an optional K (1024) or M (1024*1024) suffix.
-long parseNumber(const std::string& option, const std::string& value, long min, long max) {
-  const std::string accepted = std::to_string(min) + ".." + std::to_string(max) + ", suffix K or M allowed";
-  if (value.empty()) badValue(option, value, accepted);
-  errno = 0;
-  char* end = nullptr;
-  long number = std::strtol(value.c_str(), &end, 10);
-  if (errno != 0 || end == value.c_str()) badValue(option, value, accepted);
-  std::string suffix(end);
-  long multiplier = 1;
-  if (suffix == "K" || suffix == "k") multiplier = 1024;
-  else if (suffix == "M" || suffix == "m") multiplier = 1024 * 1024;
-  else if (!suffix.empty()) badValue(option, value, accepted);
-  if (number < min || number > max / multiplier) badValue(option, value, accepted);
-  number *= multiplier;
-  if (number < min || number > max) badValue(option, value, accepted);
-  return number;
-}
-
-double parseSeconds(const std::string& option, const std::string& value) {
-  char* end = nullptr;
-  double seconds = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !(seconds > 0)) badValue(option, value, "a positive number of seconds");
-  return seconds;
-}
-
-AckMode parseAckMode(const std::string& value) {
-  if (value == "each") return AckMode::kEach;
-  if (value == "last") return AckMode::kLast;
-  if (value == "wait") return AckMode::kWait;
-  badValue("--ack", value, "each, last, wait");
-}
+using lp::bench::badValue;
+using lp::bench::parseNumber;
+using lp::bench::parseSeconds;
 
 SendMode parseSendMode(const std::string& value) {
   if (value == "blocking") return SendMode::kBlocking;
   if (value == "nonblocking") return SendMode::kNonblocking;
-  badValue("--send", value, "blocking, nonblocking");
+  badValue(kProgram, "--send", value, "blocking, nonblocking");
 }
 
 }  // namespace
@@ -65,28 +32,19 @@ MpiBenchOptions parseMpiBenchOptions(const std::vector<std::string>& args) {
     if (option.rfind("--", 0) != 0) throw std::invalid_argument("lp-mpi-bench: unexpected argument '" + option + "'");
     if (i + 1 >= args.size()) throw std::invalid_argument("lp-mpi-bench: " + option + " needs a value");
     const std::string& value = args[++i];
-    if (option == "--count") options.count = static_cast<int>(parseNumber(option, value, 1, kMaxCount));
-    else if (option == "--size") options.size = parseNumber(option, value, 1, kMaxMessageBytes);
-    else if (option == "--ack") options.ack = parseAckMode(value);
+    if (option == "--count") options.count = static_cast<int>(parseNumber(kProgram, option, value, 1, kMaxCount));
+    else if (option == "--size") options.size = parseNumber(kProgram, option, value, 1, kMaxMessageBytes);
+    else if (option == "--ack") options.ack = lp::bench::parseAckMode(kProgram, value);
     else if (option == "--send") options.send = parseSendMode(value);
-    else if (option == "--batches") options.batches = static_cast<int>(parseNumber(option, value, 1, kMaxBatches));
-    else if (option == "--timeout") options.batchTimeoutSeconds = parseSeconds(option, value);
+    else if (option == "--batches") options.batches = static_cast<int>(parseNumber(kProgram, option, value, 1, kMaxBatches));
+    else if (option == "--timeout") options.batchTimeoutSeconds = parseSeconds(kProgram, option, value);
     else if (option == "--pause-ms") {
-      options.pauseMilliseconds = static_cast<int>(parseNumber(option, value, 0, kMaxPauseMilliseconds));
+      options.pauseMilliseconds = static_cast<int>(parseNumber(kProgram, option, value, 0, kMaxPauseMilliseconds));
     } else {
       throw std::invalid_argument("lp-mpi-bench: unknown option '" + option + "' (see --help)");
     }
   }
   return options;
-}
-
-const char* ackModeName(AckMode mode) {
-  switch (mode) {
-    case AckMode::kEach: return "each";
-    case AckMode::kLast: return "last";
-    case AckMode::kWait: return "wait";
-  }
-  return "?";
 }
 
 const char* sendModeName(SendMode mode) { return mode == SendMode::kNonblocking ? "nonblocking" : "blocking"; }

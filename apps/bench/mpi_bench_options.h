@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_values.h"
+
 namespace lp::mpibench {
 
-// How the receiver acknowledges a batch of X messages (as lp-bench's --ack).
-enum class AckMode {
-  kEach,  // one acknowledgement per message; the sender's receives for them are posted before sending
-  kLast,  // one acknowledgement after the X-th message
-  kWait,  // reference only: stop-and-wait, the sender waits for each acknowledgement
-};
+// How the receiver acknowledges a batch of X messages: as lp-bench's --ack (with --ack each, the
+// sender's receives for the acknowledgements are posted before its first send).
+using lp::bench::AckMode;
+using lp::bench::ackModeName;
 
 // How the sender hands over its X messages.
 enum class SendMode {
@@ -32,7 +32,6 @@ struct MpiBenchOptions {
 // Parses argv (without the program name). Throws std::invalid_argument naming the bad option.
 MpiBenchOptions parseMpiBenchOptions(const std::vector<std::string>& args);
 
-const char* ackModeName(AckMode mode);
 const char* sendModeName(SendMode mode);
 
 std::string mpiBenchUsage();
