@@ -64,7 +64,9 @@ def write_csv(path, rows, fieldnames=None):
 
 
 def note_text(note):
-    if note["route"]:
+    """A note about one point names route and size; a note about a whole route (no size) or the
+    whole run (no route) says everything itself."""
+    if note["route"] and note["size_bytes"] != "":
         return f"{ROUTE_LABELS[note['route']]}, P = {human_size(int(note['size_bytes']))}: {note['note']}"
     return note["note"]
 
@@ -146,6 +148,11 @@ def write_report(out_dir, raw_rows, summary_rows, notes, meta, plots=True):
     return table
 
 
+def route_measured(route, summaries):
+    """True when some run measured a point of route (its note "route skipped" no longer holds)."""
+    return any(row["route"] == route and row["status"] == "ok" for rows in summaries for row in rows)
+
+
 def combine(in_dirs):
     """(raw, summary, notes, meta) of several runs of one profile; later runs win per point."""
     metas = [read_csv(os.path.join(d, "meta.csv"))[0] for d in in_dirs]
@@ -167,7 +174,8 @@ def combine(in_dirs):
         raw += [r for r in read_csv(os.path.join(directory, "raw.csv"))
                 if chosen.get((r["route"], r["size_bytes"])) == index]
         notes += [n for n in read_csv(os.path.join(directory, "notes.csv"))
-                  if not n["route"] or chosen.get((n["route"], n["size_bytes"])) == index]
+                  if not n["route"] or chosen.get((n["route"], n["size_bytes"])) == index
+                  or (n["size_bytes"] == "" and not route_measured(n["route"], summaries))]
     summary.sort(key=lambda r: (ROUTES.index(r["route"]), int(r["size_bytes"])))
     notes.sort(key=lambda n: (ROUTES.index(n["route"]) + 1 if n["route"] else 0, int(n["size_bytes"] or 0)))
     meta = dict(metas[0])

@@ -96,6 +96,17 @@ class TableTest(unittest.TestCase):
             both = report.read_csv(os.path.join(tmp, "both", "summary.csv"))
             self.assertEqual([(r["route"], r["first_t_s"]) for r in both], [("default", ""), ("mpi-default", "0.02")])
 
+    def test_a_route_skipped_in_one_run_and_measured_in_another_loses_its_note(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            first, second = os.path.join(tmp, "1"), os.path.join(tmp, "2")
+            write_run(first, [summary("mpi-default", 1024)],
+                      [{"route": "mpi-longpipe", "size_bytes": "", "note": "LongPipe (MPI) route skipped: no library"},
+                       {"route": "mpi-tuned", "size_bytes": "", "note": "Open MPI TCP tuned route skipped"}], META)
+            write_run(second, [summary("mpi-longpipe", 1024)], [], META)
+            _, _, notes, _ = report.combine([first, second])
+            self.assertEqual([n["note"] for n in notes], ["Open MPI TCP tuned route skipped"])
+            self.assertEqual(report.note_text(notes[0]), "Open MPI TCP tuned route skipped")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
