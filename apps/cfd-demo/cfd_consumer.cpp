@@ -1,7 +1,7 @@
 // cfd-consumer: a plain PVM program (spawned by cfd-producer) that receives flow frames from its
 // parent, renders them to PNGs, and at the end sends the parent a summary: frames received, in
 // order and complete or not, frames/s, latency from send to receipt and to display. The frame
-// checks, rendering and numbers are FrameConsumer's (shared with cfd-mpi-consumer).
+// checks, rendering and numbers are FrameConsumer's (shared with cfd-mpi's consumer ranks).
 #include <pvm3.h>
 
 #include <cstdio>

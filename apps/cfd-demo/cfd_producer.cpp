@@ -2,7 +2,7 @@
 // sends a frame of the field to one or several cfd-consumer tasks it spawns. Measures its own
 // stall (time inside the PVM pack and send calls) and the frame rate, collects the consumers'
 // summaries at the end and prints everything (also as CSV and JSON). The solver loop, measurements
-// and report are FrameProducer's (shared with cfd-mpi-producer); the PVM part is ConsumerGroup.
+// and report are FrameProducer's (shared with cfd-mpi); the PVM part is ConsumerGroup.
 #include <cstdio>  // before pvm3.h, which declares pvm_catchout(FILE*) only when stdio is in
 
 #include <pvm3.h>

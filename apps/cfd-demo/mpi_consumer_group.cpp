@@ -91,7 +91,7 @@ std::vector<RunSummary> MpiConsumerGroup::finish(long long frames_sent) {
   }
   for (size_t i = 0; i < summaries.size(); ++i) {
     if (answered[i]) continue;
-    std::fprintf(stderr, "cfd-mpi-producer: consumer %zu (rank %d) sent no summary before the timeout\n", i,
+    std::fprintf(stderr, "cfd-mpi: consumer %zu (rank %d) sent no summary before the timeout\n", i,
                  consumer_rank(static_cast<int>(i)));
     summaries[i].consumer = static_cast<long long>(i);
     summaries[i].host = "lost";
