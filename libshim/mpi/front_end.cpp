@@ -1,0 +1,1157 @@
+#include "front_end.h"
+
+#include <openssl/rand.h>
+#include <poll.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "site_discovery.h"
+#include "wire_format.h"
+
+namespace lp::mpi {
+
+static_assert(MPI_ANY_SOURCE == kAnySource && MPI_ANY_TAG == kAnyTag, "envelope.h's wildcards are Open MPI's");
+
+namespace {
+
+// Longest endpoint string exchanged at MPI_Init ("host:port").
+constexpr int kEndpointBytes = 256;
+// Key made for a job that has none configured: bytes of randomness (hex-encoded in the key).
+constexpr int kJobKeyBytes = 32;
+// Fortran handles of LongPipe requests start here (Open MPI's are small table indices).
+constexpr int kFortranRequestBase = 1 << 30;
+
+
+// Predefined types whose bytes are contiguous in memory: sent and received with memcpy.
+// Everything else goes through PMPI_Pack / PMPI_Unpack.
+bool contiguous(MPI_Datatype type, int* type_size) {
+  PMPI_Type_size(type, type_size);
+  int integers, addresses, datatypes, combiner;
+  PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
+  if (combiner != MPI_COMBINER_NAMED) return false;
+  MPI_Aint lower, extent;
+  PMPI_Type_get_extent(type, &lower, &extent);
+  return lower == 0 && extent == *type_size;  // MPI_DOUBLE_INT and friends have holes
+}
+
+std::string hex(const unsigned char* bytes, int count) {
+  static const char digits[] = "0123456789abcdef";
+  std::string text;
+  for (int i = 0; i < count; ++i) {
+    text += digits[bytes[i] >> 4];
+    text += digits[bytes[i] & 15];
+  }
+  return text;
+}
+
+}  // namespace
+
+// A LongPipe request: a send to another site, or a receive matched by LongPipe's rules.
+struct FrontEnd::Request {
+  enum class Kind { kSend, kReceive } kind = Kind::kSend;
+  bool persistent = false;
+  bool active = true;      // false: an inactive persistent request
+  bool complete = false;
+  bool freed = false;      // MPI_Request_free'd while under way: remove when it completes
+  const void* send_buffer = nullptr;
+  void* receive_buffer = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  int peer = 0;  // destination or source rank in `comm` (or MPI_ANY_SOURCE)
+  int tag = 0;
+  MPI_Comm comm = MPI_COMM_NULL;
+  SendMode mode = SendMode::kStandard;
+  ReceivePattern pattern;        // receives: what LongPipe messages it takes
+  bool may_match_native = false; // receives: Open MPI messages may match too (PMPI_Improbe)
+  bool wildcard = false;         // counted in the communicator's pending_wildcard_receives
+  int peer_world = -1;           // the remote peer, for failures (-1: any)
+  std::uint64_t sync_id = 0;     // synchronous send waiting for its match
+  MPI_Request native = MPI_REQUEST_NULL;  // the Open MPI receive that took over (PMPI_Imrecv)
+  MPI_Status status{};
+  int error = MPI_SUCCESS;
+};
+
+// A message that came over LongPipe.
+struct FrontEnd::ArrivedMessage {
+  std::vector<std::byte> body;
+  bool synchronous = false;
+  std::uint64_t sync_id = 0;
+};
+
+// What MPI_Mprobe / MPI_Improbe took out of the unexpected queue for MPI_Mrecv.
+struct FrontEnd::MatchedMessage {
+  Envelope envelope;
+  std::shared_ptr<ArrivedMessage> message;
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+std::unique_ptr<FrontEnd> FrontEnd::start() {
+  int world_rank = 0, world_size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm internal;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &internal);
+  PMPI_Comm_set_errhandler(internal, MPI_ERRORS_ARE_FATAL);
+
+  SiteMap sites = discover_sites(internal, world_rank, world_size);
+  if (sites.site_count() <= 1) {
+    PMPI_Comm_free(&internal);
+    return nullptr;
+  }
+  Config config = Config::from_environment();
+
+  // The job key (issue 10): none configured -> rank 0 makes one and every rank gets it over MPI.
+  char shared_key[1 + 2 * kJobKeyBytes + 1] = {};
+  if (world_rank == 0 && config.key.empty()) {
+    unsigned char random[kJobKeyBytes];
+    if (RAND_bytes(random, sizeof random) != 1) throw std::runtime_error("RAND_bytes failed: cannot make a job key");
+    shared_key[0] = 1;
+    std::memcpy(shared_key + 1, hex(random, kJobKeyBytes).c_str(), 2 * kJobKeyBytes);
+  }
+  PMPI_Bcast(shared_key, sizeof shared_key, MPI_CHAR, 0, internal);
+  if (shared_key[0] == 1 && config.key.empty()) config.key = shared_key + 1;
+
+  // One statistics file per rank.
+  if (!config.stats_path.empty()) {
+    const auto at = config.stats_path.find("%r");
+    if (at != std::string::npos) {
+      config.stats_path.replace(at, 2, std::to_string(world_rank));
+    } else {
+      config.stats_path += "." + std::to_string(world_rank);
+    }
+  }
+
+  std::unique_ptr<FrontEnd> front_end(new FrontEnd(std::move(sites), world_rank, world_size, internal));
+  front_end->engine_ = std::make_unique<Engine>(std::move(config));
+  const std::string endpoint = front_end->engine_->local_endpoint();
+  if (endpoint.size() >= kEndpointBytes) throw std::runtime_error("endpoint name too long: " + endpoint);
+  std::vector<char> mine(kEndpointBytes, 0), all(static_cast<std::size_t>(kEndpointBytes) * world_size, 0);
+  std::memcpy(mine.data(), endpoint.data(), endpoint.size());
+  PMPI_Allgather(mine.data(), kEndpointBytes, MPI_CHAR, all.data(), kEndpointBytes, MPI_CHAR, internal);
+  for (int rank = 0; rank < world_size; ++rank) {
+    std::string name(all.data() + static_cast<std::size_t>(rank) * kEndpointBytes);
+    front_end->world_of_endpoint_[name] = rank;
+    front_end->endpoint_of_world_.push_back(std::move(name));
+  }
+  return front_end;
+}
+
+FrontEnd::FrontEnd(SiteMap sites, int world_rank, int world_size, MPI_Comm internal)
+    : sites_(std::move(sites)),
+      world_rank_(world_rank),
+      world_size_(world_size),
+      my_site_(sites_.site_of(world_rank)),
+      internal_(internal) {
+  std::vector<int> everyone(static_cast<std::size_t>(world_size));
+  for (int rank = 0; rank < world_size; ++rank) everyone[static_cast<std::size_t>(rank)] = rank;
+  world_ = CommunicatorInfo(0, std::move(everyone), sites_.sites(), my_site_);
+}
+
+FrontEnd::~FrontEnd() = default;
+
+// ---------------------------------------------------------------------------------------------
+// Routing
+
+const CommunicatorInfo* FrontEnd::lookup(MPI_Comm comm) {
+  if (comm == MPI_COMM_WORLD) return &world_;
+  auto it = communicators_.find(comm);
+  return it == communicators_.end() ? nullptr : &it->second;  // unknown: stays on Open MPI
+}
+
+int FrontEnd::remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** info) {
+  *info = lookup(comm);
+  return *info ? (*info)->remote_world_rank(peer, sites_.sites(), my_site_) : -1;
+}
+
+bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info) {
+  *info = lookup(comm);
+  if (!*info || !(*info)->spans_sites || source == MPI_PROC_NULL) return false;
+  if (source == MPI_ANY_SOURCE) return true;
+  if ((*info)->remote_world_rank(source, sites_.sites(), my_site_) >= 0) return true;
+  // A same-site source, but an earlier wildcard receive of ours is still open on this
+  // communicator: this one must queue behind it (posting order decides who matches first).
+  return (*info)->pending_wildcard_receives > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sends
+
+int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
+                          const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id) {
+  if (failed_world_ranks_.count(dest_world)) {
+    return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(dest_world) + " (" +
+                                                 endpoint_of_world_[static_cast<std::size_t>(dest_world)] +
+                                                 ") is unreachable: " + failure_reasons_[dest_world]);
+  }
+  Message message;
+  message.source = static_cast<std::uint32_t>(world_rank_);
+  message.destination = static_cast<std::uint32_t>(dest_world);
+  message.tag = tag;
+  message.context = info.context;
+  message.flags = kFlagData | (synchronous ? kFlagSynchronous : 0u);
+  int type_size = 0;
+  if (contiguous(type, &type_size)) {
+    const std::size_t bytes = static_cast<std::size_t>(type_size) * static_cast<std::size_t>(count);
+    message.body.reserve(bytes + kSyncIdSize + kEngineTrailerSpare);
+    const auto* data = static_cast<const std::byte*>(buffer);
+    message.body.assign(data, data + bytes);
+  } else {
+    int packed_size = 0;
+    PMPI_Pack_size(count, type, comm, &packed_size);
+    message.body.reserve(static_cast<std::size_t>(packed_size) + kSyncIdSize + kEngineTrailerSpare);
+    message.body.resize(static_cast<std::size_t>(packed_size));
+    int position = 0;
+    const int rc = PMPI_Pack(buffer, count, type, message.body.data(), packed_size, &position, comm);
+    if (rc != MPI_SUCCESS) return report_error(comm, rc, "cannot pack the message");
+    message.body.resize(static_cast<std::size_t>(position));
+  }
+  if (synchronous) {
+    *sync_id = next_sync_id_++;
+    append_sync_id(message.body, *sync_id);
+  }
+  try {
+    engine_->send(endpoint_of_world_[static_cast<std::size_t>(dest_world)], std::move(message));
+  } catch (const PeerFailed& e) {
+    failed_world_ranks_.insert(dest_world);
+    failure_reasons_[dest_world] = e.what();
+    return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(dest_world) + " (" +
+                                                 endpoint_of_world_[static_cast<std::size_t>(dest_world)] +
+                                                 ") is unreachable: " + e.what());
+  } catch (const WindowFull& e) {
+    return report_error(comm, MPI_ERR_OTHER, std::string("LongPipe window full (LONGPIPE_WINDOW_FULL=fail): ") + e.what());
+  }
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::send(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, SendMode mode) {
+  const CommunicatorInfo* info;
+  const int dest_world = remote_world(comm, dest, &info);
+  if (dest_world < 0) {
+    switch (mode) {
+      case SendMode::kStandard: return PMPI_Send(buffer, count, type, dest, tag, comm);
+      case SendMode::kBuffered: return PMPI_Bsend(buffer, count, type, dest, tag, comm);
+      case SendMode::kReady: return PMPI_Rsend(buffer, count, type, dest, tag, comm);
+      case SendMode::kSynchronous: return PMPI_Ssend(buffer, count, type, dest, tag, comm);
+    }
+  }
+  if (mode != SendMode::kSynchronous) {
+    return send_remote(buffer, count, type, dest_world, tag, comm, *info, false, nullptr);
+  }
+  MPI_Request request;
+  const int rc = isend(buffer, count, type, dest, tag, comm, mode, &request);
+  if (rc != MPI_SUCCESS) return rc;
+  return wait(&request, MPI_STATUS_IGNORE);
+}
+
+std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) { return requests_.add(std::move(request)); }
+
+FrontEnd::Request* FrontEnd::ours(MPI_Request request) const {
+  return requests_.get(reinterpret_cast<std::uintptr_t>(request));
+}
+
+int FrontEnd::isend(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, SendMode mode,
+                    MPI_Request* request) {
+  const CommunicatorInfo* info;
+  const int dest_world = remote_world(comm, dest, &info);
+  if (dest_world < 0) {
+    switch (mode) {
+      case SendMode::kStandard: return PMPI_Isend(buffer, count, type, dest, tag, comm, request);
+      case SendMode::kBuffered: return PMPI_Ibsend(buffer, count, type, dest, tag, comm, request);
+      case SendMode::kReady: return PMPI_Irsend(buffer, count, type, dest, tag, comm, request);
+      case SendMode::kSynchronous: return PMPI_Issend(buffer, count, type, dest, tag, comm, request);
+    }
+  }
+  auto owned = std::make_unique<Request>();
+  owned->kind = Request::Kind::kSend;
+  owned->send_buffer = buffer;
+  owned->count = count;
+  owned->type = type;
+  owned->peer = dest;
+  owned->tag = tag;
+  owned->comm = comm;
+  owned->mode = mode;
+  Request& r = *owned;
+  const std::uintptr_t handle = new_request(std::move(owned));
+  const int rc = start_request(r, handle);
+  if (rc != MPI_SUCCESS) {
+    requests_.remove(handle);
+    return rc;
+  }
+  *request = reinterpret_cast<MPI_Request>(handle);
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::send_init(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+                        SendMode mode, MPI_Request* request) {
+  const CommunicatorInfo* info;
+  if (remote_world(comm, dest, &info) < 0) {
+    switch (mode) {
+      case SendMode::kStandard: return PMPI_Send_init(buffer, count, type, dest, tag, comm, request);
+      case SendMode::kBuffered: return PMPI_Bsend_init(buffer, count, type, dest, tag, comm, request);
+      case SendMode::kReady: return PMPI_Rsend_init(buffer, count, type, dest, tag, comm, request);
+      case SendMode::kSynchronous: return PMPI_Ssend_init(buffer, count, type, dest, tag, comm, request);
+    }
+  }
+  auto owned = std::make_unique<Request>();
+  owned->kind = Request::Kind::kSend;
+  owned->persistent = true;
+  owned->active = false;
+  owned->send_buffer = buffer;
+  owned->count = count;
+  owned->type = type;
+  owned->peer = dest;
+  owned->tag = tag;
+  owned->comm = comm;
+  owned->mode = mode;
+  *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
+  return MPI_SUCCESS;
+}
+
+// Starts a send or receive request of ours (new, or a persistent one being started).
+int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
+  r.active = true;
+  r.complete = false;
+  r.error = MPI_SUCCESS;
+  r.native = MPI_REQUEST_NULL;
+  set_status(&r.status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+  if (r.kind == Request::Kind::kReceive) return post_receive(r, handle);
+  const CommunicatorInfo* info;
+  const int dest_world = remote_world(r.comm, r.peer, &info);
+  r.peer_world = dest_world;
+  const bool synchronous = r.mode == SendMode::kSynchronous;
+  const int rc = send_remote(r.send_buffer, r.count, r.type, dest_world, r.tag, r.comm, *info, synchronous, &r.sync_id);
+  if (rc != MPI_SUCCESS) return rc;
+  if (synchronous) {
+    awaiting_match_[r.sync_id] = handle;
+  } else {
+    r.complete = true;  // the engine holds its own copy: the buffer may be reused
+  }
+  return MPI_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Receives
+
+int FrontEnd::recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  const CommunicatorInfo* info;
+  if (!emulated_receive(comm, source, &info)) return PMPI_Recv(buffer, count, type, source, tag, comm, status);
+  MPI_Request request;
+  const int rc = irecv(buffer, count, type, source, tag, comm, &request);
+  if (rc != MPI_SUCCESS) return rc;
+  return wait(&request, status);
+}
+
+int FrontEnd::irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                    MPI_Request* request) {
+  const CommunicatorInfo* info;
+  if (!emulated_receive(comm, source, &info)) return PMPI_Irecv(buffer, count, type, source, tag, comm, request);
+  auto owned = std::make_unique<Request>();
+  owned->kind = Request::Kind::kReceive;
+  owned->receive_buffer = buffer;
+  owned->count = count;
+  owned->type = type;
+  owned->peer = source;
+  owned->tag = tag;
+  owned->comm = comm;
+  Request& r = *owned;
+  const std::uintptr_t handle = new_request(std::move(owned));
+  *request = reinterpret_cast<MPI_Request>(handle);
+  return start_request(r, handle);
+}
+
+int FrontEnd::recv_init(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                        MPI_Request* request) {
+  const CommunicatorInfo* info;
+  // A persistent receive from a same-site rank stays Open MPI's, whatever is pending when it starts.
+  if (!emulated_receive(comm, source, &info) ||
+      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+    return PMPI_Recv_init(buffer, count, type, source, tag, comm, request);
+  }
+  auto owned = std::make_unique<Request>();
+  owned->kind = Request::Kind::kReceive;
+  owned->persistent = true;
+  owned->active = false;
+  owned->receive_buffer = buffer;
+  owned->count = count;
+  owned->type = type;
+  owned->peer = source;
+  owned->tag = tag;
+  owned->comm = comm;
+  *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
+  CommunicatorInfo* info = const_cast<CommunicatorInfo*>(lookup(r.comm));
+  r.pattern.context = info->context;
+  r.pattern.tag = r.tag;
+  r.pattern.source_world = kAnySource;
+  r.may_match_native = true;
+  r.peer_world = -1;
+  if (r.peer != MPI_ANY_SOURCE) {
+    r.pattern.source_world = info->world_of_peer.at(static_cast<std::size_t>(r.peer));
+    r.peer_world = info->remote_world_rank(r.peer, sites_.sites(), my_site_);
+    r.may_match_native = r.peer_world < 0;
+  }
+  progress(false);
+  // Messages already here that no earlier receive wanted (an earlier one would have taken them).
+  if (r.peer_world >= 0 || r.peer == MPI_ANY_SOURCE) {
+    if (auto found = unexpected_.take(r.pattern)) {
+      complete_receive(r, handle, found->first, std::move(*found->second));
+      return MPI_SUCCESS;
+    }
+  }
+  if (r.peer_world >= 0 && failed_world_ranks_.count(r.peer_world)) {
+    r.complete = true;
+    r.error = MPI_ERR_OTHER;
+    r.status.MPI_ERROR = MPI_ERR_OTHER;
+    return MPI_SUCCESS;
+  }
+  r.wildcard = r.peer == MPI_ANY_SOURCE;
+  if (r.wildcard) ++info->pending_wildcard_receives;
+  pending_receives_.push_back(handle);
+  progress(false);  // Open MPI messages: earlier receives had their turn above
+  return MPI_SUCCESS;
+}
+
+void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelope& envelope, ArrivedMessage message) {
+  const CommunicatorInfo* info = lookup(r.comm);
+  r.error = deliver(message, envelope, info, r.receive_buffer, r.count, r.type, r.comm, &r.status);
+  acknowledge(envelope, message);
+  r.complete = true;
+  if (r.freed) requests_.remove(handle);
+}
+
+int FrontEnd::deliver(const ArrivedMessage& message, const Envelope& envelope, const CommunicatorInfo* info,
+                      void* buffer, int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status) {
+  int type_size = 0;
+  const bool flat = contiguous(type, &type_size);
+  const std::size_t capacity = static_cast<std::size_t>(type_size) * static_cast<std::size_t>(std::max(count, 0));
+  std::size_t bytes = message.body.size();
+  int error = MPI_SUCCESS;
+  if (bytes > capacity) {
+    error = MPI_ERR_TRUNCATE;
+    bytes = capacity;
+  }
+  if (bytes > 0) {
+    if (flat) {
+      std::memcpy(buffer, message.body.data(), bytes);
+    } else {
+      int position = 0;
+      const int elements = static_cast<int>(bytes / static_cast<std::size_t>(type_size));
+      const int rc = PMPI_Unpack(message.body.data(), static_cast<int>(bytes), &position, buffer, elements, type, comm);
+      if (rc != MPI_SUCCESS && error == MPI_SUCCESS) error = rc;
+    }
+  }
+  const int source = info ? info->peer_rank_of(envelope.source_world) : envelope.source_world;
+  if (status != MPI_STATUS_IGNORE) set_status(status, source, envelope.tag, error, static_cast<MPI_Count>(bytes), false);
+  return error;
+}
+
+void FrontEnd::acknowledge(const Envelope& envelope, const ArrivedMessage& message) {
+  if (!message.synchronous) return;
+  Message ack;
+  ack.source = static_cast<std::uint32_t>(world_rank_);
+  ack.destination = static_cast<std::uint32_t>(envelope.source_world);
+  ack.flags = kFlagMatched;
+  ack.body.reserve(kSyncIdSize + kEngineTrailerSpare);
+  append_sync_id(ack.body, message.sync_id);
+  try {
+    engine_->send(endpoint_of_world_[static_cast<std::size_t>(envelope.source_world)], std::move(ack));
+  } catch (const std::exception&) {
+    // The sender is gone: nobody waits for this acknowledgement any more.
+  }
+}
+
+int FrontEnd::sendrecv(const void* send_buffer, int send_count, MPI_Datatype send_type, int dest, int send_tag,
+                       void* receive_buffer, int receive_count, MPI_Datatype receive_type, int source,
+                       int receive_tag, MPI_Comm comm, MPI_Status* status) {
+  const CommunicatorInfo* info;
+  if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info)) {
+    return PMPI_Sendrecv(send_buffer, send_count, send_type, dest, send_tag, receive_buffer, receive_count,
+                         receive_type, source, receive_tag, comm, status);
+  }
+  MPI_Request requests[2];
+  int rc = irecv(receive_buffer, receive_count, receive_type, source, receive_tag, comm, &requests[0]);
+  if (rc != MPI_SUCCESS) return rc;
+  rc = isend(send_buffer, send_count, send_type, dest, send_tag, comm, SendMode::kStandard, &requests[1]);
+  if (rc != MPI_SUCCESS) {
+    cancel(&requests[0]);
+    wait(&requests[0], MPI_STATUS_IGNORE);
+    return rc;
+  }
+  MPI_Status statuses[2];
+  rc = waitall(2, requests, statuses);
+  if (status != MPI_STATUS_IGNORE) *status = statuses[0];
+  return rc == MPI_ERR_IN_STATUS ? statuses[0].MPI_ERROR != MPI_SUCCESS ? statuses[0].MPI_ERROR : statuses[1].MPI_ERROR : rc;
+}
+
+int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int dest, int send_tag, int source,
+                               int receive_tag, MPI_Comm comm, MPI_Status* status) {
+  const CommunicatorInfo* info;
+  if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info)) {
+    return PMPI_Sendrecv_replace(buffer, count, type, dest, send_tag, source, receive_tag, comm, status);
+  }
+  int packed_size = 0;
+  PMPI_Pack_size(count, type, comm, &packed_size);
+  std::vector<std::byte> packed(static_cast<std::size_t>(packed_size));
+  int position = 0;
+  PMPI_Pack(buffer, count, type, packed.data(), packed_size, &position, comm);
+  return sendrecv(packed.data(), position, MPI_PACKED, dest, send_tag, buffer, count, type, source, receive_tag, comm,
+                  status);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Probes
+
+int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  const CommunicatorInfo* info;
+  if (!emulated_receive(comm, source, &info) ||
+      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+    return PMPI_Iprobe(source, tag, comm, flag, status);
+  }
+  progress(true);
+  ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
+  Envelope envelope;
+  if (const auto* found = unexpected_.find(pattern, &envelope)) {
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE) {
+      set_status(status, info->peer_rank_of(envelope.source_world), envelope.tag, MPI_SUCCESS,
+                 static_cast<MPI_Count>((*found)->body.size()), false);
+    }
+    return MPI_SUCCESS;
+  }
+  if (source == MPI_ANY_SOURCE) return PMPI_Iprobe(source, tag, comm, flag, status);
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  const CommunicatorInfo* info;
+  if (!emulated_receive(comm, source, &info)) return PMPI_Probe(source, tag, comm, status);
+  int idle_rounds = 0;
+  for (;;) {
+    int flag = 0;
+    const int rc = iprobe(source, tag, comm, &flag, status);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    if (source != MPI_ANY_SOURCE) {
+      const int peer_world = info->remote_world_rank(source, sites_.sites(), my_site_);
+      if (peer_world >= 0 && failed_world_ranks_.count(peer_world)) {
+        return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(peer_world) + " (" +
+                                                     endpoint_of_world_[static_cast<std::size_t>(peer_world)] +
+                                                     ") is unreachable: " + failure_reasons_[peer_world]);
+      }
+    }
+    idle(&idle_rounds, source == MPI_ANY_SOURCE);
+  }
+}
+
+int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  const CommunicatorInfo* info;
+  if (!emulated_receive(comm, source, &info) ||
+      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+    return PMPI_Improbe(source, tag, comm, flag, message, status);
+  }
+  progress(true);
+  ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
+  if (auto found = unexpected_.take(pattern)) {
+    *flag = 1;
+    if (status != MPI_STATUS_IGNORE) {
+      set_status(status, info->peer_rank_of(found->first.source_world), found->first.tag, MPI_SUCCESS,
+                 static_cast<MPI_Count>(found->second->body.size()), false);
+    }
+    auto matched = std::make_unique<MatchedMessage>();
+    matched->envelope = found->first;
+    matched->message = std::move(found->second);
+    matched->comm = comm;
+    *message = reinterpret_cast<MPI_Message>(messages_.add(std::move(matched)));
+    return MPI_SUCCESS;
+  }
+  if (source == MPI_ANY_SOURCE) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  const CommunicatorInfo* info;
+  if (!emulated_receive(comm, source, &info)) return PMPI_Mprobe(source, tag, comm, message, status);
+  int idle_rounds = 0;
+  for (;;) {
+    int flag = 0;
+    const int rc = improbe(source, tag, comm, &flag, message, status);
+    if (rc != MPI_SUCCESS || flag) return rc;
+    idle(&idle_rounds, source == MPI_ANY_SOURCE);
+  }
+}
+
+int FrontEnd::mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  const auto handle = reinterpret_cast<std::uintptr_t>(*message);
+  MatchedMessage* matched = messages_.get(handle);
+  if (!matched) return PMPI_Mrecv(buffer, count, type, message, status);
+  const int error = deliver(*matched->message, matched->envelope, lookup(matched->comm), buffer, count, type,
+                            matched->comm, status);
+  acknowledge(matched->envelope, *matched->message);
+  const MPI_Comm comm = matched->comm;
+  messages_.remove(handle);
+  *message = MPI_MESSAGE_NULL;
+  return error == MPI_SUCCESS ? MPI_SUCCESS : report_error(comm, error, "message truncated");
+}
+
+int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+  const auto handle = reinterpret_cast<std::uintptr_t>(*message);
+  MatchedMessage* matched = messages_.get(handle);
+  if (!matched) return PMPI_Imrecv(buffer, count, type, message, request);
+  auto owned = std::make_unique<Request>();
+  owned->kind = Request::Kind::kReceive;
+  owned->comm = matched->comm;
+  owned->error = deliver(*matched->message, matched->envelope, lookup(matched->comm), buffer, count, type,
+                         matched->comm, &owned->status);
+  owned->complete = true;
+  acknowledge(matched->envelope, *matched->message);
+  messages_.remove(handle);
+  *message = MPI_MESSAGE_NULL;
+  *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
+  return MPI_SUCCESS;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress
+
+void FrontEnd::progress(bool unbounded) {
+  while (unbounded || unexpected_.size() < kUnexpectedBound) {
+    auto message = engine_->try_receive();
+    if (!message) break;
+    handle_incoming(std::move(*message));
+  }
+  handle_peer_failures();
+  // Receives of ours that Open MPI messages may match, oldest first: claim one atomically.
+  for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
+    Request* r = requests_.get(*it);
+    if (!r->may_match_native) {
+      ++it;
+      continue;
+    }
+    int flag = 0;
+    MPI_Message native_message;
+    MPI_Status probed;
+    PMPI_Improbe(r->peer, r->tag, r->comm, &flag, &native_message, &probed);
+    if (!flag) {
+      ++it;
+      continue;
+    }
+    PMPI_Imrecv(r->receive_buffer, r->count, r->type, &native_message, &r->native);
+    if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
+    it = pending_receives_.erase(it);
+  }
+}
+
+void FrontEnd::handle_incoming(Message message) {
+  if (message.flags & kFlagMatched) {
+    std::uint64_t id = 0;
+    if (!strip_sync_id(message.body, &id)) return;
+    auto it = awaiting_match_.find(id);
+    if (it == awaiting_match_.end()) return;
+    if (Request* r = requests_.get(it->second)) {
+      r->complete = true;
+      if (r->freed) requests_.remove(it->second);
+    }
+    awaiting_match_.erase(it);
+    return;
+  }
+  if (!(message.flags & kFlagData)) return;
+  auto arrived = std::make_shared<ArrivedMessage>();
+  arrived->synchronous = (message.flags & kFlagSynchronous) != 0;
+  arrived->body = std::move(message.body);
+  if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return;
+  const Envelope envelope{message.context, static_cast<int>(message.source), message.tag};
+  for (auto it = pending_receives_.begin(); it != pending_receives_.end(); ++it) {
+    Request* r = requests_.get(*it);
+    if (!r->pattern.matches(envelope)) continue;
+    const std::uintptr_t handle = *it;
+    pending_receives_.erase(it);
+    if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
+    complete_receive(*r, handle, envelope, std::move(*arrived));
+    return;
+  }
+  unexpected_.push(envelope, std::move(arrived));
+}
+
+void FrontEnd::handle_peer_failures() {
+  for (auto& failure : engine_->take_peer_failures()) {
+    auto found = world_of_endpoint_.find(failure.peer_endpoint);
+    if (found == world_of_endpoint_.end()) continue;
+    const int world = found->second;
+    failed_world_ranks_.insert(world);
+    failure_reasons_[world] = failure.reason;
+    // Receives that only this peer could satisfy, and synchronous sends waiting for it, fail.
+    for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
+      Request* r = requests_.get(*it);
+      if (r->peer_world != world) {
+        ++it;
+        continue;
+      }
+      r->complete = true;
+      r->error = MPI_ERR_OTHER;
+      r->status.MPI_ERROR = MPI_ERR_OTHER;
+      it = pending_receives_.erase(it);
+    }
+    for (auto it = awaiting_match_.begin(); it != awaiting_match_.end();) {
+      Request* r = requests_.get(it->second);
+      if (!r || r->peer_world != world) {
+        ++it;
+        continue;
+      }
+      r->complete = true;
+      r->error = MPI_ERR_OTHER;
+      it = awaiting_match_.erase(it);
+    }
+  }
+}
+
+void FrontEnd::idle(int* idle_rounds, bool native_pending) {
+  if (++*idle_rounds < kSpinsBeforeYield) return;
+  if (native_pending) {
+    sched_yield();
+    return;
+  }
+  // Only LongPipe can complete what is waited for: sleep on the engine, but keep Open MPI's own
+  // operations (rendezvous sends to same-site ranks, ...) moving in between.
+  pollfd fd{engine_->receive_event_fd(), POLLIN, 0};
+  ::poll(&fd, 1, kIdlePollMs);
+  int flag = 0;
+  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, internal_, &flag, MPI_STATUS_IGNORE);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Completion
+
+bool FrontEnd::poll(Request& r) {
+  if (r.complete || !r.active) return true;
+  if (r.native != MPI_REQUEST_NULL) {
+    int flag = 0;
+    const int rc = PMPI_Test(&r.native, &flag, &r.status);
+    if (flag) {
+      r.complete = true;
+      r.error = rc != MPI_SUCCESS ? rc : r.status.MPI_ERROR;
+      if (r.error == MPI_ERR_PENDING) r.error = MPI_SUCCESS;
+    }
+  }
+  return r.complete;
+}
+
+int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
+  const auto handle = reinterpret_cast<std::uintptr_t>(*slot);
+  Request& r = *requests_.get(handle);
+  if (!r.active) {  // inactive persistent request: empty status
+    if (status != MPI_STATUS_IGNORE) set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+    return MPI_SUCCESS;
+  }
+  if (status != MPI_STATUS_IGNORE) {
+    *status = r.status;
+    status->MPI_ERROR = r.error;
+  }
+  const int error = r.error;
+  const MPI_Comm comm = r.comm;
+  const int peer_world = r.peer_world;
+  if (r.persistent) {
+    r.active = false;
+    r.complete = false;
+  } else {
+    requests_.remove(handle);
+    *slot = MPI_REQUEST_NULL;
+  }
+  if (error == MPI_SUCCESS) return MPI_SUCCESS;
+  if (error == MPI_ERR_TRUNCATE) return report_error(comm, error, "message truncated");
+  if (peer_world >= 0 && failed_world_ranks_.count(peer_world)) {
+    return report_error(comm, error, "MPI rank " + std::to_string(peer_world) + " (" +
+                                         endpoint_of_world_[static_cast<std::size_t>(peer_world)] +
+                                         ") is unreachable: " + failure_reasons_[peer_world]);
+  }
+  return report_error(comm, error, "request failed");
+}
+
+int FrontEnd::wait(MPI_Request* request, MPI_Status* status) {
+  Request* r = ours(*request);
+  if (!r) return PMPI_Wait(request, status);
+  int idle_rounds = 0;
+  while (!poll(*r)) {
+    progress(true);
+    if (poll(*r)) break;
+    idle(&idle_rounds, r->native != MPI_REQUEST_NULL || r->may_match_native);
+  }
+  return finish(request, status);
+}
+
+int FrontEnd::test(MPI_Request* request, int* flag, MPI_Status* status) {
+  Request* r = ours(*request);
+  if (!r) return PMPI_Test(request, flag, status);
+  if (!poll(*r)) {
+    progress(true);
+    if (!poll(*r)) {
+      *flag = 0;
+      return MPI_SUCCESS;
+    }
+  }
+  *flag = 1;
+  return finish(request, status);
+}
+
+int FrontEnd::testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses) {
+  bool any_ours = false;
+  for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
+  if (!any_ours) return PMPI_Testall(count, requests, flag, statuses);
+  progress(true);
+  // MPI_Testall completes nothing unless everything is complete.
+  for (int i = 0; i < count; ++i) {
+    if (Request* r = ours(requests[i])) {
+      if (!poll(*r)) {
+        *flag = 0;
+        return MPI_SUCCESS;
+      }
+    }
+  }
+  // Ours are all done; let Open MPI test its own (Testall on a copy keeps them if not all done).
+  std::vector<MPI_Request> natives;
+  std::vector<int> where;
+  for (int i = 0; i < count; ++i) {
+    if (!is_ours(requests[i])) {
+      natives.push_back(requests[i]);
+      where.push_back(i);
+    }
+  }
+  std::vector<MPI_Status> native_statuses(natives.size());
+  int native_flag = 1;
+  int rc = MPI_SUCCESS;
+  if (!natives.empty()) {
+    rc = PMPI_Testall(static_cast<int>(natives.size()), natives.data(), &native_flag, native_statuses.data());
+  }
+  if (!native_flag) {
+    *flag = 0;
+    return rc;
+  }
+  *flag = 1;
+  bool failed = rc != MPI_SUCCESS;
+  for (std::size_t k = 0; k < natives.size(); ++k) {
+    requests[where[k]] = natives[k];
+    if (statuses != MPI_STATUSES_IGNORE) statuses[where[k]] = native_statuses[k];
+  }
+  for (int i = 0; i < count; ++i) {
+    if (!is_ours(requests[i])) continue;
+    MPI_Status own;
+    if (finish(&requests[i], &own) != MPI_SUCCESS) failed = true;
+    if (statuses != MPI_STATUSES_IGNORE) statuses[i] = own;
+  }
+  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int FrontEnd::waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
+  bool any_ours = false;
+  for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
+  if (!any_ours) return PMPI_Waitall(count, requests, statuses);
+  std::vector<char> done(static_cast<std::size_t>(count), 0);
+  bool failed = false;
+  int remaining = count;
+  int idle_rounds = 0;
+  while (remaining > 0) {
+    progress(true);
+    bool advanced = false;
+    bool native_pending = false;
+    for (int i = 0; i < count; ++i) {
+      if (done[i]) continue;
+      MPI_Status own;
+      MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? &own : &statuses[i];
+      if (Request* r = ours(requests[i])) {
+        if (!poll(*r)) {
+          native_pending = native_pending || r->native != MPI_REQUEST_NULL || r->may_match_native;
+          continue;
+        }
+        if (finish(&requests[i], status) != MPI_SUCCESS) failed = true;
+      } else {
+        int flag = 0;
+        const int rc = PMPI_Test(&requests[i], &flag, status);
+        if (!flag) {
+          native_pending = true;
+          continue;
+        }
+        if (rc != MPI_SUCCESS) {
+          status->MPI_ERROR = rc;
+          failed = true;
+        } else if (statuses != MPI_STATUSES_IGNORE) {
+          status->MPI_ERROR = MPI_SUCCESS;
+        }
+      }
+      done[i] = 1;
+      --remaining;
+      advanced = true;
+    }
+    if (advanced) {
+      idle_rounds = 0;
+    } else if (remaining > 0) {
+      idle(&idle_rounds, native_pending);
+    }
+  }
+  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int FrontEnd::testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
+  bool any_ours = false;
+  for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
+  if (!any_ours) return PMPI_Testany(count, requests, index, flag, status);
+  progress(true);
+  bool any_active = false;
+  for (int i = 0; i < count; ++i) {
+    if (Request* r = ours(requests[i])) {
+      if (!r->active) continue;
+      any_active = true;
+      if (!poll(*r)) continue;
+      *index = i;
+      *flag = 1;
+      return finish(&requests[i], status);
+    }
+    if (requests[i] == MPI_REQUEST_NULL) continue;
+    int done = 0, one_index = 0;
+    const int rc = PMPI_Testany(1, &requests[i], &one_index, &done, status);
+    if (!done) {
+      any_active = true;
+      continue;
+    }
+    if (one_index == MPI_UNDEFINED) continue;  // an inactive persistent request of Open MPI's
+    *index = i;
+    *flag = 1;
+    return rc;
+  }
+  *index = MPI_UNDEFINED;
+  *flag = any_active ? 0 : 1;
+  if (!any_active && status != MPI_STATUS_IGNORE) set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
+  bool any_ours = false;
+  for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
+  if (!any_ours) return PMPI_Waitany(count, requests, index, status);
+  int idle_rounds = 0;
+  for (;;) {
+    int flag = 0;
+    const int rc = testany(count, requests, index, &flag, status);
+    if (flag || rc != MPI_SUCCESS) return rc;
+    bool native_pending = false;
+    for (int i = 0; i < count; ++i) {
+      Request* r = ours(requests[i]);
+      native_pending = native_pending || !r || r->native != MPI_REQUEST_NULL || r->may_match_native;
+    }
+    idle(&idle_rounds, native_pending);
+  }
+}
+
+int FrontEnd::testsome(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
+  bool any_ours = false;
+  for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
+  if (!any_ours) return PMPI_Testsome(count, requests, outcount, indices, statuses);
+  progress(true);
+  bool any_active = false;
+  bool failed = false;
+  *outcount = 0;
+  for (int i = 0; i < count; ++i) {
+    MPI_Status own;
+    MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? &own : &statuses[*outcount];
+    if (Request* r = ours(requests[i])) {
+      if (!r->active) continue;
+      any_active = true;
+      if (!poll(*r)) continue;
+      if (finish(&requests[i], status) != MPI_SUCCESS) failed = true;
+    } else {
+      if (requests[i] == MPI_REQUEST_NULL) continue;
+      // An inactive persistent request of Open MPI's counts as not active: ask Testsome alone.
+      int one_out = 0, one_index = 0;
+      const int rc = PMPI_Testsome(1, &requests[i], &one_out, &one_index, status);
+      if (one_out == MPI_UNDEFINED) continue;
+      any_active = true;
+      if (one_out == 0) continue;
+      if (rc != MPI_SUCCESS) failed = true;
+    }
+    indices[(*outcount)++] = i;
+  }
+  if (!any_active) *outcount = MPI_UNDEFINED;
+  return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+int FrontEnd::waitsome(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
+  bool any_ours = false;
+  for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
+  if (!any_ours) return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+  int idle_rounds = 0;
+  for (;;) {
+    const int rc = testsome(count, requests, outcount, indices, statuses);
+    if (*outcount != 0 || rc != MPI_SUCCESS) return rc;
+    idle(&idle_rounds, true);
+  }
+}
+
+int FrontEnd::start(MPI_Request* request) {
+  Request* r = ours(*request);
+  if (!r) return PMPI_Start(request);
+  return start_request(*r, reinterpret_cast<std::uintptr_t>(*request));
+}
+
+int FrontEnd::startall(int count, MPI_Request* requests) {
+  for (int i = 0; i < count; ++i) {
+    const int rc = start(&requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::request_free(MPI_Request* request) {
+  const auto handle = reinterpret_cast<std::uintptr_t>(*request);
+  Request* r = requests_.get(handle);
+  if (!r) return PMPI_Request_free(request);
+  *request = MPI_REQUEST_NULL;
+  if (r->native != MPI_REQUEST_NULL) PMPI_Request_free(&r->native);
+  if (!r->active || r->complete || r->native != MPI_REQUEST_NULL || r->kind == Request::Kind::kSend) {
+    if (r->kind == Request::Kind::kSend && r->active && !r->complete) {
+      r->freed = true;  // a synchronous send still waiting for its match: removed when it comes
+      return MPI_SUCCESS;
+    }
+    requests_.remove(handle);
+    return MPI_SUCCESS;
+  }
+  r->freed = true;  // a posted receive still takes its message; removed when it completes
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::cancel(MPI_Request* request) {
+  const auto handle = reinterpret_cast<std::uintptr_t>(*request);
+  Request* r = requests_.get(handle);
+  if (!r) return PMPI_Cancel(request);
+  if (r->kind != Request::Kind::kReceive || r->complete || !r->active) return MPI_SUCCESS;  // as Open MPI: sends are not cancelled
+  if (r->native != MPI_REQUEST_NULL) return PMPI_Cancel(&r->native);
+  auto it = std::find(pending_receives_.begin(), pending_receives_.end(), handle);
+  if (it == pending_receives_.end()) return MPI_SUCCESS;
+  pending_receives_.erase(it);
+  if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
+  r->complete = true;
+  set_status(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  Request* r = ours(request);
+  if (!r) return PMPI_Request_get_status(request, flag, status);
+  if (!poll(*r)) {
+    progress(true);
+    poll(*r);
+  }
+  *flag = r->complete || !r->active;
+  if (*flag && status != MPI_STATUS_IGNORE) {
+    if (r->active) {
+      *status = r->status;
+      status->MPI_ERROR = r->error;
+    } else {
+      set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+    }
+  }
+  return MPI_SUCCESS;
+}
+
+int FrontEnd::request_c2f(MPI_Request request) {
+  if (!is_ours(request)) return PMPI_Request_c2f(request);
+  return kFortranRequestBase + static_cast<int>(reinterpret_cast<std::uintptr_t>(request) >> 1);
+}
+
+MPI_Request FrontEnd::request_f2c(int handle) {
+  if (handle < kFortranRequestBase) return PMPI_Request_f2c(handle);
+  return reinterpret_cast<MPI_Request>((static_cast<std::uintptr_t>(handle - kFortranRequestBase) << 1) | 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Communicators
+
+void FrontEnd::register_communicator(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL) return;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  int context = 0;
+  if (!inter) {
+    PMPI_Allreduce(&next_context_, &context, 1, MPI_INT, MPI_MAX, comm);
+  } else {
+    // On an intercommunicator each side receives the other side's maximum; a second round over
+    // max(own, other) gives both sides the maximum of all.
+    int other_side = 0;
+    PMPI_Allreduce(&next_context_, &other_side, 1, MPI_INT, MPI_MAX, comm);
+    const int both = std::max(next_context_, other_side);
+    PMPI_Allreduce(&both, &context, 1, MPI_INT, MPI_MAX, comm);
+  }
+  next_context_ = context + 1;
+
+  MPI_Group peers, world_group;
+  if (inter) {
+    PMPI_Comm_remote_group(comm, &peers);
+  } else {
+    PMPI_Comm_group(comm, &peers);
+  }
+  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int size = 0;
+  PMPI_Group_size(peers, &size);
+  std::vector<int> ranks(static_cast<std::size_t>(size)), world_ranks(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  PMPI_Group_translate_ranks(peers, size, ranks.data(), world_group, world_ranks.data());
+  for (int& rank : world_ranks) {
+    if (rank == MPI_UNDEFINED) rank = -1;  // a process of another world (MPI_Comm_spawn): Open MPI's path
+  }
+  PMPI_Group_free(&peers);
+  PMPI_Group_free(&world_group);
+  communicators_[comm] = CommunicatorInfo(context, std::move(world_ranks), sites_.sites(), my_site_);
+}
+
+void FrontEnd::forget_communicator(MPI_Comm comm) { communicators_.erase(comm); }
+
+// ---------------------------------------------------------------------------------------------
+// Errors, status, end
+
+int FrontEnd::report_error(MPI_Comm comm, int error_class, const std::string& what) {
+  MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+  PMPI_Comm_get_errhandler(comm, &handler);
+  const bool fatal = handler == MPI_ERRORS_ARE_FATAL;
+  if (handler != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&handler);
+  if (fatal) {
+    std::fprintf(stderr, "liblongpipe: MPI rank %d: %s; aborting (MPI_ERRORS_ARE_FATAL)\n", world_rank_, what.c_str());
+    std::fflush(stderr);
+    PMPI_Abort(comm, error_class);
+  }
+  PMPI_Comm_call_errhandler(comm, error_class);
+  return error_class;
+}
+
+void FrontEnd::set_status(MPI_Status* status, int source, int tag, int error, MPI_Count bytes, bool cancelled) {
+  status->MPI_SOURCE = source;
+  status->MPI_TAG = tag;
+  status->MPI_ERROR = error;
+  PMPI_Status_set_elements_x(status, MPI_BYTE, bytes);
+  PMPI_Status_set_cancelled(status, cancelled ? 1 : 0);
+}
+
+void FrontEnd::finalize() {
+  if (!engine_->flush(kFinalizeFlushTimeout)) {
+    std::fprintf(stderr, "liblongpipe: MPI rank %d: messages not acknowledged after %lld s at MPI_Finalize\n",
+                 world_rank_, static_cast<long long>(kFinalizeFlushTimeout.count() / 1000));
+  }
+  // Nobody stops its engine before every rank's messages are acknowledged (flushed above).
+  PMPI_Barrier(internal_);
+  engine_.reset();
+  PMPI_Comm_free(&internal_);
+}
+
+void FrontEnd::abandon_after_fork() {
+  if (engine_) {
+    engine_->abandon_after_fork();
+    (void)engine_.release();
+  }
+}
+
+}  // namespace lp::mpi

@@ -1,0 +1,165 @@
+// FrontEnd: LongPipe's MPI front end for one process, created in MPI_Init when the job spans more
+// than one site. Decides per message whether it stays on Open MPI (same site) or travels over the
+// engine (another site), and keeps MPI's matching, ordering and request rules across both paths.
+//
+// Everything runs in the application's thread, inside MPI calls: the engine's progress thread never
+// calls in here; received messages are taken from the engine (try_receive) when an MPI call needs
+// them, and only a bounded number otherwise (unexpected messages stay in the engine, whose window
+// pushes back on the sender).
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "communicator_info.h"
+#include "engine.h"
+#include "handle_table.h"
+#include "match_queue.h"
+#include "mpi_api.h"
+#include "site_map.h"
+
+namespace lp::mpi {
+
+// Unexpected LongPipe messages taken from the engine while no receive wanted them, beyond which
+// further messages are left in the engine (memory then bounded by LONGPIPE_WINDOW_*), unless a
+// LongPipe request is being waited for (its match may be behind them).
+inline constexpr std::size_t kUnexpectedBound = 64;
+// Rounds of a wait loop without progress before it starts giving the core away.
+inline constexpr int kSpinsBeforeYield = 64;
+// While only LongPipe requests are waited for, the engine's event fd is polled this long between
+// calls that drive Open MPI's own progress (its other operations must not stall meanwhile).
+inline constexpr int kIdlePollMs = 1;
+// How long MPI_Finalize waits for LongPipe's messages to be acknowledged.
+inline constexpr std::chrono::milliseconds kFinalizeFlushTimeout{60000};
+
+enum class SendMode { kStandard, kBuffered, kReady, kSynchronous };
+
+class FrontEnd {
+ public:
+  // After PMPI_Init: finds the sites; returns nullptr for a one-site job (LongPipe stays out of the
+  // way). Otherwise starts the engine and exchanges endpoints. Collective over MPI_COMM_WORLD.
+  // Throws on bad settings (the caller aborts the job with the message).
+  static std::unique_ptr<FrontEnd> start();
+  ~FrontEnd();
+
+  // --- point to point ---
+  int send(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, SendMode mode);
+  int isend(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, SendMode mode,
+            MPI_Request* request);
+  int send_init(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, SendMode mode,
+                MPI_Request* request);
+  int recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status);
+  int irecv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request);
+  int recv_init(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Request* request);
+  int sendrecv(const void* send_buffer, int send_count, MPI_Datatype send_type, int dest, int send_tag,
+               void* receive_buffer, int receive_count, MPI_Datatype receive_type, int source, int receive_tag,
+               MPI_Comm comm, MPI_Status* status);
+  int sendrecv_replace(void* buffer, int count, MPI_Datatype type, int dest, int send_tag, int source,
+                       int receive_tag, MPI_Comm comm, MPI_Status* status);
+
+  // --- probes and matched receives ---
+  int probe(int source, int tag, MPI_Comm comm, MPI_Status* status);
+  int iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+  int mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
+  int improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
+  int mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status);
+  int imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request);
+
+  // --- completion ---
+  int wait(MPI_Request* request, MPI_Status* status);
+  int test(MPI_Request* request, int* flag, MPI_Status* status);
+  int waitall(int count, MPI_Request* requests, MPI_Status* statuses);
+  int testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses);
+  int waitany(int count, MPI_Request* requests, int* index, MPI_Status* status);
+  int testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status);
+  int waitsome(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses);
+  int testsome(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses);
+  int start(MPI_Request* request);
+  int startall(int count, MPI_Request* requests);
+  int request_free(MPI_Request* request);
+  int cancel(MPI_Request* request);
+  int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
+  int request_c2f(MPI_Request request);
+  MPI_Request request_f2c(int handle);
+
+  // --- communicators ---
+  // A communicator just created by Open MPI: agree on its context id with its members (collective
+  // over `comm`; nothing for MPI_COMM_NULL).
+  void register_communicator(MPI_Comm comm);
+  void forget_communicator(MPI_Comm comm);
+
+  // Flushes the engine, waits for every rank (LongPipe messages to it are acknowledged), stops it.
+  void finalize();
+  void abandon_after_fork();
+
+  static bool is_ours(const void* handle) { return (reinterpret_cast<std::uintptr_t>(handle) & 1u) != 0; }
+
+ private:
+  struct Request;
+  struct ArrivedMessage;
+  struct MatchedMessage;
+
+  FrontEnd(SiteMap sites, int world_rank, int world_size, MPI_Comm internal);
+
+  const CommunicatorInfo* lookup(MPI_Comm comm);
+  // World rank of `peer` when a message to it goes over LongPipe, else -1 (Open MPI's path).
+  int remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** info);
+  // Whether a receive from `source` on `comm` must go through LongPipe's matching.
+  bool emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info);
+
+  int send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
+                  const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id);
+  int start_request(Request& request, std::uintptr_t handle);
+  int post_receive(Request& request, std::uintptr_t handle);
+  void complete_receive(Request& request, std::uintptr_t handle, const Envelope& envelope, ArrivedMessage message);
+  int deliver(const ArrivedMessage& message, const Envelope& envelope, const CommunicatorInfo* info, void* buffer,
+              int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
+  void acknowledge(const Envelope& envelope, const ArrivedMessage& message);
+
+  // Takes messages from the engine (all of them if `unbounded`, else up to kUnexpectedBound waiting)
+  // and lets pending LongPipe-side receives claim Open MPI messages, in posting order.
+  void progress(bool unbounded);
+  void handle_incoming(Message message);
+  void handle_peer_failures();
+  // Whether a request of ours is complete (polling its Open MPI part if it has one).
+  bool poll(Request& request);
+  // Copies the result out and frees (or, if persistent, deactivates) the request.
+  int finish(MPI_Request* slot, MPI_Status* status);
+  // One round of a wait loop found nothing: spin, yield or sleep on the engine's event fd.
+  void idle(int* idle_rounds, bool native_pending);
+
+  std::uintptr_t new_request(std::unique_ptr<Request> request);
+  Request* ours(MPI_Request request) const;
+
+  int report_error(MPI_Comm comm, int error_class, const std::string& what);
+  static void set_status(MPI_Status* status, int source, int tag, int error, MPI_Count bytes, bool cancelled);
+
+  SiteMap sites_;
+  int world_rank_;
+  int world_size_;
+  int my_site_;
+  MPI_Comm internal_;  // private duplicate of MPI_COMM_WORLD for the front end's own collectives
+  std::unique_ptr<Engine> engine_;
+  std::vector<std::string> endpoint_of_world_;
+  std::unordered_map<std::string, int> world_of_endpoint_;
+  std::unordered_set<int> failed_world_ranks_;
+  std::unordered_map<int, std::string> failure_reasons_;
+
+  CommunicatorInfo world_;
+  std::unordered_map<MPI_Comm, CommunicatorInfo> communicators_;
+  int next_context_ = 2;  // 0 = MPI_COMM_WORLD; each new communicator takes the agreed maximum
+
+  HandleTable<Request> requests_;
+  HandleTable<MatchedMessage> messages_;
+  std::list<std::uintptr_t> pending_receives_;  // LongPipe-side receives not matched yet, posting order
+  MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
+  std::unordered_map<std::uint64_t, std::uintptr_t> awaiting_match_;  // synchronous sends by id
+  std::uint64_t next_sync_id_ = 1;
+};
+
+}  // namespace lp::mpi

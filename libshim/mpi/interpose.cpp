@@ -1,0 +1,373 @@
+// The interposed MPI C functions: what an unmodified MPI program calls once liblongpipe.so is
+// preloaded (MPI_* are weak aliases of PMPI_* in libmpi, so these win). Each one costs a single
+// branch while LongPipe is off (a one-site job, before MPI_Init, after MPI_Finalize); otherwise the
+// front end routes it. No exception crosses into C: failures are reported on stderr and returned
+// as MPI_ERR_INTERN.
+//
+// Collectives, one-sided operations, I/O and everything else not defined here go straight to Open
+// MPI. Fortran programs reach these functions through libshim/mpi/fortran/ (Open MPI's Fortran
+// bindings call PMPI_* directly).
+#include <pthread.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <mutex>
+
+#include "front_end.h"
+
+namespace lp::mpi {
+namespace {
+
+FrontEnd* front_end = nullptr;  // non-null while LongPipe carries this process's inter-site traffic
+int world_rank_for_messages = 0;
+
+void after_fork_in_child() {
+  if (front_end) front_end->abandon_after_fork();  // its engine belongs to the parent: leaked
+  front_end = nullptr;
+}
+
+void report(const char* function, const char* what) {
+  std::fprintf(stderr, "liblongpipe: MPI rank %d: %s: %s\n", world_rank_for_messages, function, what);
+  std::fflush(stderr);
+}
+
+template <typename Call>
+int guarded(const char* function, Call call) {
+  try {
+    return call(*front_end);
+  } catch (const std::exception& e) {
+    report(function, e.what());
+  } catch (...) {
+    report(function, "unknown error");
+  }
+  return MPI_ERR_INTERN;
+}
+
+// After PMPI_Init(_thread): start LongPipe, or abort the job with the reason (a bad LONGPIPE_*
+// value must not silently run without LongPipe).
+void start_front_end() {
+  static std::once_flag fork_handler;
+  std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
+  PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_for_messages);
+  try {
+    front_end = FrontEnd::start().release();
+    return;
+  } catch (const std::exception& e) {
+    report("MPI_Init", (std::string("LongPipe cannot start: ") + e.what()).c_str());
+  } catch (...) {
+    report("MPI_Init", "LongPipe cannot start: unknown error");
+  }
+  PMPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+int registered(int rc, MPI_Comm* comm) {
+  if (rc == MPI_SUCCESS && front_end) front_end->register_communicator(*comm);
+  return rc;
+}
+
+}  // namespace
+}  // namespace lp::mpi
+
+using lp::mpi::FrontEnd;
+using lp::mpi::front_end;
+using lp::mpi::guarded;
+using lp::mpi::registered;
+using lp::mpi::SendMode;
+
+#define LP_EXPORT extern "C" __attribute__((visibility("default")))
+
+// ---- start and end ----
+
+LP_EXPORT int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) lp::mpi::start_front_end();
+  return rc;
+}
+
+LP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc != MPI_SUCCESS) return rc;
+  lp::mpi::start_front_end();
+  if (front_end && *provided > MPI_THREAD_SERIALIZED) {
+    // The front end's matching state is not thread-safe: say so instead of being silently wrong.
+    if (lp::mpi::world_rank_for_messages == 0) {
+      std::fprintf(stderr,
+                   "liblongpipe: MPI_THREAD_MULTIPLE is not supported across sites; providing "
+                   "MPI_THREAD_SERIALIZED (check 'provided')\n");
+    }
+    *provided = MPI_THREAD_SERIALIZED;
+  }
+  return rc;
+}
+
+LP_EXPORT int MPI_Finalize() {
+  if (front_end) {
+    guarded("MPI_Finalize", [](FrontEnd& fe) {
+      fe.finalize();
+      return MPI_SUCCESS;
+    });
+    delete front_end;
+    front_end = nullptr;
+  }
+  return PMPI_Finalize();
+}
+
+LP_EXPORT int MPI_Abort(MPI_Comm comm, int code) { return PMPI_Abort(comm, code); }
+
+// ---- sends ----
+
+#define LP_SEND(NAME, MODE)                                                                              \
+  LP_EXPORT int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) { \
+    if (!front_end) return PMPI_##NAME(buf, count, type, dest, tag, comm);                               \
+    return guarded("MPI_" #NAME, [&](FrontEnd& fe) { return fe.send(buf, count, type, dest, tag, comm, MODE); }); \
+  }
+LP_SEND(Send, SendMode::kStandard)
+LP_SEND(Bsend, SendMode::kBuffered)
+LP_SEND(Rsend, SendMode::kReady)
+LP_SEND(Ssend, SendMode::kSynchronous)
+
+#define LP_ISEND(NAME, METHOD, MODE)                                                                     \
+  LP_EXPORT int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
+                           MPI_Request* request) {                                                       \
+    if (!front_end) return PMPI_##NAME(buf, count, type, dest, tag, comm, request);                      \
+    return guarded("MPI_" #NAME,                                                                         \
+                   [&](FrontEnd& fe) { return fe.METHOD(buf, count, type, dest, tag, comm, MODE, request); }); \
+  }
+LP_ISEND(Isend, isend, SendMode::kStandard)
+LP_ISEND(Ibsend, isend, SendMode::kBuffered)
+LP_ISEND(Irsend, isend, SendMode::kReady)
+LP_ISEND(Issend, isend, SendMode::kSynchronous)
+LP_ISEND(Send_init, send_init, SendMode::kStandard)
+LP_ISEND(Bsend_init, send_init, SendMode::kBuffered)
+LP_ISEND(Rsend_init, send_init, SendMode::kReady)
+LP_ISEND(Ssend_init, send_init, SendMode::kSynchronous)
+
+// ---- receives and probes ----
+
+LP_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                       MPI_Status* status) {
+  if (!front_end) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  return guarded("MPI_Recv", [&](FrontEnd& fe) { return fe.recv(buf, count, type, source, tag, comm, status); });
+}
+
+LP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                        MPI_Request* request) {
+  if (!front_end) return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  return guarded("MPI_Irecv", [&](FrontEnd& fe) { return fe.irecv(buf, count, type, source, tag, comm, request); });
+}
+
+LP_EXPORT int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                            MPI_Request* request) {
+  if (!front_end) return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  return guarded("MPI_Recv_init",
+                 [&](FrontEnd& fe) { return fe.recv_init(buf, count, type, source, tag, comm, request); });
+}
+
+LP_EXPORT int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status* status) {
+  if (!front_end) {
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                         comm, status);
+  }
+  return guarded("MPI_Sendrecv", [&](FrontEnd& fe) {
+    return fe.sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+                       comm, status);
+  });
+}
+
+LP_EXPORT int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Status* status) {
+  if (!front_end) return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  return guarded("MPI_Sendrecv_replace", [&](FrontEnd& fe) {
+    return fe.sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  });
+}
+
+LP_EXPORT int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!front_end) return PMPI_Probe(source, tag, comm, status);
+  return guarded("MPI_Probe", [&](FrontEnd& fe) { return fe.probe(source, tag, comm, status); });
+}
+
+LP_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (!front_end) return PMPI_Iprobe(source, tag, comm, flag, status);
+  return guarded("MPI_Iprobe", [&](FrontEnd& fe) { return fe.iprobe(source, tag, comm, flag, status); });
+}
+
+LP_EXPORT int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (!front_end) return PMPI_Mprobe(source, tag, comm, message, status);
+  return guarded("MPI_Mprobe", [&](FrontEnd& fe) { return fe.mprobe(source, tag, comm, message, status); });
+}
+
+LP_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
+  if (!front_end) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  return guarded("MPI_Improbe", [&](FrontEnd& fe) { return fe.improbe(source, tag, comm, flag, message, status); });
+}
+
+LP_EXPORT int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  if (!front_end) return PMPI_Mrecv(buf, count, type, message, status);
+  return guarded("MPI_Mrecv", [&](FrontEnd& fe) { return fe.mrecv(buf, count, type, message, status); });
+}
+
+LP_EXPORT int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+  if (!front_end) return PMPI_Imrecv(buf, count, type, message, request);
+  return guarded("MPI_Imrecv", [&](FrontEnd& fe) { return fe.imrecv(buf, count, type, message, request); });
+}
+
+// ---- completion ----
+
+LP_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+  if (!front_end) return PMPI_Wait(request, status);
+  return guarded("MPI_Wait", [&](FrontEnd& fe) { return fe.wait(request, status); });
+}
+
+LP_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+  if (!front_end) return PMPI_Test(request, flag, status);
+  return guarded("MPI_Test", [&](FrontEnd& fe) { return fe.test(request, flag, status); });
+}
+
+LP_EXPORT int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
+  if (!front_end) return PMPI_Waitall(count, requests, statuses);
+  return guarded("MPI_Waitall", [&](FrontEnd& fe) { return fe.waitall(count, requests, statuses); });
+}
+
+LP_EXPORT int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuses[]) {
+  if (!front_end) return PMPI_Testall(count, requests, flag, statuses);
+  return guarded("MPI_Testall", [&](FrontEnd& fe) { return fe.testall(count, requests, flag, statuses); });
+}
+
+LP_EXPORT int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* status) {
+  if (!front_end) return PMPI_Waitany(count, requests, index, status);
+  return guarded("MPI_Waitany", [&](FrontEnd& fe) { return fe.waitany(count, requests, index, status); });
+}
+
+LP_EXPORT int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
+  if (!front_end) return PMPI_Testany(count, requests, index, flag, status);
+  return guarded("MPI_Testany", [&](FrontEnd& fe) { return fe.testany(count, requests, index, flag, status); });
+}
+
+LP_EXPORT int MPI_Waitsome(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!front_end) return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+  return guarded("MPI_Waitsome",
+                 [&](FrontEnd& fe) { return fe.waitsome(count, requests, outcount, indices, statuses); });
+}
+
+LP_EXPORT int MPI_Testsome(int count, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]) {
+  if (!front_end) return PMPI_Testsome(count, requests, outcount, indices, statuses);
+  return guarded("MPI_Testsome",
+                 [&](FrontEnd& fe) { return fe.testsome(count, requests, outcount, indices, statuses); });
+}
+
+LP_EXPORT int MPI_Start(MPI_Request* request) {
+  if (!front_end) return PMPI_Start(request);
+  return guarded("MPI_Start", [&](FrontEnd& fe) { return fe.start(request); });
+}
+
+LP_EXPORT int MPI_Startall(int count, MPI_Request requests[]) {
+  if (!front_end) return PMPI_Startall(count, requests);
+  return guarded("MPI_Startall", [&](FrontEnd& fe) { return fe.startall(count, requests); });
+}
+
+LP_EXPORT int MPI_Request_free(MPI_Request* request) {
+  if (!front_end) return PMPI_Request_free(request);
+  return guarded("MPI_Request_free", [&](FrontEnd& fe) { return fe.request_free(request); });
+}
+
+LP_EXPORT int MPI_Cancel(MPI_Request* request) {
+  if (!front_end) return PMPI_Cancel(request);
+  return guarded("MPI_Cancel", [&](FrontEnd& fe) { return fe.cancel(request); });
+}
+
+// Statuses of LongPipe requests are filled with PMPI_Status_set_cancelled: Open MPI's own answer is right.
+LP_EXPORT int MPI_Test_cancelled(const MPI_Status* status, int* flag) { return PMPI_Test_cancelled(status, flag); }
+
+LP_EXPORT int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+  if (!front_end) return PMPI_Request_get_status(request, flag, status);
+  return guarded("MPI_Request_get_status", [&](FrontEnd& fe) { return fe.request_get_status(request, flag, status); });
+}
+
+// Fortran handles of LongPipe requests (used by libshim/mpi/fortran).
+LP_EXPORT MPI_Fint MPI_Request_c2f(MPI_Request request) {
+  if (!front_end || !FrontEnd::is_ours(request)) return PMPI_Request_c2f(request);
+  return front_end->request_c2f(request);
+}
+
+LP_EXPORT MPI_Request MPI_Request_f2c(MPI_Fint request) {
+  if (!front_end) return PMPI_Request_f2c(request);
+  return front_end->request_f2c(request);
+}
+
+// ---- communicators: each new one gets a LongPipe context id agreed by its members ----
+
+LP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) { return registered(PMPI_Comm_dup(comm, newcomm), newcomm); }
+
+LP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+  return registered(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
+}
+
+LP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  return registered(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
+}
+
+LP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+  return registered(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
+}
+
+LP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+  return registered(PMPI_Comm_create(comm, group, newcomm), newcomm);
+}
+
+LP_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  return registered(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
+}
+
+LP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader,
+                                   int tag, MPI_Comm* newintercomm) {
+  return registered(PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm),
+                    newintercomm);
+}
+
+LP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  return registered(PMPI_Intercomm_merge(intercomm, high, newintracomm), newintracomm);
+}
+
+LP_EXPORT int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder,
+                              MPI_Comm* comm_cart) {
+  return registered(PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart), comm_cart);
+}
+
+LP_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* new_comm) {
+  return registered(PMPI_Cart_sub(comm, remain_dims, new_comm), new_comm);
+}
+
+LP_EXPORT int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                               MPI_Comm* comm_graph) {
+  return registered(PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph), comm_graph);
+}
+
+LP_EXPORT int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[],
+                                    const int targets[], const int weights[], MPI_Info info, int reorder,
+                                    MPI_Comm* newcomm) {
+  return registered(PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm),
+                    newcomm);
+}
+
+LP_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                             const int sourceweights[], int outdegree, const int destinations[],
+                                             const int destweights[], MPI_Info info, int reorder,
+                                             MPI_Comm* comm_dist_graph) {
+  return registered(PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
+                                                    destinations, destweights, info, reorder, comm_dist_graph),
+                    comm_dist_graph);
+}
+
+LP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
+  if (front_end) front_end->forget_communicator(*comm);
+  return PMPI_Comm_free(comm);
+}
+
+LP_EXPORT int MPI_Comm_disconnect(MPI_Comm* comm) {
+  if (front_end) front_end->forget_communicator(*comm);
+  return PMPI_Comm_disconnect(comm);
+}

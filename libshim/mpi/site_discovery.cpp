@@ -1,0 +1,74 @@
+#include "site_discovery.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace lp::mpi {
+namespace {
+
+constexpr int kRttTag = 7001;  // on the front end's private communicator only
+
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+}  // namespace
+
+SiteMap discover_sites(MPI_Comm comm, int rank, int size) {
+  // Every rank parses the setting (same environment under mpirun -x), so a bad value stops all.
+  if (auto forced = SiteMap::parse_setting(environment("LONGPIPE_MPI_SITES"), size)) return SiteMap(*forced);
+  const double threshold_ms = SiteMap::parse_rtt_threshold(environment("LONGPIPE_MPI_SITE_RTT_MS"));
+
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  PMPI_Get_processor_name(name, &length);
+  std::vector<char> names(static_cast<std::size_t>(MPI_MAX_PROCESSOR_NAME) * size);
+  PMPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, comm);
+  std::vector<std::string> host_of_rank;
+  for (int r = 0; r < size; ++r) {
+    const char* entry = names.data() + static_cast<std::size_t>(r) * MPI_MAX_PROCESSOR_NAME;
+    host_of_rank.emplace_back(entry, strnlen(entry, MPI_MAX_PROCESSOR_NAME));
+  }
+  const std::vector<std::string> hosts = SiteMap::distinct_hosts(host_of_rank);
+  const std::size_t n = hosts.size();
+  if (n == 1) return SiteMap(std::vector<int>(static_cast<std::size_t>(size), 0));
+
+  // The lowest rank of each host measures its round trip to every other host's, pair by pair in
+  // one global order (so no two pairs wait on each other).
+  std::vector<int> leader(n, -1);
+  for (int r = size - 1; r >= 0; --r) {
+    const auto host = std::find(hosts.begin(), hosts.end(), host_of_rank[static_cast<std::size_t>(r)]) - hosts.begin();
+    leader[static_cast<std::size_t>(host)] = r;
+  }
+  std::vector<double> rtt_ms(n * n, -1.0), agreed(n * n, -1.0);
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = a + 1; b < n; ++b) {
+      const int first = leader[a], second = leader[b];
+      if (rank != first && rank != second) continue;
+      double best = -1.0;
+      char byte = 0;
+      for (int probe = 0; probe < kRttProbes; ++probe) {
+        if (rank == first) {
+          const double t0 = PMPI_Wtime();
+          PMPI_Send(&byte, 1, MPI_CHAR, second, kRttTag, comm);
+          PMPI_Recv(&byte, 1, MPI_CHAR, second, kRttTag, comm, MPI_STATUS_IGNORE);
+          const double ms = (PMPI_Wtime() - t0) * 1000.0;
+          best = best < 0 ? ms : std::min(best, ms);
+        } else {
+          PMPI_Recv(&byte, 1, MPI_CHAR, first, kRttTag, comm, MPI_STATUS_IGNORE);
+          PMPI_Send(&byte, 1, MPI_CHAR, first, kRttTag, comm);
+        }
+      }
+      if (rank == first) rtt_ms[a * n + b] = best;
+    }
+  }
+  PMPI_Allreduce(rtt_ms.data(), agreed.data(), static_cast<int>(n * n), MPI_DOUBLE, MPI_MAX, comm);
+  const std::vector<int> site_of_host = SiteMap::group_hosts(n, agreed, threshold_ms);
+  return SiteMap(SiteMap::sites_of_ranks(host_of_rank, hosts, site_of_host));
+}
+
+}  // namespace lp::mpi

@@ -1,0 +1,38 @@
+/* A plain MPI program whose peer at the other site stops answering: rank 1 stops itself (SIGSTOP)
+ * right after MPI_Init, rank 0 keeps sending to it. Under LongPipe the peer is given up on after
+ * LONGPIPE_DEAD_PEER_MS and the send reports it through the communicator's error handler:
+ *   front_end_unreachable return  -> MPI_ERRORS_RETURN: prints the error class, then MPI_Abort
+ *   front_end_unreachable fatal   -> MPI_ERRORS_ARE_FATAL: LongPipe aborts the job naming the peer
+ * Run with 2 ranks, LONGPIPE_MPI_SITES=0,1. */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* How long rank 0 keeps trying before it calls the test failed (well above the dead-peer time). */
+#define GIVE_UP_SECONDS 60
+
+int main(int argc, char** argv) {
+  int rank, value = 1, rc = MPI_SUCCESS, error_class, attempts;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 1) {
+    MPI_Recv(&value, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* the session is up */
+    raise(SIGSTOP);
+  } else {
+    if (argc > 1 && strcmp(argv[1], "return") == 0) MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Send(&value, 1, MPI_INT, 1, 1, MPI_COMM_WORLD);
+    for (attempts = 0; attempts < GIVE_UP_SECONDS * 10 && rc == MPI_SUCCESS; ++attempts) {
+      rc = MPI_Send(&value, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+      usleep(100000);
+    }
+    MPI_Error_class(rc, &error_class);
+    printf("send to the stopped rank: %s (class %s)\n", rc == MPI_SUCCESS ? "never failed" : "failed",
+           error_class == MPI_ERR_OTHER ? "MPI_ERR_OTHER" : "other");
+    fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# run_front_end.sh MODE SCENARIO: plain MPI programs (mpi.h only) with and without
+# LD_PRELOAD=liblongpipe.so; the results must be the same and LongPipe must really have carried the
+# inter-site messages (LONGPIPE_STATS, one file per rank).
+#
+#   MODE      local     mpirun on this host; sites forced with LONGPIPE_MPI_SITES
+#             two-site  apps/mpi-sites across the emulated link of the ctest fixture
+#                       (LP_WAN_INSTANCE): ranks 0,1 on site-a, 2,3 on site-b, sites found
+#                       automatically (host names + measured round trip)
+#   SCENARIO  semantics           front_end_semantics.c, 4 ranks, sites {0,1} {2,3}: identical
+#                                 transcripts; only inter-site sessions, carrying the messages
+#             same-site           the same program with automatic sites on one host: one site, so
+#                                 LongPipe stays out of the way (no engine, no statistics)
+#             unreachable-return  a peer stops answering; MPI_ERRORS_RETURN gets MPI_ERR_OTHER
+#             unreachable-fatal   ... MPI_ERRORS_ARE_FATAL: LongPipe aborts naming the peer
+#             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
+#             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
+#
+# Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE.
+set -euo pipefail
+
+MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
+SCENARIO=${2:?usage: run_front_end.sh MODE semantics|same-site|unreachable-return|unreachable-fatal|bad-sites|loads-without-mpi}
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
+SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
+UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
+# How long one run may take before it counts as hung.
+readonly RUN_SECONDS=240
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+say() { echo "== $*" >&2; }
+
+# A sanitizer build of the library needs its runtime loaded first (the MPI programs are not
+# instrumented); leaks inside Open MPI are not LongPipe's to judge.
+ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
+PRELOAD=$LIBRARY
+[[ -n $ASAN_RUNTIME ]] && PRELOAD="$ASAN_RUNTIME $LIBRARY"
+[[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
+
+WORK=$(mktemp -d /tmp/lp-mpi-front.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+unset LD_PRELOAD
+
+# run_job PRELOAD(yes|no) RANKS OUT ERR PROGRAM ARGS... (extra -x NAME=VALUE from $JOB_ENV)
+run_job() {
+  local preload=$1 ranks=$2 out=$3 err=$4
+  shift 4
+  local env_args=()
+  for assignment in "${JOB_ENV[@]}"; do env_args+=(-x "$assignment"); done
+  if [[ $preload == yes ]]; then
+    env_args+=(-x "LD_PRELOAD=$PRELOAD")
+    [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS=detect_leaks=0)
+  fi
+  local rc=0
+  case $MODE in
+    local)
+      timeout --kill-after=10 "$RUN_SECONDS" mpirun --allow-run-as-root --oversubscribe -np "$ranks" \
+        "${env_args[@]}" "$@" </dev/null >"$out" 2>"$err" || rc=$?
+      ;;
+    two-site)
+      # Block placement, ranks / 2 per site; mpi-sites passes LONGPIPE_* and -x on.
+      "$ROOT/apps/mpi-sites/mpi-sites" -n $((ranks / 2)) --timeout "$RUN_SECONDS" "${env_args[@]}" -- "$@" \
+        </dev/null >"$out" 2>"$err" || rc=$?
+      ;;
+  esac
+  return $rc
+}
+
+# Every session in a rank's statistics must lead to a rank of another site, and rank FROM must
+# have sent at least MIN messages over LongPipe in total.
+check_statistics() {
+  local sites=$1 min_sent=$2
+  python3 - "$WORK/stats.json" "$sites" "$min_sent" <<'PY'
+import json, sys, glob
+prefix, sites, min_sent = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], int(sys.argv[3])
+stats = {}
+for rank in range(len(sites)):
+    try:
+        stats[rank] = json.load(open(f"{prefix}.{rank}"))
+    except OSError:
+        sys.exit(f"FAIL: rank {rank} wrote no LongPipe statistics ({prefix}.{rank})")
+rank_of = {s["local_endpoint"]: r for r, s in stats.items()}
+for rank, s in stats.items():
+    for session in s["sessions"]:
+        peer = rank_of.get(session["peer"])
+        if peer is None:
+            sys.exit(f"FAIL: rank {rank} has a session to an unknown endpoint {session['peer']}")
+        if sites[peer] == sites[rank] and session["messages_sent"] > 0:
+            sys.exit(f"FAIL: rank {rank} sent {session['messages_sent']} messages over LongPipe to rank {peer} of its own site")
+sent = sum(x["messages_sent"] for x in stats[0]["sessions"])
+received = sum(x["messages_received"] for r in stats if sites[r] != sites[0] for x in stats[r]["sessions"])
+print(f"== rank 0 sent {sent} messages over LongPipe; the other site received {received}", file=sys.stderr)
+if sent < min_sent:
+    sys.exit(f"FAIL: rank 0 sent only {sent} messages over LongPipe, expected at least {min_sent}")
+PY
+}
+
+case $SCENARIO in
+  semantics)
+    [[ -x $SEMANTICS ]] || fail "MPI_FRONT_END_SEMANTICS must name the test program"
+    JOB_ENV=()
+    [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
+    say "$MODE: front_end_semantics without LongPipe"
+    run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "$SEMANTICS" || { cat "$WORK/plain.err" >&2; fail "plain run failed"; }
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json" LONGPIPE_RTT=50)
+    say "$MODE: front_end_semantics with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "$SEMANTICS" ||
+      { cat "$WORK/longpipe.err" >&2; fail "run with LongPipe failed"; }
+    [[ -s $WORK/plain.out ]] || fail "empty transcript"
+    diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
+    # Rank 0 sends 218 messages to ranks 2 and 3 (200 of them in the ordering stage).
+    check_statistics 0,0,1,1 218
+    ;;
+  same-site)
+    [[ $MODE == local ]] || fail "same-site runs on one host"
+    JOB_ENV=()
+    run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "$SEMANTICS" || fail "plain run failed"
+    JOB_ENV=(LONGPIPE_STATS="$WORK/stats.json")
+    run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "$SEMANTICS" ||
+      { cat "$WORK/longpipe.err" >&2; fail "run with LongPipe failed"; }
+    diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    if compgen -G "$WORK/stats.json*" >/dev/null; then
+      fail "one host is one site, yet LongPipe started an engine: $(ls "$WORK"/stats.json*)"
+    fi
+    say "one site found automatically; LongPipe stayed out of the way"
+    ;;
+  unreachable-return | unreachable-fatal)
+    [[ -x $UNREACHABLE ]] || fail "MPI_FRONT_END_UNREACHABLE must name the test program"
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1 LONGPIPE_KEEPALIVE_MS=200 LONGPIPE_DEAD_PEER_MS=1500)
+    rc=0
+    run_job yes 2 "$WORK/out" "$WORK/err" "$UNREACHABLE" "${SCENARIO#unreachable-}" || rc=$?
+    cat "$WORK/out" "$WORK/err" >&2
+    [[ $rc -ne 0 ]] || fail "the job did not fail"
+    [[ $rc -ne 124 && $rc -ne 137 ]] || fail "the job hung instead of reporting the stopped peer"
+    if [[ $SCENARIO == unreachable-return ]]; then
+      grep -q 'send to the stopped rank: failed (class MPI_ERR_OTHER)' "$WORK/out" ||
+        fail "MPI_ERRORS_RETURN did not return MPI_ERR_OTHER"
+    else
+      grep -Eq 'liblongpipe: MPI rank 0: MPI rank 1 \([^)]+:[0-9]+\) is unreachable.*aborting' "$WORK/err" ||
+        fail "no abort naming the unreachable peer"
+      ! grep -q 'send to the stopped rank' "$WORK/out" || fail "MPI_ERRORS_ARE_FATAL returned to the program"
+    fi
+    ;;
+  bad-sites)
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,0,9)
+    rc=0
+    run_job yes 2 "$WORK/out" "$WORK/err" "$SEMANTICS" || rc=$?
+    [[ $rc -ne 0 ]] || fail "a bad LONGPIPE_MPI_SITES was accepted"
+    grep -q "LONGPIPE_MPI_SITES='0,0,9' is invalid: expected .* 2 site numbers (0 to 1)" "$WORK/err" ||
+      { cat "$WORK/err" >&2; fail "the error does not name the variable and its range"; }
+    say "refused: $(grep -m1 LONGPIPE_MPI_SITES "$WORK/err")"
+    ;;
+  loads-without-mpi)
+    strong=$(nm -D --undefined-only "$LIBRARY" | awk '$1 == "U" && $2 ~ /^(PMPI_|ompi_|MPI_)/ {print $2}')
+    [[ -z $strong ]] || fail "strong references to libmpi (add them to libshim/mpi/mpi_weak_symbols.h): $strong"
+    LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true"
+    LD_BIND_NOW=1 LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true with LD_BIND_NOW"
+    say "loads without libmpi (lazy and immediate binding)"
+    ;;
+  *) fail "unknown scenario $SCENARIO" ;;
+esac
+echo "PASS: $MODE $SCENARIO"
