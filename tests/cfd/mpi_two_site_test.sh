@@ -33,10 +33,8 @@ case $MODE in
   openmpi) ;;
   longpipe)
     [[ -f $LIBRARY ]] || fail "no LongPipe library at '$LIBRARY'"
-    # LONGPIPE_STATS for rank 0 only (every rank would write the same file): set in a wrapper that
-    # knows the rank Open MPI gives it.
-    launch=(--preload "$LIBRARY" -x "LP_CFD_STATS=$WORK/producer.stats.json" /bin/sh -c
-            '[ "$OMPI_COMM_WORLD_RANK" = 0 ] && export LONGPIPE_STATS="$LP_CFD_STATS"; exec "$0" "$@"') ;;
+    # One statistics file per rank (the MPI front end puts the rank in place of %r): rank 0's is the producer's.
+    launch=(--preload "$LIBRARY" -x "LONGPIPE_STATS=$WORK/stats.%r.json") ;;
   *) fail "unknown mode '$MODE': expected openmpi or longpipe" ;;
 esac
 
@@ -49,8 +47,8 @@ cat "$WORK/job.out"
 
 stats=()
 if [[ $MODE == longpipe ]]; then
-  [[ -s $WORK/producer.stats.json ]] || fail "the producer wrote no LongPipe statistics"
-  stats=(--longpipe-stats "$WORK/producer.stats.json")
+  [[ -s $WORK/stats.0.json ]] || fail "the producer (rank 0) wrote no LongPipe statistics"
+  stats=(--longpipe-stats "$WORK/stats.0.json")
 fi
 "$HERE/check_result.py" "$WORK/result.json" $FRAMES 1 --host $SITE_B "${stats[@]}" ||
   fail "the run did not deliver every frame in order on $SITE_B ($MODE)"
