@@ -101,6 +101,7 @@ int run_consumer() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  CommandLine(argc, argv, kUsage);  // --help: prints the usage and exits, before any MPI (no job to end)
   MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
