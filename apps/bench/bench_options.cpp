@@ -2,8 +2,6 @@
 
 #include <pvm3.h>
 
-#include <cerrno>
-#include <cstdlib>
 #include <stdexcept>
 
 namespace lp::bench {
@@ -13,54 +11,19 @@ namespace {
 constexpr long kMaxMessageBytes = 256L * 1024 * 1024;
 constexpr long kMaxCount = 10'000'000;
 
-[[noreturn]] void badValue(const std::string& option, const std::string& value, const std::string& accepted) {
-  throw std::invalid_argument("lp-bench: bad value '" + value + "' for " + option + " (accepted: " + accepted + ")");
-}
-
-// A whole number in [min, max], with an optional K (1024) or M (1024*1024) suffix.
-long parseNumber(const std::string& option, const std::string& value, long min, long max) {
-  const std::string accepted = std::to_string(min) + ".." + std::to_string(max) + ", suffix K or M allowed";
-  if (value.empty()) badValue(option, value, accepted);
-  errno = 0;
-  char* end = nullptr;
-  long number = std::strtol(value.c_str(), &end, 10);
-  if (errno != 0 || end == value.c_str()) badValue(option, value, accepted);
-  std::string suffix(end);
-  long multiplier = 1;
-  if (suffix == "K" || suffix == "k") multiplier = 1024;
-  else if (suffix == "M" || suffix == "m") multiplier = 1024 * 1024;
-  else if (!suffix.empty()) badValue(option, value, accepted);
-  if (number < min || number > max / multiplier) badValue(option, value, accepted);
-  number *= multiplier;
-  if (number < min || number > max) badValue(option, value, accepted);
-  return number;
-}
-
-double parseSeconds(const std::string& option, const std::string& value) {
-  char* end = nullptr;
-  double seconds = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !(seconds > 0)) badValue(option, value, "a positive number of seconds");
-  return seconds;
-}
-
-AckMode parseAckMode(const std::string& value) {
-  if (value == "each") return AckMode::kEach;
-  if (value == "last") return AckMode::kLast;
-  if (value == "wait") return AckMode::kWait;
-  badValue("--ack", value, "each, last, wait");
-}
+constexpr const char* kProgram = "lp-bench";
 
 Route parseRoute(const std::string& value) {
   if (value == "default") return Route::kDefault;
   if (value == "direct") return Route::kDirect;
-  badValue("--route", value, "default, direct");
+  badValue(kProgram, "--route", value, "default, direct");
 }
 
 Encoding parseEncoding(const std::string& value) {
   if (value == "default") return Encoding::kDefault;
   if (value == "raw") return Encoding::kRaw;
   if (value == "inplace") return Encoding::kInPlace;
-  badValue("--encoding", value, "default, raw, inplace");
+  badValue(kProgram, "--encoding", value, "default, raw, inplace");
 }
 
 }  // namespace
@@ -76,16 +39,16 @@ BenchOptions parseBenchOptions(const std::vector<std::string>& args) {
     if (option.rfind("--", 0) != 0) throw std::invalid_argument("lp-bench: unexpected argument '" + option + "'");
     if (i + 1 >= args.size()) throw std::invalid_argument("lp-bench: " + option + " needs a value");
     const std::string& value = args[++i];
-    if (option == "--count") options.count = static_cast<int>(parseNumber(option, value, 1, kMaxCount));
-    else if (option == "--size") options.size = parseNumber(option, value, 1, kMaxMessageBytes);
-    else if (option == "--ack") options.ack = parseAckMode(value);
+    if (option == "--count") options.count = static_cast<int>(parseNumber(kProgram, option, value, 1, kMaxCount));
+    else if (option == "--size") options.size = parseNumber(kProgram, option, value, 1, kMaxMessageBytes);
+    else if (option == "--ack") options.ack = parseAckMode(kProgram, value);
     else if (option == "--route") options.route = parseRoute(value);
     else if (option == "--encoding") options.encoding = parseEncoding(value);
-    else if (option == "--batches") options.batches = static_cast<int>(parseNumber(option, value, 1, 100000));
+    else if (option == "--batches") options.batches = static_cast<int>(parseNumber(kProgram, option, value, 1, 100000));
     else if (option == "--worker-host") options.workerHost = value;
     else if (option == "--worker-exe") options.workerExecutable = value;
-    else if (option == "--timeout") options.batchTimeoutSeconds = parseSeconds(option, value);
-    else if (option == "--pause-ms") options.pauseMilliseconds = static_cast<int>(parseNumber(option, value, 0, 3'600'000));
+    else if (option == "--timeout") options.batchTimeoutSeconds = parseSeconds(kProgram, option, value);
+    else if (option == "--pause-ms") options.pauseMilliseconds = static_cast<int>(parseNumber(kProgram, option, value, 0, 3'600'000));
     else throw std::invalid_argument("lp-bench: unknown option '" + option + "' (see --help)");
   }
   return options;
@@ -98,15 +61,6 @@ std::vector<std::string> workerArguments(const BenchOptions& options) {
           "--ack", ackModeName(options.ack),
           "--route", routeName(options.route),
           "--encoding", encodingName(options.encoding)};
-}
-
-const char* ackModeName(AckMode mode) {
-  switch (mode) {
-    case AckMode::kEach: return "each";
-    case AckMode::kLast: return "last";
-    case AckMode::kWait: return "wait";
-  }
-  return "?";
 }
 
 const char* routeName(Route route) { return route == Route::kDirect ? "direct" : "default"; }

@@ -4,14 +4,9 @@
 #include <string>
 #include <vector>
 
-namespace lp::bench {
+#include "bench_values.h"
 
-// How the receiver acknowledges a batch of X messages.
-enum class AckMode {
-  kEach,  // one acknowledgement per message; the sender collects them while and after sending
-  kLast,  // one acknowledgement after the X-th message
-  kWait,  // reference only: stop-and-wait, the sender waits for each acknowledgement
-};
+namespace lp::bench {
 
 // PVM's routing policy, set with pvm_setopt(PvmRoute, ...) in both tasks.
 enum class Route { kDefault, kDirect };
@@ -39,7 +34,6 @@ BenchOptions parseBenchOptions(const std::vector<std::string>& args);
 // The arguments that make the spawned worker behave as this master expects.
 std::vector<std::string> workerArguments(const BenchOptions& options);
 
-const char* ackModeName(AckMode mode);
 const char* routeName(Route route);
 const char* encodingName(Encoding encoding);
 int pvmEncoding(Encoding encoding);

@@ -24,6 +24,9 @@ ROUTE_STYLES = {
     "default": ("pvmd default route", "tab:red", "o"),
     "direct": ("PvmRouteDirect", "tab:orange", "s"),
     "longpipe": ("LongPipe", "tab:blue", "^"),
+    "mpi-default": ("Open MPI TCP, defaults", "tab:red", "o"),
+    "mpi-tuned": ("Open MPI TCP, eager/rendezvous limits raised", "tab:orange", "s"),
+    "mpi-longpipe": ("LongPipe (MPI)", "tab:blue", "^"),
 }
 FLOOR_STYLE = {"color": "black", "linestyle": "--", "linewidth": 1}
 DPI = 120

@@ -15,8 +15,16 @@ import csv
 import os
 import sys
 
-ROUTES = ("default", "direct", "longpipe")
-ROUTE_LABELS = {"default": "pvmd default", "direct": "PvmRouteDirect", "longpipe": "LongPipe"}
+# PVM's routes (lp-bench), then Open MPI's (lp-mpi-bench).
+PVM_ROUTES = ("default", "direct", "longpipe")
+MPI_ROUTES = ("mpi-default", "mpi-tuned", "mpi-longpipe")
+ROUTES = PVM_ROUTES + MPI_ROUTES
+ROUTE_LABELS = {"default": "pvmd default", "direct": "PvmRouteDirect", "longpipe": "LongPipe",
+                "mpi-default": "Open MPI TCP default", "mpi-tuned": "Open MPI TCP tuned",
+                "mpi-longpipe": "LongPipe (MPI)"}
+# Table columns "A / B": how many times longer route A takes than LongPipe on the same system.
+RATIO_COLUMNS = (("default", "longpipe"), ("direct", "longpipe"),
+                 ("mpi-default", "mpi-longpipe"), ("mpi-tuned", "mpi-longpipe"))
 # meta.csv fields that must agree for runs to be combined.
 COMPARABLE_META = ("profile", "tune_hosts", "count", "ack", "encoding")
 
@@ -46,23 +54,27 @@ def read_csv(path):
 
 
 def write_csv(path, rows, fieldnames=None):
-    fieldnames = fieldnames or (list(rows[0].keys()) if rows else [])
+    # Every column of every row, in first-seen order (runs of different versions may be combined).
+    fieldnames = fieldnames or list(dict.fromkeys(key for row in rows for key in row))
     with open(path, "w", newline="") as f:
         if fieldnames:
-            writer = csv.DictWriter(f, fieldnames=fieldnames)
+            writer = csv.DictWriter(f, fieldnames=fieldnames, restval="")
             writer.writeheader()
             writer.writerows(rows)
 
 
 def note_text(note):
-    if note["route"]:
+    """A note about one point names route and size; a note about a whole route (no size) or the
+    whole run (no route) says everything itself."""
+    if note["route"] and note["size_bytes"] != "":
         return f"{ROUTE_LABELS[note['route']]}, P = {human_size(int(note['size_bytes']))}: {note['note']}"
     return note["note"]
 
 
 def markdown_table(summary_rows, meta, notes):
-    """One row per size, one column per route: median t (minimum) in ms and its ratio to the floor;
-    then how many times slower the other routes are than LongPipe."""
+    """One row per size, one column per route: median t (minimum) in ms and its ratio to the floor,
+    and the first batch of the fresh job where the run recorded it; then how many times slower the
+    other routes are than LongPipe."""
     routes = [r for r in ROUTES if any(row["route"] == r for row in summary_rows)]
     sizes = sorted({int(row["size_bytes"]) for row in summary_rows})
     by_key = {(row["route"], int(row["size_bytes"])): row for row in summary_rows}
@@ -70,11 +82,11 @@ def markdown_table(summary_rows, meta, notes):
     lines = [f"Profile {meta['profile']}, {tuning}, measured RTT {float(meta['rtt_s']) * 1000:.1f} ms, "
              f"rate {rate_text(meta['rate_bit_s'])}, X = {meta['count']}, ack {meta['ack']}, "
              f"encoding {meta['encoding']}; {meta['date']}. Cells: t = T / X in ms, median (minimum) "
-             "of the measured batches, and xN = median / floor.",
+             "of the measured batches, and xN = median / floor" + first_batch_text(summary_rows, meta) + ".",
              ""]
     header = ["P", "floor t (ms)"] + [f"{ROUTE_LABELS[r]} t (ms)" for r in routes]
-    ratios = [other for other in ("default", "direct") if other in routes and "longpipe" in routes]
-    header += [f"{ROUTE_LABELS[other]} / LongPipe" for other in ratios]
+    ratios = [(a, b) for a, b in RATIO_COLUMNS if a in routes and b in routes]
+    header += [f"{ROUTE_LABELS[a]} / {ROUTE_LABELS[b]}" for a, b in ratios]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
     def median(route, size):
@@ -93,14 +105,30 @@ def markdown_table(summary_rows, meta, notes):
             else:
                 outliers = len(row["outlier_batches"].split())
                 cells.append(f"{format_ms(row['median_t_s'])} ({format_ms(row['min_t_s'])}), "
-                             f"x{float(row['median_over_floor']):.3g}" + (f", {outliers} outlier(s)" if outliers else ""))
-        for other in ratios:
-            a, b = median(other, size), median("longpipe", size)
+                             f"x{float(row['median_over_floor']):.3g}" + (f", {outliers} outlier(s)" if outliers else "")
+                             + first_batch_cell(row))
+        for a_route, b_route in ratios:
+            a, b = median(a_route, size), median(b_route, size)
             cells.append(f"{a / b:.3g}" if a and b else "")
         lines.append("| " + " | ".join(cells) + " |")
     if notes:
         lines += ["", "Notes:"] + [f"- {note_text(note)}" for note in notes]
     return "\n".join(lines) + "\n"
+
+
+def first_batch_text(summary_rows, meta):
+    """The headline's words for the first-batch figure, when the rows have one."""
+    if not any(row.get("first_t_s") for row in summary_rows):
+        return ""
+    return (f"; first = t and xN of batch 1 of the fresh job, whose connections open during it "
+            f"(the median leaves out {meta.get('warmup', 1)} warm-up batch(es))")
+
+
+def first_batch_cell(row):
+    first = row.get("first_t_s")
+    if not first:
+        return ""
+    return f"; first {format_ms(first)}, x{float(first) / float(row['floor_t_s']):.3g}"
 
 
 def write_report(out_dir, raw_rows, summary_rows, notes, meta, plots=True):
@@ -118,6 +146,11 @@ def write_report(out_dir, raw_rows, summary_rows, notes, meta, plots=True):
 
         plot.draw(summary_rows, meta, out_dir)
     return table
+
+
+def route_measured(route, summaries):
+    """True when some run measured a point of route (its note "route skipped" no longer holds)."""
+    return any(row["route"] == route and row["status"] == "ok" for rows in summaries for row in rows)
 
 
 def combine(in_dirs):
@@ -141,7 +174,8 @@ def combine(in_dirs):
         raw += [r for r in read_csv(os.path.join(directory, "raw.csv"))
                 if chosen.get((r["route"], r["size_bytes"])) == index]
         notes += [n for n in read_csv(os.path.join(directory, "notes.csv"))
-                  if not n["route"] or chosen.get((n["route"], n["size_bytes"])) == index]
+                  if not n["route"] or chosen.get((n["route"], n["size_bytes"])) == index
+                  or (n["size_bytes"] == "" and not route_measured(n["route"], summaries))]
     summary.sort(key=lambda r: (ROUTES.index(r["route"]), int(r["size_bytes"])))
     notes.sort(key=lambda n: (ROUTES.index(n["route"]) + 1 if n["route"] else 0, int(n["size_bytes"] or 0)))
     meta = dict(metas[0])

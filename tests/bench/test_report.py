@@ -74,6 +74,39 @@ class TableTest(unittest.TestCase):
         self.assertIn("- pvmd default, P = 64 KiB: skipped: budget", lines)
         self.assertIn("stock hosts", lines[0])
 
+    def test_mpi_routes_first_batch_and_ratios_to_longpipe_on_mpi(self):
+        rows = [dict(summary("mpi-default", 65536, median="0.6", floor="0.00879"), first_t_s="0.9"),
+                dict(summary("mpi-tuned", 65536, median="0.0175", floor="0.00879"), first_t_s="0.0879"),
+                dict(summary("mpi-longpipe", 65536, median="0.00879", floor="0.00879"), first_t_s="0.0176")]
+        lines = report.markdown_table(rows, META, []).splitlines()
+        self.assertIn("| P | floor t (ms) | Open MPI TCP default t (ms) | Open MPI TCP tuned t (ms) "
+                      "| LongPipe (MPI) t (ms) | Open MPI TCP default / LongPipe (MPI) "
+                      "| Open MPI TCP tuned / LongPipe (MPI) |", lines)
+        self.assertIn("| 64 KiB | 8.79 | 600 (600), x68.3; first 900, x102 | 17.5 (17.5), x1.99; first 87.9, x10 "
+                      "| 8.79 (8.79), x1; first 17.6, x2 | 68.3 | 1.99 |", lines)
+        self.assertIn("first = t and xN of batch 1 of the fresh job", lines[0])
+
+    def test_runs_with_and_without_first_batches_combine(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            old, new = os.path.join(tmp, "old"), os.path.join(tmp, "new")
+            write_run(old, [summary("default", 1024, median="0.54")], [], META)
+            write_run(new, [dict(summary("mpi-default", 1024, median="0.01"), first_t_s="0.02")], [], META)
+            _, rows, _, _ = report.combine([old, new])
+            report.write_report(os.path.join(tmp, "both"), [], rows, [], META, plots=False)
+            both = report.read_csv(os.path.join(tmp, "both", "summary.csv"))
+            self.assertEqual([(r["route"], r["first_t_s"]) for r in both], [("default", ""), ("mpi-default", "0.02")])
+
+    def test_a_route_skipped_in_one_run_and_measured_in_another_loses_its_note(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            first, second = os.path.join(tmp, "1"), os.path.join(tmp, "2")
+            write_run(first, [summary("mpi-default", 1024)],
+                      [{"route": "mpi-longpipe", "size_bytes": "", "note": "LongPipe (MPI) route skipped: no library"},
+                       {"route": "mpi-tuned", "size_bytes": "", "note": "Open MPI TCP tuned route skipped"}], META)
+            write_run(second, [summary("mpi-longpipe", 1024)], [], META)
+            _, _, notes, _ = report.combine([first, second])
+            self.assertEqual([n["note"] for n in notes], ["Open MPI TCP tuned route skipped"])
+            self.assertEqual(report.note_text(notes[0]), "Open MPI TCP tuned route skipped")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -49,7 +49,9 @@ run_job() {
   shift 4
   local env_args=()
   for assignment in "${JOB_ENV[@]}"; do env_args+=(-x "$assignment"); done
-  if [[ $preload == yes ]]; then
+  if [[ $preload == yes && $MODE == two-site ]]; then
+    env_args+=(--preload "$LIBRARY")  # mpi-sites applies it to the ranks only
+  elif [[ $preload == yes ]]; then
     env_args+=(-x "LD_PRELOAD=$PRELOAD")
     [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS=detect_leaks=0)
   fi
