@@ -12,6 +12,7 @@ struct CommunicatorInfo {
   int context = 0;
   std::vector<int> world_of_peer;              // peer rank -> MPI_COMM_WORLD rank (-1: not in this world)
   std::unordered_map<int, int> peer_of_world;  // the inverse
+  std::vector<int> remote_world_of_peer;       // world rank if at another site, else -1 (one load per send)
   bool spans_sites = false;                    // some peer is at another site than this process
   int pending_wildcard_receives = 0;           // LongPipe-side MPI_ANY_SOURCE receives not matched yet
 
@@ -24,13 +25,16 @@ struct CommunicatorInfo {
       peer_of_world.emplace(world, peer);
       if (site_of_world.at(static_cast<std::size_t>(world)) != my_site) spans_sites = true;
     }
+    for (int world : world_of_peer) {
+      const bool remote = world >= 0 && site_of_world.at(static_cast<std::size_t>(world)) != my_site;
+      remote_world_of_peer.push_back(remote ? world : -1);
+    }
   }
 
-  // The world rank of `peer` if it is at another site than `my_site`, else -1.
-  int remote_world_rank(int peer, const std::vector<int>& site_of_world, int my_site) const {
-    if (!spans_sites || peer < 0 || peer >= static_cast<int>(world_of_peer.size())) return -1;
-    const int world = world_of_peer[static_cast<std::size_t>(peer)];
-    return world >= 0 && site_of_world[static_cast<std::size_t>(world)] != my_site ? world : -1;
+  // The world rank of `peer` if it is at another site than this process, else -1.
+  int remote_world_rank(int peer) const {
+    if (static_cast<unsigned>(peer) >= remote_world_of_peer.size()) return -1;  // also negative peers
+    return remote_world_of_peer[static_cast<std::size_t>(peer)];
   }
   int peer_rank_of(int world) const {
     auto it = peer_of_world.find(world);

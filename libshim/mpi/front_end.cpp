@@ -23,7 +23,7 @@ namespace {
 constexpr int kEndpointBytes = 256;
 // Key made for a job that has none configured: bytes of randomness (hex-encoded in the key).
 constexpr int kJobKeyBytes = 32;
-// Fortran handles of LongPipe requests start here (Open MPI's are small table indices).
+// Fortran handles of LongPipe requests and messages start here (Open MPI's are small table indices).
 constexpr int kFortranRequestBase = 1 << 30;
 
 
@@ -53,7 +53,8 @@ std::string hex(const unsigned char* bytes, int count) {
 
 // A LongPipe request: a send to another site, or a receive matched by LongPipe's rules.
 struct FrontEnd::Request {
-  enum class Kind { kSend, kReceive } kind = Kind::kSend;
+  using Kind = RequestKind;
+  Kind kind = Kind::kSend;
   bool persistent = false;
   bool active = true;      // false: an inactive persistent request
   bool complete = false;
@@ -165,17 +166,26 @@ const CommunicatorInfo* FrontEnd::lookup(MPI_Comm comm) {
 
 int FrontEnd::remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** info) {
   *info = lookup(comm);
-  return *info ? (*info)->remote_world_rank(peer, sites_.sites(), my_site_) : -1;
+  return *info ? (*info)->remote_world_rank(peer) : -1;
+}
+
+bool FrontEnd::longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info) {
+  return emulated_receive(comm, source, info) && (source == MPI_ANY_SOURCE || (*info)->remote_world_rank(source) >= 0);
 }
 
 bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info) {
   *info = lookup(comm);
   if (!*info || !(*info)->spans_sites || source == MPI_PROC_NULL) return false;
   if (source == MPI_ANY_SOURCE) return true;
-  if ((*info)->remote_world_rank(source, sites_.sites(), my_site_) >= 0) return true;
+  if ((*info)->remote_world_rank(source) >= 0) return true;
   // A same-site source, but an earlier wildcard receive of ours is still open on this
   // communicator: this one must queue behind it (posting order decides who matches first).
   return (*info)->pending_wildcard_receives > 0;
+}
+
+std::string FrontEnd::unreachable(int world, const std::string& reason) {
+  return "MPI rank " + std::to_string(world) + " (" + endpoint_of_world_[static_cast<std::size_t>(world)] +
+         ") is unreachable: " + (reason.empty() ? failure_reasons_[world] : reason);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,9 +194,7 @@ bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInf
 int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
                           const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id) {
   if (failed_world_ranks_.count(dest_world)) {
-    return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(dest_world) + " (" +
-                                                 endpoint_of_world_[static_cast<std::size_t>(dest_world)] +
-                                                 ") is unreachable: " + failure_reasons_[dest_world]);
+    return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world));
   }
   Message message;
   message.source = static_cast<std::uint32_t>(world_rank_);
@@ -219,9 +227,7 @@ int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int 
   } catch (const PeerFailed& e) {
     failed_world_ranks_.insert(dest_world);
     failure_reasons_[dest_world] = e.what();
-    return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(dest_world) + " (" +
-                                                 endpoint_of_world_[static_cast<std::size_t>(dest_world)] +
-                                                 ") is unreachable: " + e.what());
+    return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world, e.what()));
   } catch (const WindowFull& e) {
     return report_error(comm, MPI_ERR_OTHER, std::string("LongPipe window full (LONGPIPE_WINDOW_FULL=fail): ") + e.what());
   }
@@ -248,6 +254,27 @@ int FrontEnd::send(const void* buffer, int count, MPI_Datatype type, int dest, i
   return wait(&request, MPI_STATUS_IGNORE);
 }
 
+std::unique_ptr<FrontEnd::Request> FrontEnd::make_request(RequestKind kind, bool persistent, const void* buffer,
+                                                          int count, MPI_Datatype type, int peer, int tag,
+                                                          MPI_Comm comm, SendMode mode) {
+  auto r = std::make_unique<Request>();
+  r->kind = kind;
+  r->persistent = persistent;
+  r->active = !persistent;  // a persistent request is inactive until MPI_Start
+  if (kind == Request::Kind::kSend) {
+    r->send_buffer = buffer;
+  } else {
+    r->receive_buffer = const_cast<void*>(buffer);
+  }
+  r->count = count;
+  r->type = type;
+  r->peer = peer;
+  r->tag = tag;
+  r->comm = comm;
+  r->mode = mode;
+  return r;
+}
+
 std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) { return requests_.add(std::move(request)); }
 
 FrontEnd::Request* FrontEnd::ours(MPI_Request request) const {
@@ -266,15 +293,7 @@ int FrontEnd::isend(const void* buffer, int count, MPI_Datatype type, int dest, 
       case SendMode::kSynchronous: return PMPI_Issend(buffer, count, type, dest, tag, comm, request);
     }
   }
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kSend;
-  owned->send_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = dest;
-  owned->tag = tag;
-  owned->comm = comm;
-  owned->mode = mode;
+  auto owned = make_request(Request::Kind::kSend, false, buffer, count, type, dest, tag, comm, mode);
   Request& r = *owned;
   const std::uintptr_t handle = new_request(std::move(owned));
   const int rc = start_request(r, handle);
@@ -297,17 +316,7 @@ int FrontEnd::send_init(const void* buffer, int count, MPI_Datatype type, int de
       case SendMode::kSynchronous: return PMPI_Ssend_init(buffer, count, type, dest, tag, comm, request);
     }
   }
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kSend;
-  owned->persistent = true;
-  owned->active = false;
-  owned->send_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = dest;
-  owned->tag = tag;
-  owned->comm = comm;
-  owned->mode = mode;
+  auto owned = make_request(Request::Kind::kSend, true, buffer, count, type, dest, tag, comm, mode);
   *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
   return MPI_SUCCESS;
 }
@@ -350,14 +359,7 @@ int FrontEnd::irecv(void* buffer, int count, MPI_Datatype type, int source, int 
                     MPI_Request* request) {
   const CommunicatorInfo* info;
   if (!emulated_receive(comm, source, &info)) return PMPI_Irecv(buffer, count, type, source, tag, comm, request);
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kReceive;
-  owned->receive_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = source;
-  owned->tag = tag;
-  owned->comm = comm;
+  auto owned = make_request(Request::Kind::kReceive, false, buffer, count, type, source, tag, comm, SendMode::kStandard);
   Request& r = *owned;
   const std::uintptr_t handle = new_request(std::move(owned));
   *request = reinterpret_cast<MPI_Request>(handle);
@@ -368,20 +370,10 @@ int FrontEnd::recv_init(void* buffer, int count, MPI_Datatype type, int source, 
                         MPI_Request* request) {
   const CommunicatorInfo* info;
   // A persistent receive from a same-site rank stays Open MPI's, whatever is pending when it starts.
-  if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+  if (!longpipe_source(comm, source, &info)) {
     return PMPI_Recv_init(buffer, count, type, source, tag, comm, request);
   }
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kReceive;
-  owned->persistent = true;
-  owned->active = false;
-  owned->receive_buffer = buffer;
-  owned->count = count;
-  owned->type = type;
-  owned->peer = source;
-  owned->tag = tag;
-  owned->comm = comm;
+  auto owned = make_request(Request::Kind::kReceive, true, buffer, count, type, source, tag, comm, SendMode::kStandard);
   *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
   return MPI_SUCCESS;
 }
@@ -395,7 +387,7 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
   r.peer_world = -1;
   if (r.peer != MPI_ANY_SOURCE) {
     r.pattern.source_world = info->world_of_peer.at(static_cast<std::size_t>(r.peer));
-    r.peer_world = info->remote_world_rank(r.peer, sites_.sites(), my_site_);
+    r.peer_world = info->remote_world_rank(r.peer);
     r.may_match_native = r.peer_world < 0;
   }
   progress(false);
@@ -442,9 +434,25 @@ int FrontEnd::deliver(const ArrivedMessage& message, const Envelope& envelope, c
     if (flat) {
       std::memcpy(buffer, message.body.data(), bytes);
     } else {
-      int position = 0;
+      const std::size_t rest = bytes % static_cast<std::size_t>(type_size);
       const int elements = static_cast<int>(bytes / static_cast<std::size_t>(type_size));
-      const int rc = PMPI_Unpack(message.body.data(), static_cast<int>(bytes), &position, buffer, elements, type, comm);
+      int position = 0;
+      int rc = PMPI_Unpack(message.body.data(), static_cast<int>(bytes - rest), &position, buffer, elements, type, comm);
+      if (rest > 0 && rc == MPI_SUCCESS) {
+        // A partial last element: its received bytes land, the rest of it keeps what was there
+        // (as Open MPI does): pack the element as it is, overwrite the received prefix, unpack.
+        MPI_Aint lower, extent;
+        PMPI_Type_get_extent(type, &lower, &extent);
+        void* element = static_cast<char*>(buffer) + static_cast<MPI_Aint>(elements) * extent;
+        int packed_size = 0;
+        PMPI_Pack_size(1, type, comm, &packed_size);
+        std::vector<std::byte> scratch(static_cast<std::size_t>(packed_size));
+        position = 0;
+        PMPI_Pack(element, 1, type, scratch.data(), packed_size, &position, comm);
+        std::memcpy(scratch.data(), message.body.data() + (bytes - rest), rest);
+        position = 0;
+        rc = PMPI_Unpack(scratch.data(), packed_size, &position, element, 1, type, comm);
+      }
       if (rc != MPI_SUCCESS && error == MPI_SUCCESS) error = rc;
     }
   }
@@ -511,8 +519,7 @@ int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int d
 
 int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+  if (!longpipe_source(comm, source, &info)) {
     return PMPI_Iprobe(source, tag, comm, flag, status);
   }
   progress(true);
@@ -540,11 +547,9 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
     const int rc = iprobe(source, tag, comm, &flag, status);
     if (rc != MPI_SUCCESS || flag) return rc;
     if (source != MPI_ANY_SOURCE) {
-      const int peer_world = info->remote_world_rank(source, sites_.sites(), my_site_);
+      const int peer_world = info->remote_world_rank(source);
       if (peer_world >= 0 && failed_world_ranks_.count(peer_world)) {
-        return report_error(comm, MPI_ERR_OTHER, "MPI rank " + std::to_string(peer_world) + " (" +
-                                                     endpoint_of_world_[static_cast<std::size_t>(peer_world)] +
-                                                     ") is unreachable: " + failure_reasons_[peer_world]);
+        return report_error(comm, MPI_ERR_OTHER, unreachable(peer_world));
       }
     }
     idle(&idle_rounds, source == MPI_ANY_SOURCE);
@@ -553,8 +558,7 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 
 int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!emulated_receive(comm, source, &info) ||
-      (source != MPI_ANY_SOURCE && info->remote_world_rank(source, sites_.sites(), my_site_) < 0)) {
+  if (!longpipe_source(comm, source, &info)) {
     return PMPI_Improbe(source, tag, comm, flag, message, status);
   }
   progress(true);
@@ -623,10 +627,12 @@ int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* me
 // Progress
 
 void FrontEnd::progress(bool unbounded) {
+  // A waiter's match may sit behind messages nobody wants yet: look past the bound until one
+  // message matched something, then leave the rest in the engine (its window pushes back).
   while (unbounded || unexpected_.size() < kUnexpectedBound) {
     auto message = engine_->try_receive();
     if (!message) break;
-    handle_incoming(std::move(*message));
+    if (handle_incoming(std::move(*message))) unbounded = false;
   }
   handle_peer_failures();
   // Receives of ours that Open MPI messages may match, oldest first: claim one atomically.
@@ -650,24 +656,24 @@ void FrontEnd::progress(bool unbounded) {
   }
 }
 
-void FrontEnd::handle_incoming(Message message) {
+bool FrontEnd::handle_incoming(Message message) {
   if (message.flags & kFlagMatched) {
     std::uint64_t id = 0;
-    if (!strip_sync_id(message.body, &id)) return;
+    if (!strip_sync_id(message.body, &id)) return false;
     auto it = awaiting_match_.find(id);
-    if (it == awaiting_match_.end()) return;
+    if (it == awaiting_match_.end()) return false;
     if (Request* r = requests_.get(it->second)) {
       r->complete = true;
       if (r->freed) requests_.remove(it->second);
     }
     awaiting_match_.erase(it);
-    return;
+    return true;
   }
-  if (!(message.flags & kFlagData)) return;
+  if (!(message.flags & kFlagData)) return false;
   auto arrived = std::make_shared<ArrivedMessage>();
   arrived->synchronous = (message.flags & kFlagSynchronous) != 0;
   arrived->body = std::move(message.body);
-  if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return;
+  if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return false;
   const Envelope envelope{message.context, static_cast<int>(message.source), message.tag};
   for (auto it = pending_receives_.begin(); it != pending_receives_.end(); ++it) {
     Request* r = requests_.get(*it);
@@ -676,9 +682,10 @@ void FrontEnd::handle_incoming(Message message) {
     pending_receives_.erase(it);
     if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
     complete_receive(*r, handle, envelope, std::move(*arrived));
-    return;
+    return true;
   }
   unexpected_.push(envelope, std::move(arrived));
+  return false;
 }
 
 void FrontEnd::handle_peer_failures() {
@@ -768,9 +775,7 @@ int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
   if (error == MPI_SUCCESS) return MPI_SUCCESS;
   if (error == MPI_ERR_TRUNCATE) return report_error(comm, error, "message truncated");
   if (peer_world >= 0 && failed_world_ranks_.count(peer_world)) {
-    return report_error(comm, error, "MPI rank " + std::to_string(peer_world) + " (" +
-                                         endpoint_of_world_[static_cast<std::size_t>(peer_world)] +
-                                         ") is unreachable: " + failure_reasons_[peer_world]);
+    return report_error(comm, error, unreachable(peer_world));
   }
   return report_error(comm, error, "request failed");
 }
@@ -1012,16 +1017,18 @@ int FrontEnd::request_free(MPI_Request* request) {
   Request* r = requests_.get(handle);
   if (!r) return PMPI_Request_free(request);
   *request = MPI_REQUEST_NULL;
-  if (r->native != MPI_REQUEST_NULL) PMPI_Request_free(&r->native);
-  if (!r->active || r->complete || r->native != MPI_REQUEST_NULL || r->kind == Request::Kind::kSend) {
-    if (r->kind == Request::Kind::kSend && r->active && !r->complete) {
-      r->freed = true;  // a synchronous send still waiting for its match: removed when it comes
-      return MPI_SUCCESS;
-    }
+  if (r->native != MPI_REQUEST_NULL) {
+    PMPI_Request_free(&r->native);  // Open MPI finishes that receive on its own
     requests_.remove(handle);
     return MPI_SUCCESS;
   }
-  r->freed = true;  // a posted receive still takes its message; removed when it completes
+  if (r->active && !r->complete) {
+    // A posted receive still takes its message, a synchronous send still waits for its match:
+    // removed when that happens.
+    r->freed = true;
+    return MPI_SUCCESS;
+  }
+  requests_.remove(handle);
   return MPI_SUCCESS;
 }
 
@@ -1067,6 +1074,16 @@ int FrontEnd::request_c2f(MPI_Request request) {
 MPI_Request FrontEnd::request_f2c(int handle) {
   if (handle < kFortranRequestBase) return PMPI_Request_f2c(handle);
   return reinterpret_cast<MPI_Request>((static_cast<std::uintptr_t>(handle - kFortranRequestBase) << 1) | 1u);
+}
+
+MPI_Fint FrontEnd::message_c2f(MPI_Message message) {
+  if (!is_ours(message)) return PMPI_Message_c2f(message);
+  return kFortranRequestBase + static_cast<int>(reinterpret_cast<std::uintptr_t>(message) >> 1);
+}
+
+MPI_Message FrontEnd::message_f2c(MPI_Fint handle) {
+  if (handle < kFortranRequestBase) return PMPI_Message_f2c(handle);
+  return reinterpret_cast<MPI_Message>((static_cast<std::uintptr_t>(handle - kFortranRequestBase) << 1) | 1u);
 }
 
 // ---------------------------------------------------------------------------------------------

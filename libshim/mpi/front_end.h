@@ -38,6 +38,7 @@ inline constexpr int kIdlePollMs = 1;
 inline constexpr std::chrono::milliseconds kFinalizeFlushTimeout{60000};
 
 enum class SendMode { kStandard, kBuffered, kReady, kSynchronous };
+enum class RequestKind { kSend, kReceive };
 
 class FrontEnd {
  public:
@@ -86,6 +87,8 @@ class FrontEnd {
   int request_get_status(MPI_Request request, int* flag, MPI_Status* status);
   int request_c2f(MPI_Request request);
   MPI_Request request_f2c(int handle);
+  MPI_Fint message_c2f(MPI_Message message);
+  MPI_Message message_f2c(MPI_Fint handle);
 
   // --- communicators ---
   // A communicator just created by Open MPI: agree on its context id with its members (collective
@@ -99,6 +102,17 @@ class FrontEnd {
 
   static bool is_ours(const void* handle) { return (reinterpret_cast<std::uintptr_t>(handle) & 1u) != 0; }
 
+  // Inline fast paths for the common case, decided without a call (interpose.cpp): a send to, or a
+  // receive from, a same-site rank of MPI_COMM_WORLD stays on Open MPI. False means "ask the
+  // full routing", not "LongPipe".
+  bool send_stays_on_open_mpi(MPI_Comm comm, int dest) const {
+    return comm == MPI_COMM_WORLD && static_cast<unsigned>(dest) < world_.remote_world_of_peer.size() &&
+           world_.remote_world_of_peer[static_cast<unsigned>(dest)] < 0;
+  }
+  bool receive_stays_on_open_mpi(MPI_Comm comm, int source) const {
+    return send_stays_on_open_mpi(comm, source) && world_.pending_wildcard_receives == 0;
+  }
+
  private:
   struct Request;
   struct ArrivedMessage;
@@ -110,6 +124,8 @@ class FrontEnd {
   // World rank of `peer` when a message to it goes over LongPipe, else -1 (Open MPI's path).
   int remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** info);
   // Whether a receive from `source` on `comm` must go through LongPipe's matching.
+  // longpipe_source: ... and LongPipe messages can match it (source at another site, or any).
+  bool longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info);
   bool emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info);
 
   int send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
@@ -121,10 +137,12 @@ class FrontEnd {
               int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
   void acknowledge(const Envelope& envelope, const ArrivedMessage& message);
 
-  // Takes messages from the engine (all of them if `unbounded`, else up to kUnexpectedBound waiting)
-  // and lets pending LongPipe-side receives claim Open MPI messages, in posting order.
+  // Takes messages from the engine while fewer than kUnexpectedBound wait unclaimed (if
+  // `unbounded`, also past that until one completes a request), then lets pending LongPipe-side
+  // receives claim Open MPI messages, in posting order.
   void progress(bool unbounded);
-  void handle_incoming(Message message);
+  // True if the message completed a request of ours (a receive or a synchronous send).
+  bool handle_incoming(Message message);
   void handle_peer_failures();
   // Whether a request of ours is complete (polling its Open MPI part if it has one).
   bool poll(Request& request);
@@ -133,10 +151,14 @@ class FrontEnd {
   // One round of a wait loop found nothing: spin, yield or sleep on the engine's event fd.
   void idle(int* idle_rounds, bool native_pending);
 
+  static std::unique_ptr<Request> make_request(RequestKind kind, bool persistent, const void* buffer, int count,
+                                               MPI_Datatype type, int peer, int tag, MPI_Comm comm, SendMode mode);
   std::uintptr_t new_request(std::unique_ptr<Request> request);
   Request* ours(MPI_Request request) const;
 
   int report_error(MPI_Comm comm, int error_class, const std::string& what);
+  // "MPI rank P (host:port) is unreachable: <reason>" (default: the engine's reason on record).
+  std::string unreachable(int world, const std::string& reason = "");
   static void set_status(MPI_Status* status, int source, int tag, int error, MPI_Count bytes, bool cancelled);
 
   SiteMap sites_;

@@ -119,7 +119,7 @@ LP_EXPORT int MPI_Abort(MPI_Comm comm, int code) { return PMPI_Abort(comm, code)
 
 #define LP_SEND(NAME, MODE)                                                                              \
   LP_EXPORT int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) { \
-    if (!front_end) return PMPI_##NAME(buf, count, type, dest, tag, comm);                               \
+    if (!front_end || front_end->send_stays_on_open_mpi(comm, dest)) return PMPI_##NAME(buf, count, type, dest, tag, comm); \
     return guarded("MPI_" #NAME, [&](FrontEnd& fe) { return fe.send(buf, count, type, dest, tag, comm, MODE); }); \
   }
 LP_SEND(Send, SendMode::kStandard)
@@ -130,7 +130,9 @@ LP_SEND(Ssend, SendMode::kSynchronous)
 #define LP_ISEND(NAME, METHOD, MODE)                                                                     \
   LP_EXPORT int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, \
                            MPI_Request* request) {                                                       \
-    if (!front_end) return PMPI_##NAME(buf, count, type, dest, tag, comm, request);                      \
+    if (!front_end || front_end->send_stays_on_open_mpi(comm, dest)) {                                   \
+      return PMPI_##NAME(buf, count, type, dest, tag, comm, request);                                    \
+    }                                                                                                    \
     return guarded("MPI_" #NAME,                                                                         \
                    [&](FrontEnd& fe) { return fe.METHOD(buf, count, type, dest, tag, comm, MODE, request); }); \
   }
@@ -147,13 +149,17 @@ LP_ISEND(Ssend_init, send_init, SendMode::kSynchronous)
 
 LP_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                        MPI_Status* status) {
-  if (!front_end) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  if (!front_end || front_end->receive_stays_on_open_mpi(comm, source)) {
+    return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  }
   return guarded("MPI_Recv", [&](FrontEnd& fe) { return fe.recv(buf, count, type, source, tag, comm, status); });
 }
 
 LP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  if (!front_end) return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  if (!front_end || front_end->receive_stays_on_open_mpi(comm, source)) {
+    return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  }
   return guarded("MPI_Irecv", [&](FrontEnd& fe) { return fe.irecv(buf, count, type, source, tag, comm, request); });
 }
 
@@ -218,12 +224,12 @@ LP_EXPORT int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* m
 // ---- completion ----
 
 LP_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (!front_end) return PMPI_Wait(request, status);
+  if (!front_end || !FrontEnd::is_ours(*request)) return PMPI_Wait(request, status);
   return guarded("MPI_Wait", [&](FrontEnd& fe) { return fe.wait(request, status); });
 }
 
 LP_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!front_end) return PMPI_Test(request, flag, status);
+  if (!front_end || !FrontEnd::is_ours(*request)) return PMPI_Test(request, flag, status);
   return guarded("MPI_Test", [&](FrontEnd& fe) { return fe.test(request, flag, status); });
 }
 
@@ -287,7 +293,7 @@ LP_EXPORT int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status*
   return guarded("MPI_Request_get_status", [&](FrontEnd& fe) { return fe.request_get_status(request, flag, status); });
 }
 
-// Fortran handles of LongPipe requests (used by libshim/mpi/fortran).
+// Fortran handles of LongPipe requests and matched messages (used by libshim/mpi/fortran).
 LP_EXPORT MPI_Fint MPI_Request_c2f(MPI_Request request) {
   if (!front_end || !FrontEnd::is_ours(request)) return PMPI_Request_c2f(request);
   return front_end->request_c2f(request);
@@ -296,6 +302,16 @@ LP_EXPORT MPI_Fint MPI_Request_c2f(MPI_Request request) {
 LP_EXPORT MPI_Request MPI_Request_f2c(MPI_Fint request) {
   if (!front_end) return PMPI_Request_f2c(request);
   return front_end->request_f2c(request);
+}
+
+LP_EXPORT MPI_Fint MPI_Message_c2f(MPI_Message message) {
+  if (!front_end || !FrontEnd::is_ours(message)) return PMPI_Message_c2f(message);
+  return front_end->message_c2f(message);
+}
+
+LP_EXPORT MPI_Message MPI_Message_f2c(MPI_Fint message) {
+  if (!front_end) return PMPI_Message_f2c(message);
+  return front_end->message_f2c(message);
 }
 
 // ---- communicators: each new one gets a LongPipe context id agreed by its members ----

@@ -99,3 +99,5 @@
 #pragma weak ompi_mpi_op_max
 #pragma weak ompi_mpi_packed
 #pragma weak ompi_request_null
+#pragma weak PMPI_Message_c2f
+#pragma weak PMPI_Message_f2c

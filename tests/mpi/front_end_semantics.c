@@ -258,6 +258,7 @@ static void datatypes(void) {
     MPI_Send(&matrix[0][1], 1, column, 2, 70, MPI_COMM_WORLD);
     MPI_Send(pairs, 3, pair_type, 2, 71, MPI_COMM_WORLD);
     MPI_Send(matrix, 4, MPI_INT, 2, 72, MPI_COMM_WORLD);
+    MPI_Send(matrix, 7, MPI_INT, 2, 73, MPI_COMM_WORLD);
   } else if (rank == 2) {
     int col[4], count;
     MPI_Status status;
@@ -273,6 +274,21 @@ static void datatypes(void) {
     MPI_Recv(&matrix[0][0], 1, column, 0, 72, MPI_COMM_WORLD, &status);
     MPI_Get_elements(&status, MPI_INT, &count);
     say("into a vector type: %d %d %d %d (%d elements)", matrix[0][0], matrix[1][0], matrix[2][0], matrix[3][0], count);
+    {
+      /* 7 ints into pairs of ints: the 4th pair is half filled, its other half left alone. */
+      int pairs_of_ints[8], elements;
+      MPI_Datatype int_pair;
+      MPI_Type_contiguous(2, MPI_INT, &int_pair);
+      MPI_Type_commit(&int_pair);
+      for (i = 0; i < 8; ++i) pairs_of_ints[i] = -1;
+      MPI_Recv(pairs_of_ints, 4, int_pair, 0, 73, MPI_COMM_WORLD, &status);
+      MPI_Get_count(&status, int_pair, &count);
+      MPI_Get_elements(&status, int_pair, &elements);
+      say("partial element: Get_count %s, Get_elements %d, ints %d .. %d, untouched %d",
+          count == MPI_UNDEFINED ? "MPI_UNDEFINED" : "defined", elements, pairs_of_ints[0], pairs_of_ints[6],
+          pairs_of_ints[7]);
+      MPI_Type_free(&int_pair);
+    }
   }
   MPI_Type_free(&column);
   MPI_Type_free(&pair_type);

@@ -15,8 +15,11 @@
 #             unreachable-fatal   ... MPI_ERRORS_ARE_FATAL: LongPipe aborts naming the peer
 #             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
 #             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
+#             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
+#                                 with a message (Open MPI alone provides MULTIPLE)
 #
-# Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE.
+# Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
+#              MPI_FRONT_END_THREADS.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -26,6 +29,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
 SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
 UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
+THREADS=${MPI_FRONT_END_THREADS:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -36,7 +40,10 @@ say() { echo "== $*" >&2; }
 # instrumented); leaks inside Open MPI are not LongPipe's to judge.
 ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
 PRELOAD=$LIBRARY
-[[ -n $ASAN_RUNTIME ]] && PRELOAD="$ASAN_RUNTIME $LIBRARY"
+if [[ -n $ASAN_RUNTIME ]]; then
+  PRELOAD="$ASAN_RUNTIME $LIBRARY"
+  export ASAN_OPTIONS=detect_leaks=0  # the test programs are instrumented too in that build
+fi
 [[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
 
 WORK=$(mktemp -d /tmp/lp-mpi-front.XXXXXX)
@@ -48,12 +55,12 @@ run_job() {
   local preload=$1 ranks=$2 out=$3 err=$4
   shift 4
   local env_args=()
+  [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
   for assignment in "${JOB_ENV[@]}"; do env_args+=(-x "$assignment"); done
   if [[ $preload == yes && $MODE == two-site ]]; then
     env_args+=(--preload "$LIBRARY")  # mpi-sites applies it to the ranks only
   elif [[ $preload == yes ]]; then
     env_args+=(-x "LD_PRELOAD=$PRELOAD")
-    [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS=detect_leaks=0)
   fi
   local rc=0
   case $MODE in
@@ -113,8 +120,8 @@ case $SCENARIO in
     [[ -s $WORK/plain.out ]] || fail "empty transcript"
     diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
     say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
-    # Rank 0 sends 218 messages to ranks 2 and 3 (200 of them in the ordering stage).
-    check_statistics 0,0,1,1 218
+    # Rank 0 sends 219 messages to ranks 2 and 3 (200 of them in the ordering stage).
+    check_statistics 0,0,1,1 219
     ;;
   same-site)
     [[ $MODE == local ]] || fail "same-site runs on one host"
@@ -161,6 +168,16 @@ case $SCENARIO in
     LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true"
     LD_BIND_NOW=1 LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true with LD_BIND_NOW"
     say "loads without libmpi (lazy and immediate binding)"
+    ;;
+  thread-multiple)
+    [[ -x $THREADS ]] || fail "MPI_FRONT_END_THREADS must name the test program"
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
+    run_job no 2 "$WORK/plain.out" "$WORK/plain.err" "$THREADS" || fail "plain run failed"
+    grep -qx 'provided: MPI_THREAD_MULTIPLE' "$WORK/plain.out" || fail "Open MPI alone did not provide MULTIPLE"
+    run_job yes 2 "$WORK/out" "$WORK/err" "$THREADS" || { cat "$WORK/err" >&2; fail "run with LongPipe failed"; }
+    grep -qx 'provided: MPI_THREAD_SERIALIZED' "$WORK/out" || fail "LongPipe did not lower the thread level"
+    grep -q 'MPI_THREAD_MULTIPLE is not supported across sites' "$WORK/err" || fail "no message about the thread level"
+    say "MPI_THREAD_MULTIPLE refused across sites, with a message"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac

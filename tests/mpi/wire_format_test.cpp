@@ -22,19 +22,19 @@ TEST_CASE("communicator: peers at another site go over LongPipe, the others stay
   // A split {1, 3, 0}: peer 0 = world 1, peer 1 = world 3, peer 2 = world 0. Seen from site 0.
   const lp::mpi::CommunicatorInfo info(5, {1, 3, 0}, site_of_world, 0);
   CHECK(info.spans_sites);
-  CHECK(info.remote_world_rank(0, site_of_world, 0) == -1);
-  CHECK(info.remote_world_rank(1, site_of_world, 0) == 3);
-  CHECK(info.remote_world_rank(2, site_of_world, 0) == -1);
-  CHECK(info.remote_world_rank(3, site_of_world, 0) == -1);   // out of range: Open MPI reports it
-  CHECK(info.remote_world_rank(-1, site_of_world, 0) == -1);  // MPI_ANY_SOURCE / MPI_PROC_NULL
+  CHECK(info.remote_world_rank(0) == -1);
+  CHECK(info.remote_world_rank(1) == 3);
+  CHECK(info.remote_world_rank(2) == -1);
+  CHECK(info.remote_world_rank(3) == -1);   // out of range: Open MPI reports it
+  CHECK(info.remote_world_rank(-1) == -1);  // MPI_ANY_SOURCE / MPI_PROC_NULL
   CHECK(info.peer_rank_of(3) == 1);
   CHECK(info.peer_rank_of(2) == -1);
 
   const lp::mpi::CommunicatorInfo local(6, {0, 1}, site_of_world, 0);
   CHECK_FALSE(local.spans_sites);
-  CHECK(local.remote_world_rank(1, site_of_world, 0) == -1);
+  CHECK(local.remote_world_rank(1) == -1);
   // A process of another world (MPI_Comm_spawn) is never routed over LongPipe.
   const lp::mpi::CommunicatorInfo spawned(7, {-1, 2}, site_of_world, 0);
-  CHECK(spawned.remote_world_rank(0, site_of_world, 0) == -1);
-  CHECK(spawned.remote_world_rank(1, site_of_world, 0) == 2);
+  CHECK(spawned.remote_world_rank(0) == -1);
+  CHECK(spawned.remote_world_rank(1) == 2);
 }
