@@ -1,31 +1,23 @@
 // cfd-consumer: a plain PVM program (spawned by cfd-producer) that receives flow frames from its
 // parent, renders them to PNGs, and at the end sends the parent a summary: frames received, in
-// order and complete or not, frames/s, latency from send to receipt and to display.
+// order and complete or not, frames/s, latency from send to receipt and to display. The frame
+// checks, rendering and numbers are FrameConsumer's (shared with cfd-mpi's consumer ranks).
 #include <pvm3.h>
-#include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <vector>
 
+#include "cfd_protocol.h"
 #include "command_line.h"
 #include "frame.h"
 #include "frame_consumer.h"
 #include "pvm_call.h"  // lp_pvm_call (apps/pvm-sites)
-#include "pvm_protocol.h"
 
 using lp::pvm::pvmCall;
 
 namespace {
 
 using namespace lp::cfd;
-
-std::string host_name() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
 
 int run(int argc, char** argv) {
   CommandLine args(argc, argv,
@@ -43,7 +35,7 @@ int run(int argc, char** argv) {
   args.finish();
   if (options.output_folder.empty()) throw std::invalid_argument("--out DIR is required");
   if (route != "default" && route != "direct") throw std::invalid_argument("--route must be default or direct");
-  options.host = host_name();
+  options.host = local_host_name();
 
   pvmCall("pvm_mytid", pvm_mytid());
   const int parent = pvm_parent();
@@ -73,16 +65,7 @@ int run(int argc, char** argv) {
     }
   }
 
-  const RunSummary summary = consumer.finish(frames_sent);
-  const Record record = summary.to_record();
-  std::ofstream(std::filesystem::path(options.output_folder) / "summary.json") << record.to_json() << "\n";
-  std::printf("cfd-consumer %lld on %s: %lld/%d frames, %s, %s, %.2f frames/s, latency median %.1f ms\n",
-              summary.consumer, summary.host.c_str(), summary.frames_received, frames_sent,
-              summary.in_order ? "in order" : "OUT OF ORDER", summary.delivery().c_str(),
-              summary.frames_per_second, summary.receive_latency_median_ms);
-  std::fflush(stdout);
-
-  std::string lines = record.to_lines();
+  std::string lines = consumer.conclude(frames_sent, "cfd-consumer").to_record().to_lines();
   pvmCall("pvm_initsend", pvm_initsend(PvmDataDefault));
   pvmCall("pvm_pkstr summary", pvm_pkstr(lines.data()));
   pvmCall("pvm_send summary", pvm_send(parent, kSummaryTag));

@@ -54,15 +54,16 @@ Record measure(int width, int height, long long steps_per_frame, long long frame
 int main(int argc, char** argv) {
   try {
     CommandLine args(argc, argv,
-                     "cfd-solver-bench [--steps-per-frame N] [--frames N] [--csv FILE]\n"
-                     "  Frames/s the solver alone makes at 128x64 and 512x256 (vorticity frames).");
+                     "cfd-solver-bench [--steps-per-frame N] [--frames N] [--grids WxH,...] [--csv FILE]\n"
+                     "  Frames/s the solver alone makes per grid (default 128x64,512x256; vorticity frames).");
     const long long steps_per_frame = args.integer("--steps-per-frame", 20, 1, 1000000);
     const long long frames = args.integer("--frames", 20, 1, 1000000);
+    const auto grids = args.grids("--grids", {{128, 64}, {512, 256}});
     const std::string csv = args.text("--csv", "");
     args.finish();
     std::string rows;
     std::string header;
-    for (auto [w, h] : {std::pair{128, 64}, std::pair{512, 256}}) {
+    for (auto [w, h] : grids) {
       const Record r = measure(w, h, steps_per_frame, frames);
       header = r.csv_header();
       rows += r.csv_row() + "\n";

@@ -25,6 +25,25 @@ long long parse_integer(const std::string& name, const std::string& value, long 
   return number;
 }
 
+std::pair<int, int> parse_grid(const std::string& name, const std::string& value) {
+  const size_t x = value.find('x');
+  if (x == std::string::npos) throw bad(name, value, "WIDTHxHEIGHT, e.g. 400x100");
+  return {static_cast<int>(parse_integer(name, value.substr(0, x), 16, 16384)),
+          static_cast<int>(parse_integer(name, value.substr(x + 1), 16, 16384))};
+}
+
+// "a,b,c" -> {"a", "b", "c"}.
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = list.find(',', start);
+    items.push_back(list.substr(start, comma - start));
+    if (comma == std::string::npos) return items;
+    start = comma + 1;
+  }
+}
+
 }  // namespace
 
 CommandLine::CommandLine(int argc, char** argv, std::string usage) : usage_(std::move(usage)) {
@@ -83,24 +102,22 @@ std::string CommandLine::text(const std::string& name, const std::string& fallba
 
 std::pair<int, int> CommandLine::grid(const std::string& name, std::pair<int, int> fallback) {
   std::string value;
+  return take(name, value) ? parse_grid(name, value) : fallback;
+}
+
+std::vector<std::pair<int, int>> CommandLine::grids(const std::string& name, std::vector<std::pair<int, int>> fallback) {
+  std::string value;
   if (!take(name, value)) return fallback;
-  const size_t x = value.find('x');
-  if (x == std::string::npos) throw bad(name, value, "WIDTHxHEIGHT, e.g. 400x100");
-  return {static_cast<int>(parse_integer(name, value.substr(0, x), 16, 16384)),
-          static_cast<int>(parse_integer(name, value.substr(x + 1), 16, 16384))};
+  std::vector<std::pair<int, int>> grids;
+  for (const std::string& item : split(value)) grids.push_back(parse_grid(name, item));
+  return grids;
 }
 
 std::vector<long long> CommandLine::integers(const std::string& name, long long min, long long max) {
   std::string value;
   std::vector<long long> numbers;
   if (!take(name, value)) return numbers;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = value.find(',', start);
-    numbers.push_back(parse_integer(name, value.substr(start, comma - start), min, max));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  for (const std::string& item : split(value)) numbers.push_back(parse_integer(name, item, min, max));
   return numbers;
 }
 

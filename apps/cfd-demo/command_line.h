@@ -18,6 +18,8 @@ class CommandLine {
   std::string text(const std::string& name, const std::string& fallback);
   // "WxH", both in [16, 16384].
   std::pair<int, int> grid(const std::string& name, std::pair<int, int> fallback);
+  // A comma-separated list of grids, e.g. "128x64,512x256".
+  std::vector<std::pair<int, int>> grids(const std::string& name, std::vector<std::pair<int, int>> fallback);
   // A comma-separated list of integers in [min, max], e.g. "0,200".
   std::vector<long long> integers(const std::string& name, long long min, long long max);
   // Present or not; takes no value.

@@ -5,11 +5,10 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 
 #include "frame.h"
 #include "pvm_call.h"  // lp_pvm_call (apps/pvm-sites)
-#include "pvm_protocol.h"
+#include "cfd_protocol.h"
 #include "record.h"
 
 using lp::pvm::pvmCall;
@@ -31,15 +30,15 @@ std::string tid_text(int tid) {
 }  // namespace
 
 ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
-  if (options_.consumers < 1) throw std::invalid_argument("at least one consumer is needed");
-  for (int i = 0; i < options_.consumers; ++i) {
-    const long long slow = i < static_cast<int>(options_.slow_ms.size()) ? options_.slow_ms[i] : 0;
-    const std::string folder = (std::filesystem::path(options_.output_folder) / ("consumer-" + std::to_string(i))).string();
-    std::vector<std::string> args = {"--index",        std::to_string(i),     "--out",  folder,
-                                     "--render-every", std::to_string(options_.render_every),
-                                     "--slow-ms",      std::to_string(slow),  "--zoom", std::to_string(options_.zoom),
+  options_.settings.check();
+  for (int i = 0; i < options_.settings.consumers; ++i) {
+    const FrameConsumer::Options consumer = options_.settings.for_consumer(i);
+    std::vector<std::string> args = {"--index",        std::to_string(i),     "--out",  consumer.output_folder,
+                                     "--render-every", std::to_string(consumer.render_every),
+                                     "--slow-ms",      std::to_string(consumer.slow_ms),
+                                     "--zoom",         std::to_string(consumer.zoom),
                                      "--route",        options_.route};
-    if (options_.drops_allowed) args.push_back("--allow-drops");
+    if (consumer.drops_allowed) args.push_back("--allow-drops");
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
@@ -155,7 +154,7 @@ std::vector<RunSummary> ConsumerGroup::finish(long long frames_sent) {
       if (exited_at[i] >= 0 && now - exited_at[i] > kSummaryGraceSeconds) {
         lost(i, "exited without a summary");
         --pending;
-      } else if (options_.summary_timeout_seconds > 0 && now > options_.summary_timeout_seconds) {
+      } else if (options_.settings.summary_timeout_seconds > 0 && now > options_.settings.summary_timeout_seconds) {
         lost(i, "sent no summary before the timeout");
         --pending;
       }

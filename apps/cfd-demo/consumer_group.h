@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "consumer_settings.h"
+#include "frame_sink.h"
 #include "run_summary.h"
 
 namespace lp::cfd {
 
-class ConsumerGroup {
+class ConsumerGroup : public FrameSink {
  public:
   // How long a consumer's summary may trail its exit notice: they come by different routes
   // (the pvmd sends the notice; the summary may come straight from the task), so either can be first.
@@ -22,31 +24,23 @@ class ConsumerGroup {
   static constexpr double kStartupTimeoutSeconds = 120.0;
 
   struct Options {
-    int consumers = 1;
+    ConsumerSettings settings;
     std::string program;          // cfd-consumer, absolute path or a name on the pvmd's search path
     std::string host;             // spawn there (PvmTaskHost); empty = wherever PVM chooses
-    std::string output_folder;    // consumer i writes to <output_folder>/consumer-<i>
-    int render_every = 1;
-    std::vector<long long> slow_ms;  // per consumer; missing entries are 0
-    int zoom = 1;
     std::string route = "default";  // PVM route the consumers ask for: default (via pvmd) or direct
-    double summary_timeout_seconds = 0;  // after the end was announced; 0 = wait as long as needed
-    bool drops_allowed = false;   // passed on: gaps from a configured drop policy are no failure
   };
 
   // Spawns the consumers and waits until each has said it is ready, so that frame timing starts
   // with every receiver in place (and a transport chosen at start-up sees them all).
   explicit ConsumerGroup(Options options);
-  ~ConsumerGroup();
+  ~ConsumerGroup() override;
   ConsumerGroup(const ConsumerGroup&) = delete;
   ConsumerGroup& operator=(const ConsumerGroup&) = delete;
 
-  // Stamps the send time into the encoded frame, packs it once and sends it to every consumer.
-  // Returns the seconds spent inside the PVM calls (the producer's stall for this frame).
-  double send(std::vector<uint8_t>& encoded_frame);
-  // Announces the number of frames sent and waits for each consumer's summary. A consumer that
-  // vanished gets a summary with host "lost" and complete = false.
-  std::vector<RunSummary> finish(long long frames_sent);
+  // Packs the frame once and pvm_sends it to every consumer (FrameSink).
+  double send(std::vector<uint8_t>& encoded_frame) override;
+  // The summaries, or "lost" for a consumer that exited without one (pvm_notify) or timed out.
+  std::vector<RunSummary> finish(long long frames_sent) override;
 
   const std::vector<int>& tids() const { return tids_; }
 

@@ -1,13 +1,41 @@
 #include "frame_consumer.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "contact_sheet.h"
 
 namespace lp::cfd {
+
+Record FrameConsumer::Options::to_record() const {
+  Record r;
+  r.add("output_folder", output_folder).add("render_every", static_cast<long long>(render_every));
+  r.add("slow_ms", static_cast<long long>(slow_ms)).add("zoom", static_cast<long long>(zoom));
+  r.add("contact_sheet_tiles", static_cast<long long>(contact_sheet_tiles));
+  r.add("contact_sheet_columns", static_cast<long long>(contact_sheet_columns));
+  r.add("consumer", consumer).add("host", host).add("drops_allowed", drops_allowed);
+  return r;
+}
+
+FrameConsumer::Options FrameConsumer::Options::from_record(const Record& r) {
+  auto count = [&](const char* name) { return static_cast<int>(r.number(name)); };
+  Options o;
+  o.output_folder = r.text("output_folder");
+  o.render_every = count("render_every");
+  o.slow_ms = count("slow_ms");
+  o.zoom = count("zoom");
+  o.contact_sheet_tiles = count("contact_sheet_tiles");
+  o.contact_sheet_columns = count("contact_sheet_columns");
+  o.consumer = static_cast<long long>(r.number("consumer"));
+  o.host = r.text("host");
+  o.drops_allowed = r.flag("drops_allowed");
+  return o;
+}
 
 FrameConsumer::FrameConsumer(Options options) : options_(std::move(options)), renderer_(options_.zoom) {
   if (options_.render_every < 0) throw std::invalid_argument("render_every must be >= 0");
@@ -82,6 +110,23 @@ RunSummary FrameConsumer::finish(long long frames_sent) {
     ContactSheet::compose(tiles, options_.contact_sheet_columns).write_png(s.contact_sheet);
   }
   return s;
+}
+
+RunSummary FrameConsumer::conclude(long long frames_sent, const std::string& program) {
+  const RunSummary summary = finish(frames_sent);
+  std::ofstream(std::filesystem::path(options_.output_folder) / "summary.json") << summary.to_record().to_json() << "\n";
+  std::printf("%s %lld on %s: %lld/%lld frames, %s, %s, %.2f frames/s, latency median %.1f ms\n", program.c_str(),
+              summary.consumer, summary.host.c_str(), summary.frames_received, frames_sent,
+              summary.in_order ? "in order" : "OUT OF ORDER", summary.delivery().c_str(), summary.frames_per_second,
+              summary.receive_latency_median_ms);
+  std::fflush(stdout);
+  return summary;
+}
+
+std::string local_host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
 }
 
 }  // namespace lp::cfd

@@ -31,6 +31,11 @@ class FrameConsumer {
     // The transport may discard frames for a slow consumer by configuration (a drop policy):
     // gaps are then reported as dropped by policy, not as a failure.
     bool drops_allowed = false;
+
+    // As Record lines, for a transport that hands a consumer its options in a message (MPI);
+    // from_record throws std::invalid_argument naming a missing or malformed field.
+    Record to_record() const;
+    static Options from_record(const Record& record);
   };
 
   explicit FrameConsumer(Options options);
@@ -40,6 +45,9 @@ class FrameConsumer {
   void on_message(std::span<const uint8_t> bytes, int64_t received_ns);
   // `frames_sent` is the count the producer announced; writes the contact sheet.
   RunSummary finish(long long frames_sent);
+  // finish(), then what every consumer program does with the summary: writes summary.json into
+  // the output folder and prints one line (prefixed `program`) on stdout.
+  RunSummary conclude(long long frames_sent, const std::string& program);
 
   const FrameSequence& sequence() const { return sequence_; }
 
@@ -56,5 +64,8 @@ class FrameConsumer {
   int64_t last_received_ns_ = 0;
   int64_t first_sent_ns_ = 0;  // the earliest send stamp among the decoded frames
 };
+
+// This machine's name (a site's own with `unshare --uts`): where a consumer says it ran.
+std::string local_host_name();
 
 }  // namespace lp::cfd

@@ -1,8 +1,9 @@
-// The consumer's logic without PVM: decode, check order, render, summarise.
+// The consumer's logic without PVM or MPI: decode, check order, render, summarise; its options.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 
+#include "consumer_settings.h"
 #include "contact_sheet.h"
 #include "frame_consumer.h"
 #include "temp_folder.h"
@@ -131,4 +132,29 @@ TEST_CASE("with drops allowed, gaps are dropped by policy; anything else still f
     CHECK(s.dropped_by_policy == 0);
     CHECK_FALSE(s.delivered_as_configured());
   }
+}
+
+TEST_CASE("each consumer's options from the producer's settings, and their trip in a message", "[cfd][consumer]") {
+  ConsumerSettings settings;
+  settings.consumers = 2;
+  settings.output_folder = "/out";
+  settings.render_every = 3;
+  settings.slow_ms = {0, 250};
+  settings.zoom = 2;
+  settings.drops_allowed = true;
+  settings.check();
+  const FrameConsumer::Options second = settings.for_consumer(1);
+  CHECK(second.output_folder == "/out/consumer-1");
+  CHECK(second.slow_ms == 250);
+  CHECK(settings.for_consumer(0).slow_ms == 0);
+  const FrameConsumer::Options back = FrameConsumer::Options::from_record(Record::from_lines(second.to_record().to_lines()));
+  CHECK(back.consumer == 1);
+  CHECK(back.output_folder == "/out/consumer-1");
+  CHECK(back.render_every == 3);
+  CHECK(back.slow_ms == 250);
+  CHECK(back.zoom == 2);
+  CHECK(back.drops_allowed);
+  CHECK_THROWS_WITH(FrameConsumer::Options::from_record(Record::from_lines("zoom=2\n")), Catch::Contains("output_folder"));
+  settings.slow_ms = {0, 1, 2};
+  CHECK_THROWS_WITH(settings.check(), Catch::Contains("--slow-ms"));
 }

@@ -125,6 +125,10 @@ TEST_CASE("options are parsed with ranges; mistakes are named", "[cfd][options]"
                     Catch::Contains("--frames") && Catch::Contains("[1, 100]"));
   CHECK_THROWS_WITH(Args({"--frames", "12x"}).parse().integer("--frames", 1, 1, 100), Catch::Contains("'12x'"));
   CHECK_THROWS_WITH(Args({"--grid", "128"}).parse().grid("--grid", {1, 1}), Catch::Contains("WIDTHxHEIGHT"));
+  CHECK(Args({"--grids", "128x64,256x128"}).parse().grids("--grids", {}) ==
+        std::vector<std::pair<int, int>>{{128, 64}, {256, 128}});
+  CHECK(Args({}).parse().grids("--grids", {{16, 16}}) == std::vector<std::pair<int, int>>{{16, 16}});
+  CHECK_THROWS_WITH(Args({"--grids", "128x64,12"}).parse().grids("--grids", {}), Catch::Contains("'12'"));
   CHECK_THROWS_WITH(Args({"--re", "abc"}).parse().real("--re", 1, 1, 10), Catch::Contains("--re"));
   CHECK_THROWS_WITH(Args({"--frames"}).parse().integer("--frames", 1, 1, 100), Catch::Contains("needs a value"));
   CommandLine typo = Args({"--frmaes", "3"}).parse();

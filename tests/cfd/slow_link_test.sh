@@ -32,12 +32,14 @@ source "$HERE/common.sh"
 : "${LP_WAN_INSTANCE:?run through ctest (the fixture sets LP_WAN_INSTANCE), or set it to a link that is up}"
 
 # 300 frames of 32 KB at ~40 frames/s (100 solver steps per frame): ~10 Mbit/s offered to each
-# consumer. The slow link (2 Mbit/s, ~7 frames/s) cannot keep up, and its session holds at most
+# consumer. The slow link (0.5 Mbit/s, ~1.9 frames/s) cannot keep up, and its session holds at most
 # 16 in flight + 16 queued, so it must drop; a window of 16 carries 16 frames per 50 ms round trip
-# to the fast consumer, far above its ~40 frames/s, so that session never fills.
+# to the fast consumer, far above its ~40 frames/s, so that session never fills. (At 2 Mbit/s, ~7.6
+# frames/s, a loaded machine's solver made only 3.5 frames/s and nothing had to be dropped.)
 readonly FRAMES=300 STEPS_PER_FRAME=100 CONSUMERS=2 SITE_B=site-b
-readonly FAST=0 SLOW=1 SLOW_LINK_MBIT=2 SLOW_CLASS=11
-# Enough for the whole run (~15 s); the limit only stops a hang.
+readonly FAST=0 SLOW=1 SLOW_LINK_MBIT=0.5 SLOW_CLASS=11
+# Enough for the whole run (~15 s, and ~40 s more while the slow link drains the slow consumer's
+# backlog at the end); the limit only stops a hang.
 readonly RUN_SECONDS=120
 
 WORK=$(mktemp -d /tmp/cfd-slow-link-test.XXXXXX)
