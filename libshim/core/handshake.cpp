@@ -37,6 +37,16 @@ void Handshake::derive_ciphers(Protection peer_protection) {
   keys_ = authenticator_->traffic_keys(client_nonce_, server_nonce_, protection_);
 }
 
+void Handshake::start_opening() {
+  opener_ = std::make_unique<FrameCipher>(outgoing_ ? keys_->acceptor_to_dialler : keys_->dialler_to_acceptor,
+                                          protection_, FrameCipher::Use::kOpen);
+}
+
+void Handshake::take_identity(const FrameView& frame) {
+  expect(frame, FrameType::kIdentify);
+  peer_token_ = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
+}
+
 void Handshake::send_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out) {
   sealer_ = std::make_unique<FrameCipher>(outgoing_ ? keys_->dialler_to_acceptor : keys_->acceptor_to_dialler,
                                           protection_, FrameCipher::Use::kSeal);
@@ -89,16 +99,14 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
         return HandshakeStep::kRejected;
       }
       derive_ciphers(protection_);
-      opener_ = std::make_unique<FrameCipher>(keys_->dialler_to_acceptor, protection_, FrameCipher::Use::kOpen);
+      start_opening();
       state_ = State::kAwaitIdentity;
       return HandshakeStep::kPending;
     }
-    case State::kAwaitIdentity: {
-      expect(frame, FrameType::kIdentify);
-      peer_token_ = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
+    case State::kAwaitIdentity:
+      take_identity(frame);
       state_ = State::kIdentityPresented;
       return HandshakeStep::kIdentityPresented;
-    }
     case State::kAwaitChallenge: {
       expect(frame, FrameType::kChallenge);
       ChallengeFrame challenge = decode_challenge(frame.payload);
@@ -114,17 +122,15 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
       if (!proof_accepted(frame, authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_), out)) {
         return HandshakeStep::kRejected;
       }
-      opener_ = std::make_unique<FrameCipher>(keys_->acceptor_to_dialler, protection_, FrameCipher::Use::kOpen);
+      start_opening();
       keys_.reset();
       state_ = State::kAwaitPeerIdentity;
       return HandshakeStep::kPending;
     }
-    case State::kAwaitPeerIdentity: {
-      expect(frame, FrameType::kIdentify);
-      peer_token_ = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
+    case State::kAwaitPeerIdentity:
+      take_identity(frame);
       state_ = State::kFinished;
       return HandshakeStep::kEstablished;
-    }
     default:
       throw MalformedFrame("frame in an unexpected connection state");
   }

@@ -99,6 +99,8 @@ class Handshake {
   // Derives the traffic keys; creates the cipher for our direction (sealing) and the peer's.
   void derive_ciphers(Protection peer_protection);
   void send_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out);
+  void start_opening();                         // the peer's frames are sealed from now on
+  void take_identity(const FrameView& frame);  // IDENTIFY -> peer_token_
 
   const Authenticator* authenticator_;
   bool outgoing_;

@@ -96,6 +96,20 @@ std::size_t live_session_survives(lp::Engine& a, lp::Engine& b, const std::funct
   return from_others;
 }
 
+// A listening socket on 127.0.0.1 (an ephemeral port); `endpoint` receives "127.0.0.1:port".
+int loopback_listener(std::string& endpoint, int flags = 0) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  socklen_t length = sizeof address;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
+  endpoint = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  return listener;
+}
+
 std::vector<std::byte> random_token() {
   const std::string key = lp::make_job_key();  // 64 random hex digits
   std::vector<std::byte> token(lp::kIdentityTokenSize);
@@ -148,15 +162,8 @@ TEST_CASE("a key holder claiming a live peer's endpoint is refused and counted")
 
 TEST_CASE("a key holder cannot make the engine dial an endpoint it announces") {
   // A listener standing for "any host:port": the engine must never connect to it.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(listener, 16) == 0);
-  socklen_t length = sizeof address;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
-  const std::string victim = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  std::string victim;
+  const int listener = loopback_listener(victim, SOCK_NONBLOCK);
 
   lp::Engine b(config_with());
   {
@@ -191,15 +198,8 @@ TEST_CASE("a flood of unauthenticated connections is refused and counted; the li
 
 TEST_CASE("a CLOSE during the handshake does not end a session; a peer with another key never gets in") {
   // The "peer" only answers HELLO with CLOSE(authentication failed), as an impostor at its address could.
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(listener, 16) == 0);
-  socklen_t length = sizeof address;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
-  const std::string impostor = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+  std::string impostor;
+  const int listener = loopback_listener(impostor);
 
   lp::Engine a(config_with());
   a.send(impostor, numbered(0));

@@ -57,6 +57,14 @@ struct Pair {
                                    kStart + 5s)),
         acceptor(Handshake::acceptor(acceptor_key, nonce(server_fill), acceptor_wants, kStart + 5s)) {}
 
+  // HELLO, CHALLENGE, then the dialler's AUTH and IDENTIFY: the acceptor's step on them.
+  HandshakeStep through_client_proof() {
+    dialler.start(to_acceptor);
+    deliver(acceptor, to_acceptor, to_dialler);
+    deliver(dialler, to_dialler, to_acceptor);
+    return deliver(acceptor, to_acceptor, to_dialler);
+  }
+
   // Delivers every frame waiting for `to`, opening sealed ones as a connection does; returns the
   // last step.
   HandshakeStep deliver(Handshake& to, std::vector<std::byte>& wire, std::vector<std::byte>& reply) {
@@ -122,10 +130,7 @@ TEST_CASE("handshake: both ends prove the key, exchange sealed identities and sh
 
 TEST_CASE("handshake: an acceptor refuses an identity that is not the session's, in clear") {
   Pair pair("secret", "secret");
-  pair.dialler.start(pair.to_acceptor);
-  pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
-  pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
-  REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);
+  REQUIRE(pair.through_client_proof() == HandshakeStep::kIdentityPresented);
   pair.acceptor.refuse_identity(pair.to_dialler);
   CHECK(pair.acceptor.finished());
   CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPeerClosed);
@@ -134,10 +139,7 @@ TEST_CASE("handshake: an acceptor refuses an identity that is not the session's,
 
 TEST_CASE("handshake: the acceptor refuses a dialler with another key, and the dialler learns why") {
   Pair pair("one key", "another key");
-  pair.dialler.start(pair.to_acceptor);
-  pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
-  pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
-  CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kRejected);
+  CHECK(pair.through_client_proof() == HandshakeStep::kRejected);
   auto frames = sent(pair.to_dialler);
   REQUIRE(frames.size() == 1);
   REQUIRE(frames[0].type == FrameType::kClose);
@@ -204,10 +206,7 @@ TEST_CASE("handshake: a frame the state does not expect is malformed") {
     CHECK_THROWS_AS(pair.dialler.on_frame(frames[0].view(), out), MalformedFrame);
   }
   SECTION("anything after the end") {
-    pair.dialler.start(pair.to_acceptor);
-    pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
-    pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
-    pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+    REQUIRE(pair.through_client_proof() == HandshakeStep::kIdentityPresented);
     pair.acceptor.accept_identity(token(0xa2), pair.to_dialler);
     std::vector<std::byte> wire;
     encode_keepalive(wire);
