@@ -1,0 +1,179 @@
+// The handshake as a pure state machine: two ends exchange frames in memory on a fake clock.
+// Covers the happy path, wrong keys either way, replayed proofs, unexpected frames and CLOSE.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "handshake.h"
+
+using namespace lp;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Clock = Handshake::Clock;
+const Clock::time_point kStart = Clock::time_point{} + 1000s;  // the fake clock's "now"
+
+struct Frame {
+  FrameType type;
+  std::vector<std::byte> payload;
+  FrameView view() const { return {type, payload}; }
+};
+
+// Takes every whole frame out of `out` (what one end would have sent).
+std::vector<Frame> sent(std::vector<std::byte>& out) {
+  FrameReader reader(kMaxHandshakePayload);
+  auto area = reader.write_area(out.size());
+  std::memcpy(area.data(), out.data(), out.size());
+  reader.commit(out.size());
+  out.clear();
+  std::vector<Frame> frames;
+  while (auto frame = reader.next()) frames.push_back({frame->type, {frame->payload.begin(), frame->payload.end()}});
+  return frames;
+}
+
+std::vector<std::byte> nonce(std::uint8_t fill) { return std::vector<std::byte>(kNonceSize, std::byte{fill}); }
+
+// A dialler and an acceptor, each with its own key.
+struct Pair {
+  Authenticator dialler_key;
+  Authenticator acceptor_key;
+  Handshake dialler;
+  Handshake acceptor;
+  std::vector<std::byte> to_acceptor, to_dialler;
+
+  Pair(const std::string& dialler_secret, const std::string& acceptor_secret, std::uint8_t client_fill = 1,
+       std::uint8_t server_fill = 2)
+      : dialler_key(dialler_secret),
+        acceptor_key(acceptor_secret),
+        dialler(Handshake::dialler(dialler_key, "site-a:4000", 1, nonce(client_fill), kStart + 5s)),
+        acceptor(Handshake::acceptor(acceptor_key, nonce(server_fill), kStart + 5s)) {}
+
+  // Delivers the one frame waiting for `to` and returns its step.
+  HandshakeStep deliver(Handshake& to, std::vector<std::byte>& wire, std::vector<std::byte>& reply) {
+    auto frames = sent(wire);
+    REQUIRE(frames.size() == 1);
+    return to.on_frame(frames[0].view(), reply);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("handshake: both ends prove the key and the acceptor learns who dialled") {
+  Pair pair("secret", "secret");
+  pair.dialler.start(pair.to_acceptor);
+  CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentified);
+  CHECK(pair.acceptor.peer_endpoint() == "site-a:4000");
+  CHECK(pair.acceptor.stream() == 1);
+  CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPending);  // CHALLENGE
+  CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kEstablished);
+  CHECK(pair.acceptor.finished());
+  CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kEstablished);
+  CHECK(pair.dialler.finished());
+  CHECK(pair.to_acceptor.empty());
+  CHECK(pair.dialler.deadline() == kStart + 5s);
+}
+
+TEST_CASE("handshake: the acceptor refuses a dialler with another key, and the dialler learns why") {
+  Pair pair("one key", "another key");
+  pair.dialler.start(pair.to_acceptor);
+  pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+  pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
+  CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kRejected);
+  auto frames = sent(pair.to_dialler);
+  REQUIRE(frames.size() == 1);
+  REQUIRE(frames[0].type == FrameType::kClose);
+  CHECK(decode_close(frames[0].payload).reason == CloseReason::kAuthFailed);
+  std::vector<std::byte> reply;
+  CHECK(pair.dialler.on_frame(frames[0].view(), reply) == HandshakeStep::kRefusedByPeer);
+  CHECK(pair.dialler.close_text() == "authentication failed");
+  CHECK(reply.empty());
+}
+
+TEST_CASE("handshake: the dialler refuses an acceptor whose proof is wrong") {
+  Pair pair("secret", "secret");
+  pair.dialler.start(pair.to_acceptor);
+  pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+  pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
+  std::vector<std::byte> forged;
+  encode_fixed(forged, FrameType::kAuth, std::vector<std::byte>(kMacSize, std::byte{0x5a}));
+  auto frames = sent(forged);
+  std::vector<std::byte> reply;
+  CHECK(pair.dialler.on_frame(frames[0].view(), reply) == HandshakeStep::kRejected);
+  auto close = sent(reply);
+  REQUIRE(close.size() == 1);
+  CHECK(decode_close(close[0].payload).reason == CloseReason::kAuthFailed);
+}
+
+TEST_CASE("handshake: a proof recorded from one exchange does not open another (fresh nonces)") {
+  // Record the dialler's AUTH of a first exchange.
+  Pair first("secret", "secret", 1, 2);
+  first.dialler.start(first.to_acceptor);
+  first.deliver(first.acceptor, first.to_acceptor, first.to_dialler);
+  first.deliver(first.dialler, first.to_dialler, first.to_acceptor);
+  std::vector<std::byte> recorded_auth = first.to_acceptor;
+
+  // An attacker replays HELLO and that AUTH to an acceptor that picked another server nonce.
+  Pair second("secret", "secret", 1, 3);
+  second.dialler.start(second.to_acceptor);
+  second.deliver(second.acceptor, second.to_acceptor, second.to_dialler);
+  std::vector<std::byte> reply;
+  auto frames = sent(recorded_auth);
+  CHECK(second.acceptor.on_frame(frames[0].view(), reply) == HandshakeStep::kRejected);
+}
+
+TEST_CASE("handshake: a frame the state does not expect is malformed") {
+  Pair pair("secret", "secret");
+  std::vector<std::byte> out;
+  SECTION("an acceptor wants HELLO first") {
+    std::vector<std::byte> wire;
+    encode_fixed(wire, FrameType::kAuth, std::vector<std::byte>(kMacSize));
+    auto frames = sent(wire);
+    CHECK_THROWS_AS(pair.acceptor.on_frame(frames[0].view(), out), MalformedFrame);
+  }
+  SECTION("DATA before the handshake is over") {
+    pair.dialler.start(pair.to_acceptor);
+    std::vector<std::byte> wire;
+    encode_data(wire, 0, std::vector<std::byte>(kMessageTrailerSize));
+    auto frames = sent(wire);
+    CHECK_THROWS_AS(pair.dialler.on_frame(frames[0].view(), out), MalformedFrame);
+  }
+  SECTION("a dialler that has not started") {
+    std::vector<std::byte> wire;
+    encode_fixed(wire, FrameType::kChallenge, nonce(9));
+    auto frames = sent(wire);
+    CHECK_THROWS_AS(pair.dialler.on_frame(frames[0].view(), out), MalformedFrame);
+  }
+  SECTION("anything after the end") {
+    pair.dialler.start(pair.to_acceptor);
+    pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+    pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor);
+    pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+    std::vector<std::byte> wire;
+    encode_keepalive(wire);
+    auto frames = sent(wire);
+    CHECK_THROWS_AS(pair.acceptor.on_frame(frames[0].view(), out), MalformedFrame);
+  }
+  CHECK(out.empty());
+}
+
+TEST_CASE("handshake: HELLO with a malformed endpoint is refused") {
+  Authenticator key("secret");
+  Handshake acceptor = Handshake::acceptor(key, nonce(2), kStart + 5s);
+  std::vector<std::byte> wire, out;
+  encode_hello(wire, nonce(1), 0, "no-port-here");
+  auto frames = sent(wire);
+  CHECK_THROWS_AS(acceptor.on_frame(frames[0].view(), out), std::invalid_argument);
+  CHECK(out.empty());
+}
+
+TEST_CASE("handshake: a CLOSE for another reason ends it with the peer's text") {
+  Pair pair("secret", "secret");
+  pair.dialler.start(pair.to_acceptor);
+  std::vector<std::byte> wire, out;
+  encode_close(wire, CloseReason::kShutdown, "engine shutting down");
+  auto frames = sent(wire);
+  CHECK(pair.dialler.on_frame(frames[0].view(), out) == HandshakeStep::kPeerClosed);
+  CHECK(pair.dialler.close_text() == "engine shutting down");
+  CHECK(pair.dialler.finished());
+}

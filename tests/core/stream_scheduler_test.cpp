@@ -1,0 +1,134 @@
+// The stream scheduler: slots and dials, the tie-break both ends evaluate alike, round-robin
+// striping that skips full streams, and the small/large split. No sockets: connections are the
+// protocol's view only, their output filled by hand.
+#include <catch2/catch.hpp>
+
+#include "connection.h"
+#include "stream_scheduler.h"
+
+using namespace lp;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::size_t kSmall = 32 * 1024;
+const Authenticator kKey("secret");
+
+std::unique_ptr<Connection> make_connection(std::size_t stream, bool outgoing = true) {
+  const auto now = Connection::Clock::time_point{} + 1s;
+  auto handshake = outgoing ? Handshake::dialler(kKey, "a:1", stream, std::vector<std::byte>(kNonceSize), now)
+                            : Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), now);
+  auto connection = std::make_unique<Connection>(std::move(handshake), now);
+  connection->stream = stream;
+  return connection;
+}
+
+void fill_output(Connection& connection, std::size_t bytes) { connection.output().resize(bytes); }
+
+}  // namespace
+
+TEST_CASE("stream scheduler: our own empty slots are dialled, peer-announced ones are not") {
+  StreamScheduler scheduler(2, kSmall);
+  CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0, 1});
+  auto dial = make_connection(1);
+  scheduler.set_dialling(1, dial.get());
+  CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0});
+  CHECK(scheduler.install(*dial) == nullptr);
+  CHECK(scheduler.dialling(1) == nullptr);
+  CHECK(scheduler.holds(*dial));
+  CHECK(scheduler.first() == dial.get());
+  CHECK(scheduler.established() == 1);
+
+  auto extra = make_connection(5, false);  // the peer uses more streams than we do
+  scheduler.install(*extra);
+  CHECK(scheduler.slots() == 6);
+  CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0});
+
+  CHECK(scheduler.remove(*dial));
+  CHECK_FALSE(scheduler.holds(*dial));
+  CHECK_FALSE(scheduler.remove(*dial));
+  CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0, 1});
+}
+
+TEST_CASE("stream scheduler: install returns the connection it displaced") {
+  StreamScheduler scheduler(1, 0);
+  auto older = make_connection(0);
+  auto newer = make_connection(0);
+  scheduler.install(*older);
+  CHECK(scheduler.install(*newer) == older.get());
+  CHECK(scheduler.holds(*newer));
+  CHECK_FALSE(scheduler.holds(*older));
+}
+
+TEST_CASE("stream scheduler: the tie-break keeps the connection dialled by the smaller endpoint, on both ends") {
+  const std::string a = "site-a:4000", b = "site-b:4000";
+  // Both dialled stream 0 at once. Site a holds its own dial and sees b's arrive, and vice versa.
+  const bool a_keeps_own = StreamScheduler::keep_existing(a, b);
+  const bool b_keeps_own = StreamScheduler::keep_existing(b, a);
+  CHECK(a_keeps_own);
+  CHECK_FALSE(b_keeps_own);  // b drops its own and keeps a's: both keep a's dial
+  // The other order of arrival gives the same survivor.
+  CHECK_FALSE(StreamScheduler::keep_existing(b, a));
+  // Two connections dialled by the same side: the newer replaces the older (a redial).
+  CHECK_FALSE(StreamScheduler::keep_existing(a, a));
+}
+
+TEST_CASE("stream scheduler: striping goes round robin and skips a stream whose output is full") {
+  StreamScheduler scheduler(3, 0);
+  auto s0 = make_connection(0), s1 = make_connection(1), s2 = make_connection(2);
+  for (auto* c : {s0.get(), s1.get(), s2.get()}) scheduler.install(*c);
+  std::vector<Connection*> order;
+  for (int i = 0; i < 6; ++i) {
+    Connection* next = scheduler.next_with_room();
+    REQUIRE(next != nullptr);
+    CHECK(scheduler.by_size(100) == nullptr);  // no size split when LONGPIPE_SMALL_MESSAGE=0
+    order.push_back(next);
+    scheduler.sent_on(*next);
+  }
+  CHECK(order == std::vector<Connection*>{s0.get(), s1.get(), s2.get(), s0.get(), s1.get(), s2.get()});
+
+  fill_output(*s1, StreamScheduler::kOutputHighWater);
+  scheduler.sent_on(*s0);  // s1 would be next
+  CHECK(scheduler.next_with_room() == s2.get());
+  fill_output(*s0, StreamScheduler::kOutputHighWater);
+  fill_output(*s2, StreamScheduler::kOutputHighWater);
+  CHECK(scheduler.next_with_room() == nullptr);  // everything waits for the carrier
+}
+
+TEST_CASE("stream scheduler: small messages on stream 0, large ones round robin over the others") {
+  StreamScheduler scheduler(3, kSmall);
+  auto s0 = make_connection(0), s1 = make_connection(1), s2 = make_connection(2);
+  for (auto* c : {s0.get(), s1.get(), s2.get()}) scheduler.install(*c);
+  CHECK(scheduler.by_size(kSmall + kMessageTrailerSize) == s0.get());  // the limit counts the body
+  CHECK(scheduler.by_size(1) == s0.get());
+  Connection* first_large = scheduler.by_size(kSmall + kMessageTrailerSize + 1);
+  Connection* second_large = scheduler.by_size(1 << 20);
+  CHECK(first_large != s0.get());
+  CHECK(second_large != s0.get());
+  CHECK(first_large != second_large);
+
+  SECTION("a full large stream is skipped while another has room") {
+    fill_output(*s1, StreamScheduler::kOutputHighWater);
+    CHECK(scheduler.by_size(1 << 20) == s2.get());
+    CHECK(scheduler.by_size(1 << 20) == s2.get());
+  }
+  SECTION("with every large stream full, a large message still waits for one of them, not stream 0") {
+    fill_output(*s1, StreamScheduler::kOutputHighWater);
+    fill_output(*s2, StreamScheduler::kOutputHighWater);
+    Connection* chosen = scheduler.by_size(1 << 20);
+    CHECK((chosen == s1.get() || chosen == s2.get()));
+  }
+  SECTION("no large stream up: the caller picks any") {
+    scheduler.remove(*s1);
+    scheduler.remove(*s2);
+    CHECK(scheduler.by_size(1 << 20) == nullptr);
+  }
+}
+
+TEST_CASE("stream scheduler: one stream means no size split") {
+  StreamScheduler scheduler(1, kSmall);
+  auto s0 = make_connection(0);
+  scheduler.install(*s0);
+  CHECK(scheduler.by_size(1 << 20) == nullptr);
+  CHECK(scheduler.next_with_room() == s0.get());
+}
