@@ -66,6 +66,8 @@ class Connection {
   std::size_t stream = 0;                    // which of the session's parallel streams
   Clock::time_point last_sent;               // for keep-alives
   Clock::time_point last_received;           // the peer's last frame on this connection
+  bool suspect = false;                      // established before a silence of the path: TCP may hold
+                                             // its bytes behind a backed-off timer; a new one replaces it
   bool queued_for_flush = false;             // on the endpoint's flush list
   bool flush_before_close = false;           // a CLOSE frame is waiting: write it before closing
   bool abort_on_close = false;               // close abruptly (a reset, for testing)

@@ -48,7 +48,7 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     // that has been silent (an outage: both ends see it so) always gives way to the new one.
     const std::string& old_dialler = old->outgoing() ? local_endpoint : peer_;
     const std::string& new_dialler = connection.outgoing() ? local_endpoint : peer_;
-    const bool old_is_silent = now - old->last_received > silence_threshold();
+    const bool old_is_silent = old->suspect || now - old->last_received > silence_threshold();
     if (!old_is_silent && StreamScheduler::keep_existing(old_dialler, new_dialler)) {
       streams_.remove(connection);  // it may be our own dial for this slot
       return {&connection, false};
@@ -172,8 +172,13 @@ void Session::pump(Clock::time_point now) {
 }
 
 Session::Clock::duration Session::probe_interval() const {
-  const ArqDuration measured = arq_.stats().srtt;
-  const Clock::duration rtt = measured.count() > 0 ? Clock::duration(measured) : Clock::duration(config_.rtt);
+  // The carrier's own RTT (TCP_INFO, refreshed by the driver): the ARQ's message-level SRTT
+  // includes the time messages queue in socket buffers, which a connect never waits for.
+  const std::chrono::microseconds carrier_rtt(counters_.tcp.rtt_us);
+  const ArqDuration message_rtt = arq_.stats().srtt;
+  const Clock::duration rtt = carrier_rtt.count() > 0   ? Clock::duration(carrier_rtt)
+                              : message_rtt.count() > 0 ? Clock::duration(message_rtt)
+                                                        : Clock::duration(config_.rtt);
   return std::clamp<Clock::duration>(rtt * kProbeRoundTrips, kMinProbeInterval,
                                      std::max<Clock::duration>(kMinProbeInterval, config_.connect_retry_max));
 }
@@ -213,17 +218,31 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
                       " ms (LONGPIPE_SILENT_PATH_MS)" + (last_error_.empty() ? "" : "; last error: " + last_error_);
     return actions;
   }
-  // Established streams that hear nothing may be stuck behind TCP's backed-off retransmission
-  // timer (seconds to a minute after a long outage): probe the path with a fresh connection per
-  // stream; once one is up it replaces the silent one and everything unacknowledged goes again.
-  if (silent && streams_.established() > 0 && now >= next_probe_) {
+  // Streams established before a silence may be stuck behind TCP's backed-off retransmission
+  // timer (seconds to a minute after a long outage, in either direction, even once the other one
+  // flows again): probe the path with a fresh connection per such stream every probe interval;
+  // once one is up it replaces the suspect one and everything unacknowledged goes again.
+  if (silent) {
+    for (Connection* stream : streams_.streams()) {
+      if (stream != nullptr) stream->suspect = true;
+    }
+  }
+  if (has_suspect_stream() && now >= next_probe_) {
     next_probe_ = now + probe_interval();
     for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
-      if (streams_.stream(slot) != nullptr && streams_.dialling(slot) == nullptr) actions.probe.push_back(slot);
+      const Connection* stream = streams_.stream(slot);
+      if (stream != nullptr && stream->suspect && streams_.dialling(slot) == nullptr) actions.probe.push_back(slot);
     }
     counters_.path_probes += actions.probe.size();
   }
   return actions;
+}
+
+bool Session::has_suspect_stream() const {
+  for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
+    if (const Connection* stream = streams_.stream(slot); stream != nullptr && stream->suspect) return true;
+  }
+  return false;
 }
 
 Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
@@ -247,7 +266,11 @@ Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
     if (config_.silent_path_timeout.count() > 0) {
       wake = std::min(wake, last_heard_ + config_.silent_path_timeout + kJustAfter);
     }
-    if (streams_.established() > 0) wake = std::min(wake, std::max(next_probe_, last_heard_ + silence_threshold() + kJustAfter));
+    if (has_suspect_stream()) {
+      wake = std::min(wake, next_probe_);
+    } else if (streams_.established() > 0) {
+      wake = std::min(wake, last_heard_ + silence_threshold() + kJustAfter);
+    }
   }
   return wake;
 }

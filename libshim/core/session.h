@@ -57,6 +57,9 @@ class Session {
   // Throws MalformedFrame.
   std::optional<std::string> on_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void heard_from_peer(Clock::time_point now) {
+    // The first sign of life after a silence: replace the suspect streams now, not after the
+    // next probe interval (TCP would resend their bytes only when its backed-off timer fires).
+    if (now - last_heard_ > silence_threshold()) next_probe_ = now;
     last_heard_ = now;
     refused_since_heard_ = false;
   }
@@ -94,6 +97,8 @@ class Session {
   // Nothing heard for this long means the path (or the peer) is silent: keep-alives come every
   // LONGPIPE_KEEPALIVE_MS.
   Clock::duration silence_threshold() const { return config_.keepalive_interval + probe_interval(); }
+  // One of our own streams was established before the path fell silent (Connection::suspect).
+  bool has_suspect_stream() const;
 
   // Given up on: no more dials or frames. Returns the connections to close.
   std::vector<Connection*> fail();

@@ -65,7 +65,7 @@ follower=$!
 # them too), LONGPIPE_STATS for the producer alone.
 status=0
 env LONGPIPE_WINDOW_FULL=drop-oldest LONGPIPE_WINDOW_MESSAGES=16 timeout "$RUN_SECONDS" \
-  "$PVM_SITES" exec a --preload "$LIBRARY" env LONGPIPE_STATS="$WORK/producer.stats.json" \
+  "$HERE/../sites_exec_preloaded.sh" "$PVM_SITES" a "$LIBRARY" env LONGPIPE_STATS="$WORK/producer.stats.json" \
   "$BIN/cfd-producer" --consumer-host $SITE_B --consumers $CONSUMERS --frames $FRAMES --grid 128x64 \
   --steps-per-frame $STEPS_PER_FRAME --warmup-steps 1000 --allow-drops --out "$WORK/out" \
   --json "$WORK/result.json" --summary-timeout 60 >"$WORK/producer.out" 2>&1 || status=$?
@@ -78,7 +78,8 @@ cat "$WORK/slow-path.stats"
 
 "$HERE/check_result.py" "$WORK/result.json" $FRAMES $CONSUMERS --host $SITE_B --allow-drops \
   --longpipe-stats "$WORK/producer.stats.json" || fail "the run did not deliver as configured"
-"$HERE/check_isolation.py" "$WORK/result.json" $FRAMES --fast $FAST --slow $SLOW ||
+"$HERE/check_isolation.py" "$WORK/result.json" $FRAMES --fast $FAST --slow $SLOW \
+  --longpipe-stats "$WORK/producer.stats.json" ||
   fail "the consumer behind the slower link was not isolated from the fast one"
 
 # The slowed class: "class 1:N bytes B packets P dropped D overlimits O ports LIST".

@@ -72,7 +72,7 @@ readonly FRAMES SLOW_MS STEPS_PER_FRAME
 # LONGPIPE_STATS is set after that (through env), so that it is the producer's alone: the consumers
 # would otherwise inherit it and overwrite the file.
 status=0
-env "${policy_env[@]}" timeout "$RUN_SECONDS" "$PVM_SITES" exec a --preload "$LIBRARY" \
+env "${policy_env[@]}" timeout "$RUN_SECONDS" "$HERE/../sites_exec_preloaded.sh" "$PVM_SITES" a "$LIBRARY" \
   env LONGPIPE_STATS="$WORK/producer.stats.json" \
   "$BIN/cfd-producer" --consumer-host $SITE_B --consumers $CONSUMERS --slow-ms $SLOW_MS --frames $FRAMES \
   --grid 128x64 --steps-per-frame $STEPS_PER_FRAME --warmup-steps 1000 "${drops[@]}" --out "$WORK/out" \
@@ -85,7 +85,8 @@ cat "$WORK/producer.out"
 "$HERE/check_result.py" "$WORK/result.json" $FRAMES $CONSUMERS --host $SITE_B "${drops[@]}" \
   --longpipe-stats "$WORK/producer.stats.json" || fail "the run did not deliver as configured (policy $POLICY)"
 if [[ $POLICY == isolation ]]; then
-  "$HERE/check_isolation.py" "$WORK/result.json" $FRAMES --fast 0 --slow 1 ||
+  "$HERE/check_isolation.py" "$WORK/result.json" $FRAMES --fast 0 --slow 1 \
+    --longpipe-stats "$WORK/producer.stats.json" ||
     fail "the slow consumer was not isolated from the fast one"
 fi
 

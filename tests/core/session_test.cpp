@@ -1,5 +1,5 @@
-// A session on a fake clock, without sockets: redial back-off, dead-peer detection, goodbye,
-// keep-alives, the reconnect counter and the one next deadline.
+// A session on a fake clock, without sockets: redial back-off, dead-peer detection, silent paths
+// (probes, suspect streams), goodbye, keep-alives, the reconnect counter and the one next deadline.
 #include <catch2/catch.hpp>
 
 #include "connection.h"
@@ -60,13 +60,14 @@ TEST_CASE("session: redials back off by doubling up to the ceiling") {
   CHECK(session.last_error() == "connect: refused");
 }
 
-TEST_CASE("session: a peer silent for LONGPIPE_DEAD_PEER_MS is given up on, not before") {
+TEST_CASE("session: a dead peer (silent for LONGPIPE_DEAD_PEER_MS, its host refusing) is given up on, not before") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);
   session.allow_dialling();  // the application named the peer
   auto stream = dialled(0, kStart);
   session.attach(*stream, "a:1", kStart);
   session.heard_from_peer(kStart + 1s);
+  session.note_refused();  // e.g. a redial answered with ECONNREFUSED: the process is gone
   CHECK_FALSE(session.handle_timeout(kStart + 16s, false).failure);  // exactly the timeout: not yet
   CHECK(session.next_deadline(kStart + 16s) <= kStart + 16s + 1ms);
   auto actions = session.handle_timeout(kStart + 16s + 1ms, false);
@@ -76,6 +77,48 @@ TEST_CASE("session: a peer silent for LONGPIPE_DEAD_PEER_MS is given up on, not 
   SECTION("our own back-pressure is not the peer's silence") {
     Session paused("b:1", arq_config_from(config), config, kStart);
     CHECK_FALSE(paused.handle_timeout(kStart + 60s, true).failure);
+  }
+}
+
+TEST_CASE("session: a silent path is probed, not given up on; the probe replaces the suspect stream") {
+  Config config = one_stream_config();
+  config.silent_path_timeout = 60000ms;
+  Session session("b:1", arq_config_from(config), config, kStart);
+  // The stream was dialled by the peer, whose endpoint wins the tie-break ("b:1" < "z:1").
+  auto stream = std::make_unique<Connection>(Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), kStart + 5s),
+                                             kStart);
+  stream->state = ConnectionState::kEstablished;
+  session.attach(*stream, "z:1", kStart);
+  const Clock::time_point silent = kStart + session.silence_threshold();
+  CHECK(session.handle_timeout(silent, false).probe.empty());  // exactly the threshold: not yet
+  CHECK(session.next_deadline(silent) <= silent + 1ms);
+  auto actions = session.handle_timeout(silent + 1ms, false);
+  CHECK(actions.probe == std::vector<std::size_t>{0});
+  CHECK(actions.attempt_limit == session.probe_interval());
+  CHECK(stream->suspect);
+  CHECK(session.handle_timeout(silent + 2ms, false).probe.empty());  // the next one after an interval
+  CHECK(session.next_deadline(silent + 2ms) <= silent + 1ms + session.probe_interval());
+  CHECK(session.handle_timeout(silent + 1ms + session.probe_interval(), false).probe.size() == 1);
+
+  // Long past LONGPIPE_DEAD_PEER_MS, nothing refused: the session, its window and stream stay.
+  CHECK_FALSE(session.handle_timeout(kStart + 30s, false).failure);
+  // The first sign of life probes at once (the other direction may still be stuck).
+  session.heard_from_peer(kStart + 31s);
+  CHECK(session.handle_timeout(kStart + 31s, false).probe == std::vector<std::size_t>{0});
+  // Our probe gets through and replaces the suspect stream, although the tie-break favours it.
+  auto probe = dialled(0, kStart + 31s);
+  const auto attachment = session.attach(*probe, "z:1", kStart + 31s);
+  CHECK(attachment.attached);
+  CHECK(attachment.loser == stream.get());
+  CHECK(session.counters().path_probes == 4);
+  CHECK(session.handle_timeout(kStart + 31s + 1ms, false).probe.empty());  // nothing suspect now
+
+  SECTION("LONGPIPE_SILENT_PATH_MS of silence gives up") {
+    Session quiet("b:1", arq_config_from(config), config, kStart);
+    CHECK_FALSE(quiet.handle_timeout(kStart + 60s, false).failure);
+    const auto failure = quiet.handle_timeout(kStart + 60s + 1ms, false).failure;
+    REQUIRE(failure);
+    CHECK(failure->find("LONGPIPE_SILENT_PATH_MS") != std::string::npos);
   }
 }
 

@@ -34,15 +34,14 @@ say() { echo "== $*" >&2; }
 
 # A sanitizer build of the library needs its runtime loaded first, also into programs that are not
 # instrumented (Debian's); leak reports from libpvm3 itself are not LongPipe's to judge.
-ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
+# Two-site runs go through sites_exec_preloaded.sh, which does the same inside the site.
+PRELOADED=$(cd "$(dirname "$0")/.." && pwd)/sites_exec_preloaded.sh
+# The same holds for TSan's runtime (the front end's tests also run in the TSan build).
+SANITIZER_RUNTIME=$(ldd "$LIBRARY" | awk '/lib(asan|tsan)/ {print $3}')
 PRELOAD=$LIBRARY
-if [[ -n $ASAN_RUNTIME && $MODE == two-site ]]; then
-  # pvm-sites preloads exactly one library; these tests are labelled nosan for that reason.
-  fail "two-site runs need a library built without sanitizers (pvm-sites preloads one library)"
-fi
-if [[ -n $ASAN_RUNTIME ]]; then
-  PRELOAD="$ASAN_RUNTIME $LIBRARY"
-  export ASAN_OPTIONS=detect_leaks=0 PVM_EXPORT=${PVM_EXPORT:+$PVM_EXPORT:}ASAN_OPTIONS
+if [[ -n $SANITIZER_RUNTIME ]]; then
+  PRELOAD="$SANITIZER_RUNTIME $LIBRARY"
+  export ASAN_OPTIONS=detect_leaks=0 PVM_EXPORT=${PVM_EXPORT:+$PVM_EXPORT:}ASAN_OPTIONS:TSAN_OPTIONS
 fi
 
 WORK=$(mktemp -d /tmp/lp-pvm-test.XXXXXX)
@@ -106,9 +105,9 @@ run_master() {
       [[ $preload == yes ]] && env_args+=(LD_PRELOAD="$PRELOAD")
       env "${env_args[@]}" timeout "$RUN_SECONDS" "$@" <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
     two-site)
-      local -a site_args=()
-      [[ $preload == yes ]] && site_args+=(--preload "$LIBRARY")
-      env "${env_args[@]}" timeout "$RUN_SECONDS" "$PVM_SITES" exec a "${site_args[@]}" "$@" \
+      local -a site_exec=("$PVM_SITES" exec a)
+      [[ $preload == yes ]] && site_exec=("$PRELOADED" "$PVM_SITES" a "$LIBRARY")
+      env "${env_args[@]}" timeout "$RUN_SECONDS" "${site_exec[@]}" "$@" \
         <"$input" >"$WORK/$name.out" 2>"$WORK/$name.err" ;;
   esac
 }
