@@ -26,6 +26,16 @@ constexpr int kJobKeyBytes = 32;
 // Fortran handles of LongPipe requests and messages start here (Open MPI's are small table indices).
 constexpr int kFortranRequestBase = 1 << 30;
 
+template <typename Handle>
+MPI_Fint fortran_handle_of(Handle ours) {
+  return kFortranRequestBase + static_cast<MPI_Fint>(reinterpret_cast<std::uintptr_t>(ours) >> 1);
+}
+
+template <typename Handle>
+Handle handle_of_fortran(MPI_Fint fortran) {
+  return reinterpret_cast<Handle>((static_cast<std::uintptr_t>(fortran - kFortranRequestBase) << 1) | 1u);
+}
+
 
 // Predefined types whose bytes are contiguous in memory: sent and received with memcpy.
 // Everything else goes through PMPI_Pack / PMPI_Unpack.
@@ -1067,23 +1077,19 @@ int FrontEnd::request_get_status(MPI_Request request, int* flag, MPI_Status* sta
 }
 
 int FrontEnd::request_c2f(MPI_Request request) {
-  if (!is_ours(request)) return PMPI_Request_c2f(request);
-  return kFortranRequestBase + static_cast<int>(reinterpret_cast<std::uintptr_t>(request) >> 1);
+  return is_ours(request) ? fortran_handle_of(request) : PMPI_Request_c2f(request);
 }
 
 MPI_Request FrontEnd::request_f2c(int handle) {
-  if (handle < kFortranRequestBase) return PMPI_Request_f2c(handle);
-  return reinterpret_cast<MPI_Request>((static_cast<std::uintptr_t>(handle - kFortranRequestBase) << 1) | 1u);
+  return handle < kFortranRequestBase ? PMPI_Request_f2c(handle) : handle_of_fortran<MPI_Request>(handle);
 }
 
 MPI_Fint FrontEnd::message_c2f(MPI_Message message) {
-  if (!is_ours(message)) return PMPI_Message_c2f(message);
-  return kFortranRequestBase + static_cast<int>(reinterpret_cast<std::uintptr_t>(message) >> 1);
+  return is_ours(message) ? fortran_handle_of(message) : PMPI_Message_c2f(message);
 }
 
 MPI_Message FrontEnd::message_f2c(MPI_Fint handle) {
-  if (handle < kFortranRequestBase) return PMPI_Message_f2c(handle);
-  return reinterpret_cast<MPI_Message>((static_cast<std::uintptr_t>(handle - kFortranRequestBase) << 1) | 1u);
+  return handle < kFortranRequestBase ? PMPI_Message_f2c(handle) : handle_of_fortran<MPI_Message>(handle);
 }
 
 // ---------------------------------------------------------------------------------------------
