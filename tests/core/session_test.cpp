@@ -85,7 +85,7 @@ TEST_CASE("session: a silent path is probed, not given up on; the probe replaces
   config.silent_path_timeout = 60000ms;
   Session session("b:1", arq_config_from(config), config, kStart);
   // The stream was dialled by the peer, whose endpoint wins the tie-break ("b:1" < "z:1").
-  auto stream = std::make_unique<Connection>(Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), kStart + 5s),
+  auto stream = std::make_unique<Connection>(Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), Protection::kEncrypt, kStart + 5s),
                                              kStart);
   stream->state = ConnectionState::kEstablished;
   session.attach(*stream, "z:1", kStart);

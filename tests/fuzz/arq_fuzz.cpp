@@ -84,13 +84,14 @@ class Harness {
     const int offset = static_cast<int>(input.u8() % 96) - 16;
     if (offset < 0 && base < static_cast<std::uint64_t>(-offset)) return;
     const std::uint64_t seq = base + offset;
-    arq_.on_data(seq, payload_for(seq), now_);
+    // false: refused as too far ahead (the engine would close the connection); nothing is held.
+    static_cast<void>(arq_.on_data(seq, payload_for(seq), now_));
   }
 
   // A DATA frame with any sequence number at all (a peer may claim anything).
   void data_anywhere(lp::fuzz::FuzzInput& input) {
     const std::uint64_t seq = input.u64();
-    arq_.on_data(seq, payload_for(seq), now_);
+    static_cast<void>(arq_.on_data(seq, payload_for(seq), now_));
   }
 
   // An ACK with fuzzer-chosen fields, relative to what was transmitted or not.

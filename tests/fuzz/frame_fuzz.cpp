@@ -31,13 +31,19 @@ void decode_and_reencode(const lp::FrameView& frame) {
   switch (frame.type) {
     case FrameType::kHello: {
       const lp::HelloFrame hello = lp::decode_hello(frame.payload);
-      lp::encode_hello(again, hello.nonce, hello.stream, hello.endpoint);
+      lp::encode_hello(again, hello.nonce, hello.stream, hello.protection, hello.endpoint);
       LP_FUZZ_CHECK(same(frame.payload, payload_of(again)));
       return;
     }
-    case FrameType::kChallenge:
-    case FrameType::kAuth: {
-      const std::size_t size = frame.type == FrameType::kChallenge ? lp::kNonceSize : lp::kMacSize;
+    case FrameType::kChallenge: {
+      const lp::ChallengeFrame challenge = lp::decode_challenge(frame.payload);
+      lp::encode_challenge(again, challenge.nonce, challenge.protection);
+      LP_FUZZ_CHECK(same(frame.payload, payload_of(again)));
+      return;
+    }
+    case FrameType::kAuth:
+    case FrameType::kIdentify: {
+      const std::size_t size = frame.type == FrameType::kAuth ? lp::kMacSize : lp::kIdentityTokenSize;
       const auto bytes = lp::decode_fixed(frame.payload, size, lp::frame_type_name(frame.type));
       lp::encode_fixed(again, frame.type, bytes);
       LP_FUZZ_CHECK(same(frame.payload, payload_of(again)));

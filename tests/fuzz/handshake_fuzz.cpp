@@ -31,7 +31,7 @@ void check_replies(const std::vector<std::byte>& out) {
   while (auto frame = reader.next()) {
     switch (frame->type) {
       case lp::FrameType::kHello: lp::decode_hello(frame->payload); break;
-      case lp::FrameType::kChallenge: lp::decode_fixed(frame->payload, lp::kNonceSize, "CHALLENGE"); break;
+      case lp::FrameType::kChallenge: lp::decode_challenge(frame->payload); break;
       case lp::FrameType::kAuth: lp::decode_fixed(frame->payload, lp::kMacSize, "AUTH"); break;
       case lp::FrameType::kClose: lp::decode_close(frame->payload); break;
       default: LP_FUZZ_CHECK(!"the handshake sent a frame of a later phase");
@@ -44,13 +44,16 @@ void check_replies(const std::vector<std::byte>& out) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   lp::fuzz::FuzzInput input(data, size);
-  const bool dialler = input.u8() & 1;
+  const std::uint8_t choices = input.u8();
+  const bool dialler = choices & 1;
+  const lp::Protection protection = choices & 2 ? lp::Protection::kEncrypt : lp::Protection::kIntegrityOnly;
   unsigned read_size = input.u8();
   const auto deadline = lp::Handshake::Clock::time_point{} + std::chrono::seconds(5);
   lp::Handshake handshake =
       dialler ? lp::Handshake::dialler(authenticator(), "site-a:7601", 1, std::vector<std::byte>(lp::kNonceSize, std::byte{1}),
-                                       deadline)
-              : lp::Handshake::acceptor(authenticator(), std::vector<std::byte>(lp::kNonceSize, std::byte{2}), deadline);
+                                       protection, authenticator().identity_token("site-b:7602"), deadline)
+              : lp::Handshake::acceptor(authenticator(), std::vector<std::byte>(lp::kNonceSize, std::byte{2}), protection,
+                                        deadline);
   std::vector<std::byte> out;
   if (dialler) handshake.start(out);
   lp::FrameReader reader(lp::kMaxHandshakePayload);
@@ -69,7 +72,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         auto frame = reader.next();
         if (!frame) break;
         const lp::HandshakeStep step = handshake.on_frame(*frame, out);
-        LP_FUZZ_CHECK(step != lp::HandshakeStep::kEstablished);  // nobody here knows the key
+        // Nobody here knows the key: no proof can pass.
+        LP_FUZZ_CHECK(step != lp::HandshakeStep::kEstablished && step != lp::HandshakeStep::kIdentityPresented);
       }
     }
   } catch (const lp::MalformedFrame&) {
