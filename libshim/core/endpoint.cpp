@@ -115,7 +115,7 @@ void Endpoint::on_read(Connection& connection, IoStatus status, const std::strin
   if (receiving != nullptr) receiving->take_received(received_);
   if (connection.state == ConnectionState::kClosed) return;
   if (status == IoStatus::kEndOfStream) {
-    if (connection.session != nullptr) connection.session->note_refused();  // its host closed it
+    note_host_refused(connection);  // its host closed it
     if (connection.reader().has_partial_frame()) {
       note_malformed(connection, "stream ended inside a frame (truncated frame)", now);
     } else {
@@ -203,14 +203,17 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
     // fails, if at all, after LONGPIPE_DEAD_PEER_MS with this as its last error.
     case HandshakeStep::kRejected:
       note_rejected(connection);
+      if (connection.outgoing()) note_host_refused(connection);  // its host answered: not a silent path
       connection.flush_before_close = true;  // the CLOSE that says why
       close_connection(connection, "the peer failed to prove the key (is LONGPIPE_KEY the same?)", now);
       return;
     case HandshakeStep::kRefusedByPeer:
       note_rejected(connection);
+      note_host_refused(connection);
       close_connection(connection, "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)", now);
       return;
     case HandshakeStep::kPeerClosed:
+      note_host_refused(connection);
       close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);
       return;
   }
@@ -321,6 +324,12 @@ void Endpoint::note_refused_frame(Connection& connection, Clock::time_point now)
   if (connection.session != nullptr) ++connection.session->counters().refused_frames;
   ++statistics_.refused_frames;
   close_connection(connection, "a frame failed its integrity check (altered or replayed)", now);
+}
+
+// The peer's host answered and refused (a CLOSE, EOF, RST): LONGPIPE_DEAD_PEER_MS applies, not the
+// patience for a silent path (session.h).
+void Endpoint::note_host_refused(Connection& connection) {
+  if (connection.session != nullptr) connection.session->note_refused();
 }
 
 void Endpoint::note_rejected(Connection& connection) {

@@ -86,6 +86,7 @@ class Endpoint {
   void close_connection(Connection& connection, const std::string& why, Clock::time_point now);
   void fail_session(Session& session, const std::string& reason, Clock::time_point now);
   void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
+  void note_host_refused(Connection& connection);
   void note_rejected(Connection& connection);
   void note_refused_frame(Connection& connection, Clock::time_point now);
   Protection wanted_protection() const {
