@@ -1,6 +1,6 @@
 # liblongpipe.so: the engine plus whichever front ends exist, as one preloadable library.
 add_library(longpipe SHARED ${CMAKE_CURRENT_LIST_DIR}/shared/longpipe_version.cpp)
-target_link_libraries(longpipe PRIVATE lp_core)
+target_link_libraries(longpipe PRIVATE lp_core_internals)  # longpipe_version.cpp: the wire protocol version
 if(TARGET lp_pvm)
   get_target_property(lp_pvm_type lp_pvm TYPE)
   if(lp_pvm_type STREQUAL "STATIC_LIBRARY")

@@ -14,7 +14,7 @@
 
 #include "file_descriptor.h"
 #include "system_call.h"
-#include "tcp_socket.h"
+#include "loopback_pair.h"
 
 namespace lp::perf {
 namespace {

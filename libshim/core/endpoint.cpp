@@ -324,11 +324,11 @@ std::vector<Session*> Endpoint::reclaimable() const {
   return over;
 }
 
-void Endpoint::reset_all(Clock::time_point now) {
+void Endpoint::close_all(const std::string& why, bool abort, Clock::time_point now) {
   for (auto& [raw, connection] : connections_) {
     if (connection->state == ConnectionState::kClosed) continue;
-    connection->abort_on_close = true;
-    close_connection(*connection, "reset for testing", now);
+    connection->abort_on_close = abort;
+    close_connection(*connection, why, now);
   }
 }
 

@@ -55,8 +55,9 @@ class Endpoint {
   // The earliest time service() or expire_handshakes() has something to do.
   Clock::time_point next_deadline(Clock::time_point now) const;
 
-  // Closes every connection abruptly (testing: as a network reset would).
-  void reset_all(Clock::time_point now);
+  const std::map<Connection*, std::unique_ptr<Connection>>& connections() const { return connections_; }
+  // Closes every connection; `abort`: abruptly (testing: as a network reset would).
+  void close_all(const std::string& why, bool abort, Clock::time_point now);
   // CLOSE(shutdown) on every established connection.
   void say_goodbye(Clock::time_point now);
 

@@ -88,10 +88,10 @@ class Engine::Impl {
   }
   void send(const std::string& peer, Message message);
   void write_stats_file() const;
-  std::string stats_json() const { return mailbox_.stats_json(local_endpoint_, carrier_.listen_tuning()); }
+  std::string stats_json() const { return mailbox_.stats_json(local_endpoint_, carrier_->listen_tuning()); }
 
   Config config_;
-  TcpCarrier carrier_;
+  std::unique_ptr<Carrier> carrier_;  // TCP today; the driver sees only the interface
   std::string local_endpoint_;
   Mailbox mailbox_;
 
@@ -124,12 +124,12 @@ class Engine::Impl {
 
 Engine::Impl::Impl(Config config)
     : config_(std::move(config)),
-      carrier_(config_),
-      local_endpoint_(endpoint_name(config_, carrier_.port())),
+      carrier_(std::make_unique<TcpCarrier>(config_)),
+      local_endpoint_(endpoint_name(config_, carrier_->port())),
       mailbox_(config_.window_full, {config_.window_messages, config_.window_bytes}),
       endpoint_(config_, local_endpoint_, [] { return Authenticator::make_nonce(); }),
       stats_signal_fd_(SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))) {
-  loop_.add(carrier_.listen_fd(), &listen_tag_, true, false);
+  loop_.add(carrier_->listen_fd(), &listen_tag_, true, false);
   loop_.add(mailbox_.wake_fd(), &wake_tag_, true, false);
   loop_.add(stats_signal_fd_.get(), &stats_tag_, true, false);
   if (!config_.stats_path.empty()) {
@@ -211,6 +211,7 @@ void Engine::Impl::run() {
   const auto now = Clock::now();
   endpoint_.say_goodbye(now);
   drain_commands(now);
+  endpoint_.close_all("engine shutting down", false, now);
   sweep_closed();
   mailbox_.publish_endpoint(endpoint_.statistics());
   mailbox_.stopped();
@@ -218,7 +219,7 @@ void Engine::Impl::run() {
 
 void Engine::Impl::handle_event(const LoopEvent& event, Clock::time_point now) {
   if (event.tag == &listen_tag_) {
-    while (auto link = carrier_.accept()) {
+    while (auto link = carrier_->accept()) {
       Connection* connection = endpoint_.on_accepted(std::move(link), now);
       if (connection == nullptr) continue;
       try {
@@ -261,15 +262,14 @@ void Engine::Impl::apply_requests(Clock::time_point now, bool& stopping) {
   Mailbox::Requests requests = mailbox_.take_requests();
   stopping = requests.stop;
   for (auto& fresh : requests.new_slots) endpoint_.session_for(fresh->peer, now).mailbox = fresh;
-  if (requests.reset) endpoint_.reset_all(now);
+  if (requests.reset) endpoint_.close_all("reset for testing", true, now);
   // Reading is paused while the application is behind on receiving: the carrier then pushes back
   // on the sender instead of this process buffering without bound.
-  if (requests.reading_paused != reading_paused_) {
-    reading_paused_ = requests.reading_paused;
-    for (auto& [peer, session] : endpoint_.sessions()) {
-      for (Connection* stream : session->streams().streams()) {
-        if (stream != nullptr) set_interest(*stream);
-      }
+  reading_paused_ = requests.reading_paused;
+  for (auto& [raw, connection] : endpoint_.connections()) {
+    if (connection->state != ConnectionState::kClosed && connection->link && connection->read_paused != reading_paused_) {
+      connection->read_paused = reading_paused_;
+      set_interest(*connection);
     }
   }
 }
@@ -304,7 +304,7 @@ void Engine::Impl::drain_commands(Clock::time_point now) {
   for (Connection* connection : endpoint_.take_dials()) {
     if (connection->state == ConnectionState::kClosed) continue;
     try {
-      connection->link = carrier_.dial(connection->peer_endpoint, connection->stream);
+      connection->link = carrier_->dial(connection->peer_endpoint, connection->stream);
       connection->writable_interest = true;
       loop_.add(connection->link->poll_fd(), connection, true, true);
     } catch (const std::exception& e) {
@@ -345,7 +345,6 @@ void Engine::Impl::flush(Connection& connection, Clock::time_point now) {
 
 void Engine::Impl::set_interest(Connection& connection) {
   if (!connection.link || connection.state == ConnectionState::kClosed) return;
-  connection.read_paused = reading_paused_ && connection.state == ConnectionState::kEstablished;
   loop_.modify(connection.link->poll_fd(), &connection, !connection.read_paused, connection.writable_interest);
 }
 

@@ -47,14 +47,6 @@ FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uin
 // Resolves host:port to an IPv4/IPv6 address (getaddrinfo; /etc/hosts names resolve at once).
 sockaddr_storage resolve(const HostPort& where, socklen_t& length);
 
-// A connected pair of blocking, close-on-exec TCP sockets over IPv4 loopback (lp-perf's plain-TCP
-// baseline, tests).
-struct LoopbackPair {
-  FileDescriptor client;
-  FileDescriptor server;
-};
-LoopbackPair connect_loopback_pair();
-
 void rearm_quick_ack(int fd);
 TcpWindowInfo read_window_info(int fd);
 // Pending socket error after a non-blocking connect (0 = connected).

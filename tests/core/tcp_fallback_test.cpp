@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "system_call.h"
+#include "loopback_pair.h"
 #include "tcp_socket.h"
 
 namespace {

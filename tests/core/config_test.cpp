@@ -77,7 +77,7 @@ TEST_CASE("bad values name the variable and the accepted range") {
 }
 
 TEST_CASE("a config file supplies values and the environment wins") {
-  const std::string path = "engine_config_test.conf";
+  const std::string path = "config_test.conf";
   {
     std::ofstream file(path);
     file << "# comment\nRTO_MIN_MS = 300\nLONGPIPE_ACK_DELAY_MS=5\n\nLONGPIPE_PVM_ROUTE=1\n";
