@@ -12,9 +12,7 @@
 #include <thread>
 
 #include "engine.h"
-#include "frame_cipher.h"
 #include "job_key.h"
-#include "wire_frame.h"
 #include "perf_options.h"
 #include "plain_tcp_baseline.h"
 
@@ -272,46 +270,6 @@ LoopbackResult run_engine_loopback(std::size_t size, std::size_t count) {
   return result;
 }
 
-// Seals and opens `count` DATA frames of `size` bytes with one connection's ciphers, as the two
-// ends of a session do; returns the CPU seconds.
-double seal_and_open(Protection protection, std::size_t size, std::size_t count) {
-  const std::vector<std::byte> nonce(kNonceSize, std::byte{7});
-  const TrafficKeys keys = derive_traffic_keys("lp-perf seal", nonce, nonce, protection);
-  FrameCipher sealer(keys.dialler_to_acceptor, protection, FrameCipher::Use::kSeal);
-  FrameCipher opener(keys.dialler_to_acceptor, protection, FrameCipher::Use::kOpen);
-  const std::vector<std::byte> message(size + kMessageTrailerSize, std::byte{0x5a});
-  std::vector<std::byte> wire;
-  wire.reserve(kFrameHeaderSize + kSequenceSize + message.size() + kTagSize);
-  const CpuStopwatch stopwatch;
-  for (std::size_t i = 0; i < count; ++i) {
-    wire.clear();
-    encode_data(wire, i, message);
-    sealer.seal_frame(wire, 0);
-    const std::span<std::byte> frame(wire);
-    const std::size_t payload = wire.size() - kFrameHeaderSize - kTagSize;
-    if (!opener.open(frame.first(kFrameHeaderSize), frame.subspan(kFrameHeaderSize, payload),
-                     frame.last(kTagSize))) {
-      throw std::runtime_error("a sealed frame did not open");
-    }
-  }
-  return stopwatch.elapsed().cpu_seconds;
-}
-
-int seal(const Options& options) {
-  std::printf("lp-perf seal: %zu DATA frames per size sealed and opened (one connection, both ends); CPU time\n",
-              options.count);
-  std::printf("%10s %-30s %14s %16s\n", "size", "protection", "CPU ns/byte", "GB/s (seal+open)");
-  for (std::size_t size : options.sizes) {
-    for (Protection protection : {Protection::kEncrypt, Protection::kIntegrityOnly}) {
-      const double seconds = seal_and_open(protection, size, options.count);
-      const double bytes = static_cast<double>(size) * static_cast<double>(options.count);
-      std::printf("%10zu %-30s %14.3f %16.2f\n", size, protection_name(protection), seconds / bytes * 1e9,
-                  bytes / seconds / 1e9);
-    }
-  }
-  return 0;
-}
-
 int local(const Options& options) {
   std::printf("lp-perf local: %zu messages per size, one acknowledgement at the end; CPU = whole process\n",
               options.count);
@@ -357,7 +315,6 @@ int main(int argc, char** argv) {
     }
     if (options.command == "serve") return serve(options);
     if (options.command == "run") return run(options);
-    if (options.command == "seal") return seal(options);
     return local(options);
   } catch (const std::invalid_argument& e) {
     std::cerr << "lp-perf: " << e.what() << "\n\n" << usage();

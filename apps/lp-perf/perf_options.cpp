@@ -51,20 +51,15 @@ std::string usage() {
       Loopback: message rate and CPU per message of the engine (two engines in this process)
       against a plain blocking TCP socket pair moving the same messages (a random key unless
       LONGPIPE_KEY is set).
-  lp-perf seal [--count N] [--size P[,P...]]
-      The cost of protection alone: CPU per byte to seal and open N DATA frames of each size as
-      the engine does (AES-256-GCM, and integrity only), to compare with
-      `openssl speed -evp aes-256-gcm` (one direction: sealing plus opening is two passes).
 )";
 }
 
 Options parse_options(int argc, char** argv) {
   Options options;
-  if (argc < 2) throw std::invalid_argument("missing command (serve, run, local or seal)");
+  if (argc < 2) throw std::invalid_argument("missing command (serve, run or local)");
   options.command = argv[1];
-  if (options.command != "serve" && options.command != "run" && options.command != "local" &&
-      options.command != "seal") {
-    throw std::invalid_argument("unknown command '" + options.command + "' (serve, run, local or seal)");
+  if (options.command != "serve" && options.command != "run" && options.command != "local") {
+    throw std::invalid_argument("unknown command '" + options.command + "' (serve, run or local)");
   }
   bool count_given = false;
   for (int i = 2; i < argc; ++i) {
@@ -117,7 +112,6 @@ Options parse_options(int argc, char** argv) {
   }
   if (options.command == "run" && options.peer.empty()) throw std::invalid_argument("run needs --peer HOST[:PORT]");
   if (options.command == "local" && !count_given) options.count = 200000;
-  if (options.command == "seal" && !count_given) options.count = 2000;
   return options;
 }
 

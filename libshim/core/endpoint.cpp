@@ -343,6 +343,17 @@ void Endpoint::fail_session(Session& session, const std::string& reason, Clock::
   failures_.push_back({&session, reason});
 }
 
+std::vector<Session*> Endpoint::reclaimable() const {
+  std::vector<Session*> over;
+  for (const auto& [peer, session] : sessions_) {
+    const bool quiet = session->streams().established() == 0 && session->arq().all_acknowledged();
+    if (!session->may_dial() && (session->failed() || (session->peer_said_goodbye() && quiet))) {
+      over.push_back(session.get());
+    }
+  }
+  return over;
+}
+
 void Endpoint::close_all(const std::string& why, bool abort, Clock::time_point now) {
   for (auto& [raw, connection] : connections_) {
     if (connection->state == ConnectionState::kClosed) continue;

@@ -72,6 +72,11 @@ class Endpoint {
     std::string reason;
   };
   std::vector<Failure> take_failures() { return std::exchange(failures_, {}); }
+  // Sessions only the peer opened (never allowed to dial) that are over: the peer said goodbye
+  // and nothing is left, or it was given up on. The driver forgets them (erase_session) so that
+  // endpoints peers announce cost nothing once they are gone.
+  std::vector<Session*> reclaimable() const;
+  void erase_session(const std::string& peer) { sessions_.erase(peer); }
   // Frees closed connections after the driver has closed their links.
   void erase(Connection* connection) { connections_.erase(connection); }
 

@@ -201,6 +201,12 @@ void Engine::Impl::run() {
     endpoint_.expire_handshakes(now);
     drain_commands(now);
     sweep_closed();
+    for (Session* session : endpoint_.reclaimable()) {
+      const std::string peer = session->peer();
+      if (mailbox_.forget_unnamed(session->mailbox ? session->mailbox : mailbox_.slot_for(peer))) {
+        endpoint_.erase_session(peer);
+      }
+    }
   }
   const auto now = Clock::now();
   endpoint_.say_goodbye(now);

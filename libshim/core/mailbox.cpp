@@ -202,6 +202,13 @@ std::shared_ptr<MailboxSlot> Mailbox::slot_for(const std::string& peer) {
   return slot;
 }
 
+bool Mailbox::forget_unnamed(const std::shared_ptr<MailboxSlot>& slot) {
+  std::lock_guard lock(mutex_);
+  if (slot->named_by_application.load(std::memory_order_relaxed) || !slot->outbox.empty()) return false;
+  if (auto found = slots_.find(slot->peer); found != slots_.end() && found->second == slot) slots_.erase(found);
+  return true;
+}
+
 void Mailbox::deliver(std::vector<Message>& batch) {
   if (batch.empty()) return;
   std::lock_guard lock(mutex_);

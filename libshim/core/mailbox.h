@@ -95,6 +95,9 @@ class Mailbox {
   Requests take_requests();
   bool reading_paused() const { return reading_paused_.load(); }
   std::shared_ptr<MailboxSlot> slot_for(const std::string& peer);
+  // Drops `slot` if the application never named its peer and nothing waits in it (a session only
+  // the peer opened, now over). False if it must stay.
+  bool forget_unnamed(const std::shared_ptr<MailboxSlot>& slot);
   // Received messages (or a message to ourselves) to the receive queue.
   void deliver(std::vector<Message>& batch);
   // Moves queued messages into the ARQ while its window has room.

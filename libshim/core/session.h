@@ -39,6 +39,7 @@ class Session {
   StreamScheduler& streams() { return streams_; }
   const StreamScheduler& streams() const { return streams_; }
   Arq& arq() { return arq_; }
+  const Arq& arq() const { return arq_; }
   SessionStatistics& counters() { return counters_; }
 
   // An authenticated connection joins. If the tie-break rejects it or an older one, that loser is

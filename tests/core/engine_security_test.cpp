@@ -240,6 +240,30 @@ TEST_CASE("LONGPIPE_ENCRYPTION=off on one side: the session is encrypted; on bot
     }
     REQUIRE(message->tag == static_cast<std::int32_t>(next++));
   }
-  const std::string expected = other_encrypts ? "aes-256-gcm" : "aes-256-gmac (integrity only)";
-  CHECK(a.stats_json().find("\"protection\":\"" + expected + "\"") != std::string::npos);
+  const std::string expected = "\"protection\":\"" +
+                               std::string(other_encrypts ? "aes-256-gcm" : "aes-256-gmac (integrity only)") + "\"";
+  const auto deadline = std::chrono::steady_clock::now() + 3s;  // the statistics are published each turn
+  while (a.stats_json().find(expected) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(a.stats_json().find(expected) != std::string::npos);
+}
+
+TEST_CASE("a session only the peer opened is forgotten once the peer has gone") {
+  lp::Engine b(config_with());
+  std::string a_endpoint;
+  {
+    lp::Engine a(config_with());
+    a_endpoint = a.local_endpoint();
+    a.send(b.local_endpoint(), numbered(0));
+    REQUIRE(b.wait_receive(10s));
+    CHECK(b.try_receive()->peer_endpoint == a_endpoint);
+    CHECK(b.stats_json().find("\"peer\":\"" + a_endpoint + "\"") != std::string::npos);
+  }  // a says goodbye
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (b.stats_json().find("\"peer\":\"" + a_endpoint + "\"") != std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  CHECK(b.stats_json().find("\"peer\":\"" + a_endpoint + "\"") == std::string::npos);
 }
