@@ -138,7 +138,8 @@ case $SCENARIO in
     ;;
   unreachable-return | unreachable-fatal)
     [[ -x $UNREACHABLE ]] || fail "MPI_FRONT_END_UNREACHABLE must name the test program"
-    JOB_ENV=(LONGPIPE_MPI_SITES=0,1 LONGPIPE_KEEPALIVE_MS=200 LONGPIPE_DEAD_PEER_MS=1500)
+    # A stopped rank's host still answers TCP: a silent path, given up on after LONGPIPE_SILENT_PATH_MS.
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1 LONGPIPE_KEEPALIVE_MS=200 LONGPIPE_DEAD_PEER_MS=1500 LONGPIPE_SILENT_PATH_MS=2000)
     rc=0
     run_job yes 2 "$WORK/out" "$WORK/err" "$UNREACHABLE" "${SCENARIO#unreachable-}" || rc=$?
     cat "$WORK/out" "$WORK/err" >&2
