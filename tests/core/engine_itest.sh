@@ -57,6 +57,14 @@ wait_for_listen() {
   fail "$1 did not start listening"
 }
 
+# start_good_session COUNT SIZE INTERVAL_US TIMEOUT_S: a receiver in site b that checks every
+# numbered message, and a sender in site a streaming them to it (receiver_pid, sender_pid).
+start_good_session() {
+  start_in b receiver "$PROBE" receive --listen ":$PORT" --count "$1" --size "$2" --timeout-s "$4"
+  wait_for_listen receiver
+  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count "$1" --size "$2" --interval-us "$3" --timeout-s "$4"
+}
+
 # json_field FILE FIELD: the first integer value of "FIELD": in the last stats line of FILE.
 json_field() {
   grep '^stats ' "$1" | tail -n 1 | grep -oE "\"$2\":[0-9]+" | head -n 1 | cut -d: -f2
@@ -107,9 +115,7 @@ check_wrong_key() {
 
 check_garbage() {
   local count=6000 size=300
-  start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 60
-  wait_for_listen receiver
-  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 1000 --timeout-s 60
+  start_good_session $count $size 1000 60
   sleep 1
   # Random bytes, a valid header announcing more than it delivers (truncated), an oversized length,
   # and an unknown version: each on its own connection, while the good session is running.
@@ -194,9 +200,7 @@ check_outage() {
   # The outage is longer than the dead-peer timeout (a silent path is not a dead peer) and than
   # 10 x the RTO (TCP's retransmissions back off to seconds meanwhile).
   ((outage_ms > LONGPIPE_DEAD_PEER_MS)) || fail "the outage must outlast LONGPIPE_DEAD_PEER_MS"
-  start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 50
-  wait_for_listen receiver
-  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 1500 --timeout-s 50
+  start_good_session $count $size 1500 50
   sleep 2
   outage_begin
   sleep "$(awk -v ms=$outage_ms 'BEGIN {print ms / 1000}')"
@@ -241,9 +245,7 @@ check_restart() {
 
 check_flood() {
   local count=4000 size=300 flood=300
-  start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 50
-  wait_for_listen receiver
-  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 1500 --timeout-s 50
+  start_good_session $count $size 1500 50
   sleep 1
   # Connections that never authenticate: silent, a lone header, a HELLO left hanging, all held open.
   # They are opened at once (non-blocking connects), so that far more than the limit are pending.
