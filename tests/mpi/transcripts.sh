@@ -111,15 +111,9 @@ expect_clean_run() {
   ((status == 0)) || { tail -30 "$WORK/$1.err" >&2; fail "$1 exited with status $status"; }
 }
 
-# Same transcript with and without LongPipe (after `normalize`, a sed program).
-compare() {
-  local plain=$1 longpipe=$2 normalize=${3:-}
-  if ! diff <(sed -e "$normalize" "$WORK/$plain.out") <(sed -e "$normalize" "$WORK/$longpipe.out") >"$WORK/diff"; then
-    cat "$WORK/diff" >&2
-    fail "$longpipe differs from $plain"
-  fi
-  say "$longpipe matches $plain ($(wc -l <"$WORK/$plain.out") lines)"
-}
+# compare PLAIN LONGPIPE [NORMALIZE]: the same transcript with and without LongPipe.
+# shellcheck source=../transcript_compare.sh
+source "$HERE/../transcript_compare.sh"
 
 # With the MPI front end in the library, LongPipe must have carried messages across the sites and
 # none inside a site (longpipe_statistics.py), rank 0 having received at least MIN of them.

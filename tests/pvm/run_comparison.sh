@@ -112,15 +112,9 @@ run_master() {
   esac
 }
 
-# Same transcript with and without LongPipe (after `normalize`, a sed program).
-compare() {
-  local plain=$1 longpipe=$2 normalize=${3:-}
-  if ! diff <(sed -e "$normalize" "$WORK/$plain.out") <(sed -e "$normalize" "$WORK/$longpipe.out") >"$WORK/diff"; then
-    cat "$WORK/diff" >&2
-    fail "$longpipe differs from $plain"
-  fi
-  say "$longpipe matches $plain ($(wc -l <"$WORK/$plain.out") lines)"
-}
+# compare PLAIN LONGPIPE [NORMALIZE]: the same transcript with and without LongPipe.
+# shellcheck source=../transcript_compare.sh
+source "$HERE/../transcript_compare.sh"
 
 # LongPipe carried messages for the first task (its LONGPIPE_STATS file): both ways, or (for a
 # program whose first messages go out before its tasks are up) at least one way.
