@@ -11,14 +11,16 @@
 #                          show the site path for all four collectives; LONGPIPE_COLLECTIVES=native
 #                          gives Open MPI's transcript exactly and counts only the native path
 #             three-ranks  (local) 3 ranks, sites 0,0,1: transcripts identical, site path taken
+#             fortran      (local) collectives.f90 (`use mpi`), 3 ranks, sites 0,1,1: transcripts
+#                          identical, site path taken (the Fortran entry points reach the front end)
 #             bad-setting  (local) LONGPIPE_COLLECTIVES=tree: the job fails naming the variable and values
 #             four-ranks   (two-site) 4 ranks, 2 per site: transcripts identical, site path taken
 #
-# Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the test program).
+# Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran).
 set -euo pipefail
 
 MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|bad-setting|four-ranks}
+SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -126,6 +128,14 @@ case $SCENARIO in
     run_job plain no 3 0,0,1 || fail "plain run failed"
     run_job site yes 3 0,0,1 LONGPIPE_MPI_SITES=0,0,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
     same plain site --stable
+    check_paths site 3 site
+    ;;
+  fortran)
+    [[ $MODE == local ]] || fail "fortran runs on one host"
+    PROGRAM=${MPI_COLLECTIVES_F:?MPI_COLLECTIVES_F must name the Fortran test program}
+    run_job plain no 3 0,1,1 || fail "plain run failed"
+    run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
     check_paths site 3 site
     ;;
   bad-setting)
