@@ -31,41 +31,20 @@ readonly RUN_SECONDS=240
 fail() { echo "FAIL: $*" >&2; exit 1; }
 say() { echo "== $*" >&2; }
 
-# A sanitizer build of the library needs its runtime loaded first (see run_front_end.sh).
-ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
-PRELOAD=$LIBRARY
-if [[ -n $ASAN_RUNTIME ]]; then
-  PRELOAD="$ASAN_RUNTIME $LIBRARY"
-  export ASAN_OPTIONS=detect_leaks=0
-fi
-[[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
+# shellcheck source=mpi_job.sh
+source "$HERE/mpi_job.sh"
 
 WORK=$(mktemp -d /tmp/lp-mpi-collectives.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-unset LD_PRELOAD
 
 # run_job NAME PRELOAD(yes|no) RANKS SITES [NAME=VALUE...]: transcript in $WORK/NAME.out
 run_job() {
   local name=$1 preload=$2 ranks=$3 sites=$4
   shift 4
-  local env_args=()
-  [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
-  for assignment in "$@"; do env_args+=(-x "$assignment"); done
   mkdir -p "$WORK/$name.markers"
   local rc=0
-  case $MODE in
-    local)
-      [[ $preload == yes ]] && env_args+=(-x "LD_PRELOAD=$PRELOAD")
-      timeout --kill-after=10 "$RUN_SECONDS" mpirun --allow-run-as-root --oversubscribe -np "$ranks" \
-        "${env_args[@]}" "$PROGRAM" "$sites" "$WORK/$name.markers" </dev/null >"$WORK/$name.out" 2>"$WORK/$name.err" ||
-        rc=$?
-      ;;
-    two-site)
-      [[ $preload == yes ]] && env_args+=(--preload "$LIBRARY")
-      "$ROOT/apps/mpi-sites/mpi-sites" -n $((ranks / 2)) --timeout "$RUN_SECONDS" "${env_args[@]}" -- \
-        "$PROGRAM" "$sites" "$WORK/$name.markers" </dev/null >"$WORK/$name.out" 2>"$WORK/$name.err" || rc=$?
-      ;;
-  esac
+  mpi_job "$preload" "$ranks" "$@" -- "$PROGRAM" "$sites" "$WORK/$name.markers" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+    rc=$?
   if [[ $rc -ne 0 ]]; then
     cat "$WORK/$name.out" "$WORK/$name.err" >&2
     return $rc

@@ -36,45 +36,17 @@ readonly RUN_SECONDS=240
 fail() { echo "FAIL: $*" >&2; exit 1; }
 say() { echo "== $*" >&2; }
 
-# A sanitizer build of the library needs its runtime loaded first (the MPI programs are not
-# instrumented); leaks inside Open MPI are not LongPipe's to judge.
-ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
-PRELOAD=$LIBRARY
-if [[ -n $ASAN_RUNTIME ]]; then
-  PRELOAD="$ASAN_RUNTIME $LIBRARY"
-  export ASAN_OPTIONS=detect_leaks=0  # the test programs are instrumented too in that build
-fi
-[[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
+# shellcheck source=mpi_job.sh
+source "$HERE/mpi_job.sh"
 
 WORK=$(mktemp -d /tmp/lp-mpi-front.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-unset LD_PRELOAD
 
 # run_job PRELOAD(yes|no) RANKS OUT ERR PROGRAM ARGS... (extra -x NAME=VALUE from $JOB_ENV)
 run_job() {
   local preload=$1 ranks=$2 out=$3 err=$4
   shift 4
-  local env_args=()
-  [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
-  for assignment in "${JOB_ENV[@]}"; do env_args+=(-x "$assignment"); done
-  if [[ $preload == yes && $MODE == two-site ]]; then
-    env_args+=(--preload "$LIBRARY")  # mpi-sites applies it to the ranks only
-  elif [[ $preload == yes ]]; then
-    env_args+=(-x "LD_PRELOAD=$PRELOAD")
-  fi
-  local rc=0
-  case $MODE in
-    local)
-      timeout --kill-after=10 "$RUN_SECONDS" mpirun --allow-run-as-root --oversubscribe -np "$ranks" \
-        "${env_args[@]}" "$@" </dev/null >"$out" 2>"$err" || rc=$?
-      ;;
-    two-site)
-      # Block placement, ranks / 2 per site; mpi-sites passes LONGPIPE_* and -x on.
-      "$ROOT/apps/mpi-sites/mpi-sites" -n $((ranks / 2)) --timeout "$RUN_SECONDS" "${env_args[@]}" -- "$@" \
-        </dev/null >"$out" 2>"$err" || rc=$?
-      ;;
-  esac
-  return $rc
+  mpi_job "$preload" "$ranks" "${JOB_ENV[@]}" -- "$@" >"$out" 2>"$err"
 }
 
 # Every session in a rank's statistics must lead to a rank of another site, and rank FROM must
