@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <utility>
 
 namespace lp::mpi {
 namespace {
@@ -103,13 +104,13 @@ SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective 
       for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
       SiteLayout layout(site_of_rank, rank);
       MPI_Comm local = MPI_COMM_NULL;
-      const int rc = PMPI_Comm_split(comm, layout.my_site_index(), rank, &local);
-      if (rc != MPI_SUCCESS) return nullptr;  // every member got the error: all go native
-      it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
-                                                               info->world_of_peer)).first;
+      if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) == MPI_SUCCESS) {
+        it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
+                                                                 info->world_of_peer)).first;
+      }  // else every member got the error: all go native
     }
-    found = it->second.get();
-    if (op != MPI_OP_NULL) {
+    if (it != spanning_.end()) found = it->second.get();
+    if (found && op != MPI_OP_NULL) {
       // A non-commutative operation must see the ranks in order: per site first only if each
       // site's ranks are consecutive.
       int commutative = 1;
