@@ -17,9 +17,12 @@
 #             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
 #                                 with a message (Open MPI alone provides MULTIPLE)
+#             flood               front_end_flood.c, 2 sites: a receiver that posts no receive for a
+#                                 while holds a bounded number of messages (the sender's window fills,
+#                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
-#              MPI_FRONT_END_THREADS.
+#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -30,6 +33,7 @@ LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
 SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
 UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
 THREADS=${MPI_FRONT_END_THREADS:-}
+FLOOD=${MPI_FRONT_END_FLOOD:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -129,6 +133,25 @@ case $SCENARIO in
     grep -qx 'provided: MPI_THREAD_SERIALIZED' "$WORK/out" || fail "LongPipe did not lower the thread level"
     grep -q 'MPI_THREAD_MULTIPLE is not supported across sites' "$WORK/err" || fail "no message about the thread level"
     say "MPI_THREAD_MULTIPLE refused across sites, with a message"
+    ;;
+  flood)
+    [[ -x $FLOOD ]] || fail "MPI_FRONT_END_FLOOD must name the test program"
+    # What the receiver may hold, with a window of W messages: the front end's unexpected messages
+    # (kUnexpectedBound, libshim/mpi/front_end.h) plus its engine's receive queue (W, and at most
+    # one read beyond it: the W in flight); on the way, the sender's ARQ window (W) and queue (W).
+    # Every message sent before the first refusal is in one of those places.
+    readonly window=16 unexpected_bound=64 messages=1000
+    readonly most=$((unexpected_bound + 4 * window))
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1 LONGPIPE_WINDOW_MESSAGES=$window LONGPIPE_WINDOW_FULL=fail
+             LONGPIPE_STATS="$WORK/stats.json")
+    run_job yes 2 "$WORK/out" "$WORK/err" "$FLOOD" "$messages" 1024 || { cat "$WORK/out" "$WORK/err" >&2; fail "run failed"; }
+    cat "$WORK/out" >&2
+    grep -qx "receiver: all $messages messages in order and intact" "$WORK/out" || fail "messages lost, reordered or damaged"
+    accepted=$(sed -n 's/^sender: the window stayed full after \([0-9]*\) messages.*/\1/p' "$WORK/out")
+    [[ -n $accepted ]] || fail "the sender's window never filled: the receiver took every unexpected message"
+    ((accepted <= most)) || fail "$accepted messages left the sender before its window filled; at most $most may"
+    check_statistics 0,1 "$messages"
+    say "window stayed full after $accepted messages (at most $most); all $messages delivered in order"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
