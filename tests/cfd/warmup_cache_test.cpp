@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lattice_boltzmann.h"
+#include "small_channel.h"
 #include "temp_folder.h"
 #include "warmup_cache.h"
 
@@ -15,14 +16,6 @@ namespace {
 
 constexpr long long kWarmupSteps = 200;
 constexpr int kStepsAfter = 30;
-
-FlowConfig small_channel() {
-  FlowConfig config;
-  config.width = 64;
-  config.height = 32;
-  config.reynolds = 50;
-  return config;
-}
 
 }  // namespace
 
