@@ -88,6 +88,9 @@ class Arq {
   // The next data frame to put on the wire, if any; the Arq counts it as transmitted at `now`.
   // Call while the carrier can take more. Runs on_timer(now) first.
   std::optional<ArqDataFrame> poll_transmit(ArqTime now);
+  // Payload bytes of the frame poll_transmit(now) would hand out next, without taking it (nullopt:
+  // none may go now; a retransmission timer not yet run is left to next_deadline()).
+  std::optional<std::size_t> next_transmit_bytes() const { return sender_.next_transmit_bytes(); }
   // An ACK from the peer. Returns false (and ignores it) if it acknowledges a message never
   // transmitted or is malformed: a protocol violation, the engine should close that connection.
   bool on_ack(const ArqAck& ack, ArqTime now) { return sender_.on_ack(ack, now); }

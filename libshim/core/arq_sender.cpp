@@ -35,6 +35,14 @@ std::optional<ArqDataFrame> ArqSender::poll_transmit(ArqTime now) {
   return std::nullopt;
 }
 
+std::optional<std::size_t> ArqSender::next_transmit_bytes() const {
+  if (!retransmit_queue_.empty()) return at(*retransmit_queue_.begin()).payload.size();
+  std::uint64_t seq = next_unsent_;
+  while (seq < next_seq_ && at(seq).sacked) ++seq;  // as poll_transmit() skips them
+  if (seq < next_seq_ && seq - base_seq_ < peer_window_messages_) return at(seq).payload.size();
+  return std::nullopt;
+}
+
 ArqDataFrame ArqSender::transmit(std::uint64_t seq, ArqTime now) {
   Outstanding& message = at(seq);
   if (message.transmissions == 0) {

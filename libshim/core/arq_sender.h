@@ -19,6 +19,9 @@ class ArqSender {
   bool can_accept(std::size_t bytes) const;
   std::uint64_t submit(ArqPayload payload);
   std::optional<ArqDataFrame> poll_transmit(ArqTime now);
+  // Payload bytes of the frame poll_transmit() would hand out next (nullopt: nothing may go now).
+  // Timers that have not run yet are not applied (next_deadline() says when they are due).
+  std::optional<std::size_t> next_transmit_bytes() const;
   bool on_ack(const ArqAck& ack, ArqTime now);
   void on_timer(ArqTime now);
   void carrier_reset();

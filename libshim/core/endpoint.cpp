@@ -309,11 +309,10 @@ void Endpoint::close_connection(Connection& connection, const std::string& why, 
 }
 
 void Endpoint::note_malformed(Connection& connection, const std::string& what, Clock::time_point now) {
-  if (connection.session != nullptr) {
-    ++connection.session->counters().malformed_frames;
-  } else {
-    ++statistics_.malformed;
-  }
+  // Counted engine-wide too, as refused frames are: the session of a peer that went away is
+  // forgotten with its counters, the engine's total stays.
+  if (connection.session != nullptr) ++connection.session->counters().malformed_frames;
+  ++statistics_.malformed;
   send_close(connection, CloseReason::kProtocolError, what, now);
   close_connection(connection, "malformed frame: " + what, now);
 }

@@ -250,6 +250,9 @@ Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
   if (failed_) return wake;
   if (streams_.first() != nullptr) {  // nothing can be sent without a connection
     if (auto deadline = arq_.next_deadline()) wake = std::min(wake, *deadline);
+    // pump() stops at a stream's high-water mark; once the carrier has taken that output (a write
+    // that took it all leaves nothing to wait for, no event follows), the rest must go now.
+    if (auto bytes = arq_.next_transmit_bytes(); bytes && streams_.has_room_for(*bytes)) wake = std::min(wake, now);
   }
   for (const Connection* stream : streams_.streams()) {
     if (stream != nullptr && stream->pending_output() == 0) {

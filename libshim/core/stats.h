@@ -33,11 +33,12 @@ struct SessionStatistics {
   std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
 };
 
-// Engine-wide counters (connections that never belonged to a session).
+// Engine-wide counters. Rejected, malformed and refused frames are totals that include those also
+// counted on a session (a session's own counters go when the session is forgotten; these stay).
 struct EndpointStatistics {
   std::uint64_t accepted = 0;
-  std::uint64_t rejected = 0;   // failed authentication before naming a session
-  std::uint64_t malformed = 0;
+  std::uint64_t rejected = 0;   // failed authentication, either direction
+  std::uint64_t malformed = 0;  // malformed or truncated frames, before or after authentication
   std::uint64_t refused_busy = 0;
   std::uint64_t refused_frames = 0;    // sealed frames that failed to open
   std::uint64_t identity_refused = 0;  // connections refused for claiming another process's session

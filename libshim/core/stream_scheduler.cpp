@@ -95,6 +95,22 @@ Connection* StreamScheduler::by_size(std::size_t packed_bytes) {
   return fallback;
 }
 
+bool StreamScheduler::has_room_for(std::size_t packed_bytes) const {
+  const bool any_room = next_with_room() != nullptr;
+  const std::size_t count = streams_.size();
+  if (small_message_ == 0 || count < 2) return any_room;
+  if (packed_bytes <= small_message_ + kMessageTrailerSize) {
+    return streams_[0] != nullptr ? streams_[0]->pending_output() < kOutputHighWater : any_room;
+  }
+  bool large_stream_up = false;
+  for (std::size_t index = 1; index < count; ++index) {
+    if (streams_[index] == nullptr) continue;
+    if (streams_[index]->pending_output() < kOutputHighWater) return true;
+    large_stream_up = true;
+  }
+  return !large_stream_up && any_room;  // no large-message stream: by_size() lets it go anywhere
+}
+
 void StreamScheduler::sent_on(const Connection& connection) { next_stream_ = (connection.stream + 1) % streams_.size(); }
 
 }  // namespace lp

@@ -56,6 +56,9 @@ class StreamScheduler {
   // With LONGPIPE_SMALL_MESSAGE: stream 0 for small messages, the next of the others for large
   // ones (even if its output is full); null when no such stream is up (the caller uses any).
   Connection* by_size(std::size_t packed_bytes);
+  // Whether a DATA frame of `packed_bytes` would find room now on the stream it goes to (as
+  // next_with_room() and by_size() choose it): then the session has something to encode.
+  bool has_room_for(std::size_t packed_bytes) const;
   // A frame went out on `connection`: the round robin continues after it.
   void sent_on(const Connection& connection);
 

@@ -138,6 +138,7 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
   }
 
   std::unique_ptr<FrontEnd> front_end(new FrontEnd(std::move(sites), world_rank, world_size, internal));
+  front_end->statistics_path_ = config.stats_path;
   front_end->engine_ = std::make_unique<Engine>(std::move(config));
   const std::string endpoint = front_end->engine_->local_endpoint();
   if (endpoint.size() >= kEndpointBytes) throw std::runtime_error("endpoint name too long: " + endpoint);
@@ -1090,6 +1091,31 @@ MPI_Fint FrontEnd::message_c2f(MPI_Message message) {
 
 MPI_Message FrontEnd::message_f2c(MPI_Fint handle) {
   return handle < kFortranRequestBase ? PMPI_Message_f2c(handle) : handle_of_fortran<MPI_Message>(handle);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages of the site-aware collectives (collectives.cpp)
+
+int FrontEnd::send_bytes(int dest_world, int context, int tag, const std::vector<std::byte>& body, MPI_Comm comm) {
+  CommunicatorInfo private_context;
+  private_context.context = context;
+  return send_remote(body.data(), static_cast<int>(body.size()), MPI_BYTE, dest_world, tag, comm, private_context,
+                     false, nullptr);
+}
+
+int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm comm, std::vector<std::byte>* body) {
+  const ReceivePattern pattern{context, source_world, tag};
+  int idle_rounds = 0;
+  for (;;) {
+    if (auto found = unexpected_.take(pattern)) {
+      *body = std::move(found->second->body);
+      return MPI_SUCCESS;
+    }
+    if (failed_world_ranks_.count(source_world)) return report_error(comm, MPI_ERR_OTHER, unreachable(source_world));
+    progress(true);
+    if (unexpected_.find(pattern)) continue;
+    idle(&idle_rounds, false);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

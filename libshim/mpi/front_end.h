@@ -96,6 +96,17 @@ class FrontEnd {
   void register_communicator(MPI_Comm comm);
   void forget_communicator(MPI_Comm comm);
 
+  // --- for the site-aware collectives (collectives.cpp) ---
+  const CommunicatorInfo* communicator_info(MPI_Comm comm) { return lookup(comm); }
+  int site_of_world(int world) const { return sites_.site_of(world); }
+  // This rank's LONGPIPE_STATS file ("" if none).
+  const std::string& statistics_path() const { return statistics_path_; }
+  // Bytes to world rank `dest_world` on a LongPipe context of LongPipe's own (negative: no
+  // communicator has it, so no user receive can ever match), and the blocking receive of one from
+  // `source_world` (errors through `comm`'s handler).
+  int send_bytes(int dest_world, int context, int tag, const std::vector<std::byte>& body, MPI_Comm comm);
+  int receive_bytes(int source_world, int context, int tag, MPI_Comm comm, std::vector<std::byte>* body);
+
   // Flushes the engine, waits for every rank (LongPipe messages to it are acknowledged), stops it.
   void finalize();
   void abandon_after_fork();
@@ -165,6 +176,7 @@ class FrontEnd {
   int world_rank_;
   int world_size_;
   int my_site_;
+  std::string statistics_path_;  // this rank's LONGPIPE_STATS file
   MPI_Comm internal_;  // private duplicate of MPI_COMM_WORLD for the front end's own collectives
   std::unique_ptr<Engine> engine_;
   std::vector<std::string> endpoint_of_world_;

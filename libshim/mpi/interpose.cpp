@@ -4,8 +4,9 @@
 // front end routes it. No exception crosses into C: failures are reported on stderr and returned
 // as MPI_ERR_INTERN.
 //
-// Collectives, one-sided operations, I/O and everything else not defined here go straight to Open
-// MPI. Fortran programs reach these functions through libshim/mpi/fortran/ (Open MPI's Fortran
+// MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce take two levels across sites (collectives.h);
+// other collectives, one-sided operations, I/O and everything else not defined here go straight to
+// Open MPI. Fortran programs reach these functions through libshim/mpi/fortran/ (Open MPI's Fortran
 // bindings call PMPI_* directly).
 #include <pthread.h>
 
@@ -14,6 +15,7 @@
 #include <memory>
 #include <mutex>
 
+#include "collectives.h"
 #include "front_end.h"
 
 namespace lp::mpi {
@@ -21,9 +23,12 @@ namespace {
 
 FrontEnd* front_end = nullptr;  // non-null while LongPipe carries this process's inter-site traffic
 int world_rank_for_messages = 0;
+SiteCollectives* collectives = nullptr;  // with front_end: MPI_Barrier/Bcast/Reduce/Allreduce across sites
 
 void after_fork_in_child() {
   if (front_end) front_end->abandon_after_fork();  // its engine belongs to the parent: leaked
+  if (collectives) collectives->abandon_after_fork();
+  collectives = nullptr;
   front_end = nullptr;
 }
 
@@ -52,6 +57,7 @@ void start_front_end() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_for_messages);
   try {
     front_end = FrontEnd::start().release();
+    if (front_end) collectives = new SiteCollectives(*front_end);
     return;
   } catch (const std::exception& e) {
     report("MPI_Init", (std::string("LongPipe cannot start: ") + e.what()).c_str());
@@ -103,6 +109,11 @@ LP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provid
 
 LP_EXPORT int MPI_Finalize() {
   if (front_end) {
+    guarded("MPI_Finalize", [](FrontEnd&) {
+      delete lp::mpi::collectives;  // its sub-communicators, its statistics
+      lp::mpi::collectives = nullptr;
+      return MPI_SUCCESS;
+    });
     guarded("MPI_Finalize", [](FrontEnd& fe) {
       fe.finalize();
       return MPI_SUCCESS;
@@ -379,11 +390,41 @@ LP_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, co
 }
 
 LP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
+  if (lp::mpi::collectives) lp::mpi::collectives->forget(*comm);
   if (front_end) front_end->forget_communicator(*comm);
   return PMPI_Comm_free(comm);
 }
 
 LP_EXPORT int MPI_Comm_disconnect(MPI_Comm* comm) {
+  if (lp::mpi::collectives) lp::mpi::collectives->forget(*comm);
   if (front_end) front_end->forget_communicator(*comm);
   return PMPI_Comm_disconnect(comm);
+}
+
+// ---- collectives: two levels across sites (collectives.h); PMPI_* for everything else ----
+
+LP_EXPORT int MPI_Barrier(MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Barrier(comm);
+  return guarded("MPI_Barrier", [&](FrontEnd&) { return lp::mpi::collectives->barrier(comm); });
+}
+
+LP_EXPORT int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Bcast(buf, count, type, root, comm);
+  return guarded("MPI_Bcast", [&](FrontEnd&) { return lp::mpi::collectives->bcast(buf, count, type, root, comm); });
+}
+
+LP_EXPORT int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                         MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  return guarded("MPI_Reduce", [&](FrontEnd&) {
+    return lp::mpi::collectives->reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  });
+}
+
+LP_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  return guarded("MPI_Allreduce", [&](FrontEnd&) {
+    return lp::mpi::collectives->allreduce(sendbuf, recvbuf, count, type, op, comm);
+  });
 }

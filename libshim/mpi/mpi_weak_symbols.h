@@ -51,11 +51,14 @@
 #pragma weak PMPI_Issend
 #pragma weak PMPI_Mprobe
 #pragma weak PMPI_Mrecv
+#pragma weak PMPI_Op_commutative
 #pragma weak PMPI_Pack
 #pragma weak PMPI_Pack_size
 #pragma weak PMPI_Probe
 #pragma weak PMPI_Recv
 #pragma weak PMPI_Recv_init
+#pragma weak PMPI_Reduce
+#pragma weak PMPI_Reduce_local
 #pragma weak PMPI_Request_c2f
 #pragma weak PMPI_Request_f2c
 #pragma weak PMPI_Request_free
@@ -79,6 +82,7 @@
 #pragma weak PMPI_Testsome
 #pragma weak PMPI_Type_get_envelope
 #pragma weak PMPI_Type_get_extent
+#pragma weak PMPI_Type_get_true_extent
 #pragma weak PMPI_Type_size
 #pragma weak PMPI_Unpack
 #pragma weak PMPI_Wait
@@ -97,6 +101,7 @@
 #pragma weak ompi_mpi_errors_are_fatal
 #pragma weak ompi_mpi_int
 #pragma weak ompi_mpi_op_max
+#pragma weak ompi_mpi_op_null
 #pragma weak ompi_mpi_packed
 #pragma weak ompi_request_null
 #pragma weak PMPI_Message_c2f

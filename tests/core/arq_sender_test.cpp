@@ -84,6 +84,24 @@ TEST_CASE("the sender never transmits past the receive window the peer advertise
   CHECK(arq.stats().peer_window_messages == 3);
 }
 
+TEST_CASE("next_transmit_bytes names the frame poll_transmit hands out next, without taking it", "[arq][sender]") {
+  Arq arq;
+  CHECK_FALSE(arq.next_transmit_bytes());
+  for (int i = 0; i < 4; ++i) arq.submit(make_message(i, 10 * i));
+  REQUIRE(arq.on_ack(ack(0, {}, 3), at(0ms)));  // the peer's window admits three
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    REQUIRE(arq.next_transmit_bytes() == make_message(i, 10 * i).size());
+    REQUIRE(arq.next_transmit_bytes() == make_message(i, 10 * i).size());  // a look changes nothing
+    auto frame = arq.poll_transmit(at(0ms));
+    REQUIRE(frame);
+    CHECK(frame->seq == i);
+  }
+  CHECK_FALSE(arq.next_transmit_bytes());  // past the peer's window, as poll_transmit
+  CHECK_FALSE(arq.poll_transmit(at(0ms)));
+  REQUIRE(arq.on_ack(ack(1, {}, 3), at(10ms)));
+  CHECK(arq.next_transmit_bytes() == make_message(3, 30).size());
+}
+
 TEST_CASE("an ACK for something never transmitted is rejected and changes nothing", "[arq][sender]") {
   Arq arq(datagram_config());
   for (int i = 0; i < 4; ++i) arq.submit(make_message(i));

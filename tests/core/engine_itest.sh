@@ -5,6 +5,9 @@
 #   engine_itest.sh reset-striped   the same with LONGPIPE_STREAMS=3 connections, striped round robin
 #   engine_itest.sh wrong-key   a client with the wrong key is refused, counted, and told why
 #   engine_itest.sh garbage     garbage and truncated frames close only their own connection
+#   engine_itest.sh garbage-authenticated   a key holder's garbage after a valid handshake (random
+#                               bytes, tampered, replayed, oversized, truncated sealed frames) closes
+#                               and counts only its own connections
 #   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
 # Faults across the link (each also checks that nothing is lost, duplicated or reordered):
 #   engine_itest.sh outage      the link drops everything mid-stream for longer than the dead-peer timeout
@@ -17,6 +20,7 @@ set -euo pipefail
 WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
 BUILD=${LONGPIPE_BUILD_DIR:?LONGPIPE_BUILD_DIR must name the build tree}
 PROBE=$BUILD/tests/core/lp-engine-probe
+GARBAGE_PEER=$BUILD/tests/core/lp-garbage-peer
 PYTHON=/usr/bin/python3
 PORT=7601
 WORK=$(mktemp -d)
@@ -127,17 +131,52 @@ def connection(payload, linger=0.3):
     s.sendall(payload)
     time.sleep(linger)
     s.close()
+VERSION = 2  # wire_frame.h kProtocolVersion
 connection(os.urandom(4096))
-connection(struct.pack(">HBBI", 0x4C50, 1, 1, 100) + b"x" * 10)            # truncated HELLO
-connection(struct.pack(">HBBI", 0x4C50, 1, 4, 0x7fffffff))                   # DATA before auth, huge
+connection(struct.pack(">HBBI", 0x4C50, VERSION, 1, 100) + b"x" * 10)      # truncated HELLO
+connection(struct.pack(">HBBI", 0x4C50, VERSION, 4, 0x7fffffff))           # DATA before auth, huge
 connection(struct.pack(">HBBI", 0x4C50, 9, 1, 10) + b"y" * 10)               # unknown version
-connection(struct.pack(">HBBI", 0x4C50, 1, 42, 0))                           # unknown type
+connection(struct.pack(">HBBI", 0x4C50, VERSION, 42, 0))                   # unknown type
 PY
   expect_undisturbed "the garbage"
   local malformed
   malformed=$(json_field "$WORK/receiver.out" malformed_frames)
   ((malformed >= 5)) || fail "the server counted $malformed malformed frames, expected 5"
   pass "5 bad connections closed and counted ($malformed malformed); the good session delivered $count messages undisturbed"
+}
+
+check_garbage_authenticated() {
+  local count=6000 size=300
+  start_good_session $count $size 1000 60
+  sleep 1
+  # Five connections that each complete a valid handshake with the job key, then send garbage
+  # (lp-garbage-peer, garbage_peer_itest.cpp): each must be closed by the receiver.
+  "$WAN" exec a "$GARBAGE_PEER" --peer "site-b:$PORT" --claim-host site-a >"$WORK/garbage.out" 2>&1 ||
+    { cat "$WORK/garbage.out" >&2; fail "a garbage connection did not complete its handshake or was not closed"; }
+  cat "$WORK/garbage.out"
+  kill -0 "$sender_pid" 2>/dev/null || fail "the stream had ended before the garbage did: lengthen it"
+  expect_undisturbed "the garbage after a handshake"
+  # Engine-wide totals (the attackers' sessions may be forgotten by now): random, oversized and
+  # truncated are malformed; tampered and replayed fail to open. Nothing else was malformed.
+  local malformed refused accepted
+  malformed=$(json_field "$WORK/receiver.out" malformed_frames)
+  refused=$(json_field "$WORK/receiver.out" refused_frames)
+  accepted=$(json_field "$WORK/receiver.out" accepted_connections)
+  ((malformed == 3)) || fail "the receiver counted $malformed malformed frames, expected 3 (random, oversized, truncated)"
+  ((refused == 2)) || fail "the receiver counted $refused refused frames, expected 2 (tampered, replayed)"
+  ((accepted >= 6)) || fail "the receiver accepted $accepted connections, expected the session's and 5 garbage ones"
+  # The good session, as its sender saw it (the receiver forgets it once the sender said goodbye):
+  # one session, each of its streams established once (never closed and replaced), no garbage on it.
+  local session
+  session=$(grep '^stats ' "$WORK/sender.out" | tail -n 1 | grep -oE '\{"peer":"[^"]*"[^{]*')
+  [[ $(grep -c . <<<"$session") == 1 ]] || fail "the sender has more than one session: $session"
+  local streams established
+  streams=$(grep -oE '"streams":[0-9]+' <<<"$session" | cut -d: -f2)
+  established=$(grep -oE '"connections_established":[0-9]+' <<<"$session" | cut -d: -f2)
+  ((streams >= 1 && established == streams)) ||
+    fail "the good session established $established connections for its $streams streams: one was replaced"
+  grep -qE '"malformed_frames":0,"refused_frames":0,' <<<"$session" || fail "garbage was counted on the good session: $session"
+  pass "5 garbage connections after valid handshakes closed and counted ($malformed malformed, $refused refused); the good session delivered $count messages, its $streams streams never closed or replaced"
 }
 
 check_dead_peer() {
@@ -294,9 +333,10 @@ case ${1:-} in
   reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
   wrong-key) check_wrong_key ;;
   garbage) check_garbage ;;
+  garbage-authenticated) check_garbage_authenticated ;;
   dead-peer) check_dead_peer ;;
   outage) check_outage ;;
   restart) check_restart ;;
   flood) check_flood ;;
-  *) echo "usage: $0 reset|reset-striped|wrong-key|garbage|dead-peer|outage|restart|flood" >&2; exit 2 ;;
+  *) echo "usage: $0 reset|reset-striped|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood" >&2; exit 2 ;;
 esac

@@ -3,12 +3,16 @@
 add_executable(lp-engine-probe ${CMAKE_CURRENT_LIST_DIR}/engine_probe_itest.cpp)
 target_link_libraries(lp-engine-probe PRIVATE lp_core)
 set_target_properties(lp-engine-probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+# A key holder sending garbage after a valid handshake (raw_peer.h): test tooling, not shipped.
+add_executable(lp-garbage-peer ${CMAKE_CURRENT_LIST_DIR}/garbage_peer_itest.cpp)
+target_link_libraries(lp-garbage-peer PRIVATE lp_core_internals)
+set_target_properties(lp-garbage-peer PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
 include(LongPipeWan)
 set(engine_itest ${CMAKE_CURRENT_LIST_DIR}/engine_itest.sh)
 # A short emulated delay (20 ms each way) and a rate limit, as tests use.
 longpipe_wan_fixture(FIXTURE engine-link ARGS --delay 20 --rate 50)
-foreach(check reset reset-striped wrong-key garbage dead-peer outage restart flood)
+foreach(check reset reset-striped wrong-key garbage garbage-authenticated dead-peer outage restart flood)
   longpipe_wan_test(NAME core.engine-${check} FIXTURE engine-link COMMAND ${engine_itest} ${check}
                     LABELS engine TIMEOUT 180)
   # One link: these tests must not overlap (same port, ss -K by port).

@@ -5,6 +5,7 @@
 #include "connection.h"
 #include "endpoint.h"
 #include "session.h"
+#include "stream_scheduler.h"
 
 using namespace lp;
 using namespace std::chrono_literals;
@@ -194,4 +195,58 @@ TEST_CASE("session: a session only the peer opened never dials; it binds the pee
   CHECK_FALSE(session.identity_matches(std::vector<std::byte>(kIdentityTokenSize, std::byte{2})));
   session.allow_dialling();
   CHECK(session.handle_timeout(kStart + 10s, false).dial == std::vector<std::size_t>{0});
+}
+
+// pump() encodes DATA only up to a stream's high-water mark; the rest waits in the ARQ for the
+// carrier. A write that takes the whole output leaves the socket nothing to report (no EPOLLOUT is
+// asked for), so the session itself must say "now" through its deadline, or the rest of a burst
+// waits for the next unrelated wake-up (a peer's ACK: one round trip; seen in the MPI bench as
+// batches of two round trips at 16 KiB).
+TEST_CASE("session: a burst beyond a stream's high-water mark goes on as soon as the carrier took the output") {
+  constexpr std::size_t kHighWater = StreamScheduler::kOutputHighWater;
+  Config config = one_stream_config();
+  SECTION("one stream, 16 KiB messages") {
+    Session session("b:1", arq_config_from(config), config, kStart);
+    session.allow_dialling();
+    auto stream = dialled(0, kStart);
+    session.attach(*stream, "a:1", kStart);
+    constexpr std::uint64_t kBurst = 100;  // 1.6 MB: more than one high-water mark
+    for (std::uint64_t i = 0; i < kBurst; ++i) session.arq().submit(ArqPayload(16384 + kMessageTrailerSize));
+    int rounds = 0;
+    while (session.arq().stats().messages_sent < kBurst) {
+      REQUIRE(session.next_deadline(kStart) == kStart);  // something to encode: at once
+      session.pump(kStart);
+      REQUIRE(stream->pending_output() > 0);
+      if (session.arq().stats().messages_sent < kBurst) {
+        CHECK(stream->pending_output() >= kHighWater);
+        CHECK(session.next_deadline(kStart) > kStart);  // full: wait for the carrier, no busy loop
+      }
+      stream->consume(stream->pending_output());  // the carrier took all of it
+      ++rounds;
+    }
+    CHECK(rounds == 2);
+    CHECK(session.next_deadline(kStart) > kStart);  // all sent: nothing to do now
+  }
+  SECTION("small and large streams: a large message waits only for the large stream") {
+    config.streams = 2;
+    Session session("b:1", arq_config_from(config), config, kStart);
+    session.allow_dialling();
+    auto small = dialled(0, kStart);
+    auto large = dialled(1, kStart);
+    session.attach(*small, "a:1", kStart);
+    session.attach(*large, "a:1", kStart);
+    session.pump(kStart);
+    small->consume(small->pending_output());
+    large->consume(large->pending_output());
+    for (int i = 0; i < 3; ++i) session.arq().submit(ArqPayload(kHighWater + kMessageTrailerSize));
+    REQUIRE(session.next_deadline(kStart) == kStart);
+    session.pump(kStart);
+    CHECK(session.arq().stats().messages_sent == 1);
+    CHECK(small->pending_output() == 0);
+    CHECK(session.next_deadline(kStart) > kStart);  // the small stream's room does not count
+    large->consume(large->pending_output());
+    CHECK(session.next_deadline(kStart) == kStart);
+    session.pump(kStart);
+    CHECK(session.arq().stats().messages_sent == 2);
+  }
 }

@@ -108,21 +108,35 @@ TEST_CASE("stream scheduler: small messages on stream 0, large ones round robin 
   CHECK(second_large != s0.get());
   CHECK(first_large != second_large);
 
+  CHECK(scheduler.has_room_for(1));
+  CHECK(scheduler.has_room_for(1 << 20));
+
   SECTION("a full large stream is skipped while another has room") {
     fill_output(*s1, StreamScheduler::kOutputHighWater);
     CHECK(scheduler.by_size(1 << 20) == s2.get());
     CHECK(scheduler.by_size(1 << 20) == s2.get());
+    CHECK(scheduler.has_room_for(1 << 20));
   }
   SECTION("with every large stream full, a large message still waits for one of them, not stream 0") {
     fill_output(*s1, StreamScheduler::kOutputHighWater);
     fill_output(*s2, StreamScheduler::kOutputHighWater);
     Connection* chosen = scheduler.by_size(1 << 20);
     CHECK((chosen == s1.get() || chosen == s2.get()));
+    CHECK_FALSE(scheduler.has_room_for(1 << 20));  // stream 0's room is not for it
+    CHECK(scheduler.has_room_for(1));
+  }
+  SECTION("a full stream 0 has no room for small messages, even if the large streams have") {
+    fill_output(*s0, StreamScheduler::kOutputHighWater);
+    CHECK_FALSE(scheduler.has_room_for(1));
+    CHECK(scheduler.has_room_for(1 << 20));
   }
   SECTION("no large stream up: the caller picks any") {
     scheduler.remove(*s1);
     scheduler.remove(*s2);
     CHECK(scheduler.by_size(1 << 20) == nullptr);
+    CHECK(scheduler.has_room_for(1 << 20));  // it goes on stream 0, which has room
+    fill_output(*s0, StreamScheduler::kOutputHighWater);
+    CHECK_FALSE(scheduler.has_room_for(1 << 20));
   }
 }
 
@@ -132,4 +146,7 @@ TEST_CASE("stream scheduler: one stream means no size split") {
   scheduler.install(*s0);
   CHECK(scheduler.by_size(1 << 20) == nullptr);
   CHECK(scheduler.next_with_room() == s0.get());
+  CHECK(scheduler.has_room_for(1 << 20));
+  fill_output(*s0, StreamScheduler::kOutputHighWater);
+  CHECK_FALSE(scheduler.has_room_for(1));
 }

@@ -17,9 +17,12 @@
 #             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
 #                                 with a message (Open MPI alone provides MULTIPLE)
+#             flood               front_end_flood.c, 2 sites: a receiver that posts no receive for a
+#                                 while holds a bounded number of messages (the sender's window fills,
+#                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
-#              MPI_FRONT_END_THREADS.
+#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -30,80 +33,31 @@ LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
 SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
 UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
 THREADS=${MPI_FRONT_END_THREADS:-}
+FLOOD=${MPI_FRONT_END_FLOOD:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 say() { echo "== $*" >&2; }
 
-# A sanitizer build of the library needs its runtime loaded first (the MPI programs are not
-# instrumented); leaks inside Open MPI are not LongPipe's to judge.
-ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
-PRELOAD=$LIBRARY
-if [[ -n $ASAN_RUNTIME ]]; then
-  PRELOAD="$ASAN_RUNTIME $LIBRARY"
-  export ASAN_OPTIONS=detect_leaks=0  # the test programs are instrumented too in that build
-fi
-[[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
+# shellcheck source=mpi_job.sh
+source "$HERE/mpi_job.sh"
 
 WORK=$(mktemp -d /tmp/lp-mpi-front.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-unset LD_PRELOAD
 
 # run_job PRELOAD(yes|no) RANKS OUT ERR PROGRAM ARGS... (extra -x NAME=VALUE from $JOB_ENV)
 run_job() {
   local preload=$1 ranks=$2 out=$3 err=$4
   shift 4
-  local env_args=()
-  [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
-  for assignment in "${JOB_ENV[@]}"; do env_args+=(-x "$assignment"); done
-  if [[ $preload == yes && $MODE == two-site ]]; then
-    env_args+=(--preload "$LIBRARY")  # mpi-sites applies it to the ranks only
-  elif [[ $preload == yes ]]; then
-    env_args+=(-x "LD_PRELOAD=$PRELOAD")
-  fi
-  local rc=0
-  case $MODE in
-    local)
-      timeout --kill-after=10 "$RUN_SECONDS" mpirun --allow-run-as-root --oversubscribe -np "$ranks" \
-        "${env_args[@]}" "$@" </dev/null >"$out" 2>"$err" || rc=$?
-      ;;
-    two-site)
-      # Block placement, ranks / 2 per site; mpi-sites passes LONGPIPE_* and -x on.
-      "$ROOT/apps/mpi-sites/mpi-sites" -n $((ranks / 2)) --timeout "$RUN_SECONDS" "${env_args[@]}" -- "$@" \
-        </dev/null >"$out" 2>"$err" || rc=$?
-      ;;
-  esac
-  return $rc
+  mpi_job "$preload" "$ranks" "${JOB_ENV[@]}" -- "$@" >"$out" 2>"$err"
 }
 
-# Every session in a rank's statistics must lead to a rank of another site, and rank FROM must
-# have sent at least MIN messages over LongPipe in total.
+# Every session in a rank's statistics must lead to a rank of another site, messages crossed both
+# ways, and rank 0 sent at least MIN messages over LongPipe in total (longpipe_statistics.py).
 check_statistics() {
   local sites=$1 min_sent=$2
-  python3 - "$WORK/stats.json" "$sites" "$min_sent" <<'PY'
-import json, sys, glob
-prefix, sites, min_sent = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], int(sys.argv[3])
-stats = {}
-for rank in range(len(sites)):
-    try:
-        stats[rank] = json.load(open(f"{prefix}.{rank}"))
-    except OSError:
-        sys.exit(f"FAIL: rank {rank} wrote no LongPipe statistics ({prefix}.{rank})")
-rank_of = {s["local_endpoint"]: r for r, s in stats.items()}
-for rank, s in stats.items():
-    for session in s["sessions"]:
-        peer = rank_of.get(session["peer"])
-        if peer is None:
-            sys.exit(f"FAIL: rank {rank} has a session to an unknown endpoint {session['peer']}")
-        if sites[peer] == sites[rank] and session["messages_sent"] > 0:
-            sys.exit(f"FAIL: rank {rank} sent {session['messages_sent']} messages over LongPipe to rank {peer} of its own site")
-sent = sum(x["messages_sent"] for x in stats[0]["sessions"])
-received = sum(x["messages_received"] for r in stats if sites[r] != sites[0] for x in stats[r]["sessions"])
-print(f"== rank 0 sent {sent} messages over LongPipe; the other site received {received}", file=sys.stderr)
-if sent < min_sent:
-    sys.exit(f"FAIL: rank 0 sent only {sent} messages over LongPipe, expected at least {min_sent}")
-PY
+  python3 "$HERE/longpipe_statistics.py" "$WORK/stats.json" "$sites" --rank0-sent "$min_sent" || fail "LongPipe statistics"
 }
 
 case $SCENARIO in
@@ -179,6 +133,25 @@ case $SCENARIO in
     grep -qx 'provided: MPI_THREAD_SERIALIZED' "$WORK/out" || fail "LongPipe did not lower the thread level"
     grep -q 'MPI_THREAD_MULTIPLE is not supported across sites' "$WORK/err" || fail "no message about the thread level"
     say "MPI_THREAD_MULTIPLE refused across sites, with a message"
+    ;;
+  flood)
+    [[ -x $FLOOD ]] || fail "MPI_FRONT_END_FLOOD must name the test program"
+    # What the receiver may hold, with a window of W messages: the front end's unexpected messages
+    # (kUnexpectedBound, libshim/mpi/front_end.h) plus its engine's receive queue (W, and at most
+    # one read beyond it: the W in flight); on the way, the sender's ARQ window (W) and queue (W).
+    # Every message sent before the first refusal is in one of those places.
+    readonly window=16 unexpected_bound=64 messages=1000
+    readonly most=$((unexpected_bound + 4 * window))
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1 LONGPIPE_WINDOW_MESSAGES=$window LONGPIPE_WINDOW_FULL=fail
+             LONGPIPE_STATS="$WORK/stats.json")
+    run_job yes 2 "$WORK/out" "$WORK/err" "$FLOOD" "$messages" 1024 || { cat "$WORK/out" "$WORK/err" >&2; fail "run failed"; }
+    cat "$WORK/out" >&2
+    grep -qx "receiver: all $messages messages in order and intact" "$WORK/out" || fail "messages lost, reordered or damaged"
+    accepted=$(sed -n 's/^sender: the window stayed full after \([0-9]*\) messages.*/\1/p' "$WORK/out")
+    [[ -n $accepted ]] || fail "the sender's window never filled: the receiver took every unexpected message"
+    ((accepted <= most)) || fail "$accepted messages left the sender before its window filled; at most $most may"
+    check_statistics 0,1 "$messages"
+    say "window stayed full after $accepted messages (at most $most); all $messages delivered in order"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac

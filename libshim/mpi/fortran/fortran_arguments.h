@@ -57,6 +57,7 @@ LP_FORTRAN_HANDLE(MPI_Group, Group)
 LP_FORTRAN_HANDLE(MPI_Request, Request)
 LP_FORTRAN_HANDLE(MPI_Message, Message)
 LP_FORTRAN_HANDLE(MPI_Info, Info)
+LP_FORTRAN_HANDLE(MPI_Op, Op)
 #undef LP_FORTRAN_HANDLE
 #pragma weak MPI_Status_f2c
 #pragma weak MPI_Status_c2f

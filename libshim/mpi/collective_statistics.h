@@ -1,0 +1,34 @@
+// CollectiveStatistics: which path each interposed collective took (LONGPIPE_COLLECTIVES, the
+// statistics file). Pure.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace lp::mpi {
+
+enum class Collective { kBarrier, kBcast, kReduce, kAllreduce };
+inline constexpr std::size_t kCollectiveCount = 4;
+
+// kSite: two-level over LongPipe; kNative: Open MPI's own (PMPI_*) unchanged.
+enum class CollectivePath { kSite, kNative };
+
+// LONGPIPE_COLLECTIVES: "" or "site" (default) -> kSite, "native" -> kNative. Throws lp::ConfigError
+// naming the variable and the accepted values.
+CollectivePath parse_collectives_setting(const std::string& value);
+
+class CollectiveStatistics {
+ public:
+  void count(Collective collective, CollectivePath path);
+  std::uint64_t taken(Collective collective, CollectivePath path) const;
+  // {"setting": "site", "collectives": {"MPI_Barrier": {"site": 1, "native": 0}, ...}}
+  std::string json(CollectivePath setting) const;
+
+  static const char* name(Collective collective);
+
+ private:
+  std::array<std::array<std::uint64_t, 2>, kCollectiveCount> counts_{};
+};
+
+}  // namespace lp::mpi

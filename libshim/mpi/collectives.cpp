@@ -1,0 +1,269 @@
+#include "collectives.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <utility>
+
+namespace lp::mpi {
+namespace {
+
+// The tags of a communicator's collective messages count up and wrap here (MPI tags are ints; the
+// engine carries any int32).
+constexpr int kMaxCollectiveTag = std::numeric_limits<int>::max();
+
+std::vector<std::byte> pack(const void* buffer, int count, MPI_Datatype type, MPI_Comm comm, int* rc) {
+  int size = 0;
+  *rc = PMPI_Pack_size(count, type, comm, &size);
+  std::vector<std::byte> packed(static_cast<std::size_t>(size));
+  int position = 0;
+  if (*rc == MPI_SUCCESS) *rc = PMPI_Pack(buffer, count, type, packed.data(), size, &position, comm);
+  packed.resize(static_cast<std::size_t>(position));
+  return packed;
+}
+
+int unpack(const std::vector<std::byte>& packed, void* buffer, int count, MPI_Datatype type, MPI_Comm comm) {
+  int position = 0;
+  return PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, buffer, count, type, comm);
+}
+
+// Memory for `count` elements of `type` (derived types included: true extent, lower bound).
+class TypedScratch {
+ public:
+  TypedScratch(int count, MPI_Datatype type) {
+    MPI_Aint lower = 0, extent = 0, true_lower = 0, true_extent = 0;
+    PMPI_Type_get_extent(type, &lower, &extent);
+    PMPI_Type_get_true_extent(type, &true_lower, &true_extent);
+    const MPI_Aint bytes = count > 0 ? true_extent + static_cast<MPI_Aint>(count - 1) * extent : 0;
+    storage_.resize(static_cast<std::size_t>(bytes > 0 ? bytes : 1));
+    base_ = storage_.data() - true_lower;
+  }
+  void* base() { return base_; }
+
+ private:
+  std::vector<std::byte> storage_;
+  std::byte* base_;
+};
+
+}  // namespace
+
+SiteCollectives::SiteCollectives(FrontEnd& front_end)
+    : front_end_(front_end), setting_(parse_collectives_setting([] {
+        const char* value = std::getenv("LONGPIPE_COLLECTIVES");
+        return std::string(value ? value : "");
+      }())) {}
+
+SiteCollectives::~SiteCollectives() {
+  for (auto& [comm, spanning] : spanning_) PMPI_Comm_free(&spanning->local);
+  const std::string& path = front_end_.statistics_path();
+  if (path.empty()) return;
+  std::ofstream out(path + ".collectives");
+  out << statistics_.json(setting_) << "\n";
+}
+
+void SiteCollectives::forget(MPI_Comm comm) {
+  auto it = spanning_.find(comm);
+  if (it == spanning_.end()) return;
+  PMPI_Comm_free(&it->second->local);
+  spanning_.erase(it);
+}
+
+void SiteCollectives::abandon_after_fork() {
+  for (auto& [comm, spanning] : spanning_) (void)spanning.release();  // the parent's: leaked on purpose
+  spanning_.clear();
+}
+
+int SiteCollectives::next_tag(Spanning& spanning) {
+  const int tag = spanning.sequence;
+  spanning.sequence = spanning.sequence == kMaxCollectiveTag ? 0 : spanning.sequence + 1;
+  return tag;
+}
+
+SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective collective, MPI_Op op) {
+  Spanning* found = nullptr;
+  const CommunicatorInfo* info = front_end_.communicator_info(comm);
+  // Every member decides alike: the setting is the job's, the communicator and op are the same.
+  bool site = setting_ == CollectivePath::kSite && info && info->spans_sites;
+  if (site) {
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    site = !inter;
+  }
+  if (site) {
+    auto it = spanning_.find(comm);
+    if (it != spanning_.end() && it->second->context != info->context) {  // a handle reused after a free we missed
+      PMPI_Comm_free(&it->second->local);
+      spanning_.erase(it);
+      it = spanning_.end();
+    }
+    if (it == spanning_.end()) {
+      int rank = 0;
+      PMPI_Comm_rank(comm, &rank);
+      std::vector<int> site_of_rank;
+      for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
+      SiteLayout layout(site_of_rank, rank);
+      MPI_Comm local = MPI_COMM_NULL;
+      if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) == MPI_SUCCESS) {
+        it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
+                                                                 info->world_of_peer)).first;
+      }  // else every member got the error: all go native
+    }
+    if (it != spanning_.end()) found = it->second.get();
+    if (found && op != MPI_OP_NULL) {
+      // A non-commutative operation must see the ranks in order: per site first only if each
+      // site's ranks are consecutive.
+      int commutative = 1;
+      PMPI_Op_commutative(op, &commutative);
+      if (!commutative && !found->layout.blocked()) found = nullptr;
+    }
+  }
+  statistics_.count(collective, found ? CollectivePath::kSite : CollectivePath::kNative);
+  return found;
+}
+
+int SiteCollectives::barrier(MPI_Comm comm) {
+  Spanning* spanning = site_path(comm, Collective::kBarrier);
+  if (!spanning) return PMPI_Barrier(comm);
+  const int tag = next_tag(*spanning);
+  int rc = PMPI_Barrier(spanning->local);  // everyone of this site has arrived ...
+  if (rc != MPI_SUCCESS) return rc;
+  const SiteLayout& layout = spanning->layout;
+  if (layout.is_leader()) {  // ... tell the other sites, hear from them ...
+    const std::vector<std::byte> nothing;
+    for (int site = 0; site < layout.site_count(); ++site) {
+      if (site == layout.my_site_index()) continue;
+      const int world = spanning->world_of_rank[static_cast<std::size_t>(layout.leader(site))];
+      rc = front_end_.send_bytes(world, private_context(*spanning), tag, nothing, comm);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    std::vector<std::byte> body;
+    for (int site = 0; site < layout.site_count(); ++site) {
+      if (site == layout.my_site_index()) continue;
+      const int world = spanning->world_of_rank[static_cast<std::size_t>(layout.leader(site))];
+      rc = front_end_.receive_bytes(world, private_context(*spanning), tag, comm, &body);
+      if (rc != MPI_SUCCESS) return rc;
+    }
+  }
+  return PMPI_Barrier(spanning->local);  // ... and let this site go
+}
+
+int SiteCollectives::bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  Spanning* spanning = site_path(comm, Collective::kBcast);
+  if (!spanning) return PMPI_Bcast(buffer, count, type, root, comm);
+  const int tag = next_tag(*spanning);
+  const SiteLayout& layout = spanning->layout;
+  const int root_site = layout.site_index_of(root);
+  int rc = MPI_SUCCESS;
+  if (layout.my_site_index() == root_site) {
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (rank == root) {  // the root sends straight to every other site's leader, then its own site
+      const std::vector<std::byte> packed = pack(buffer, count, type, comm, &rc);
+      if (rc != MPI_SUCCESS) return rc;
+      for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
+        if (site == root_site) continue;
+        const int world = spanning->world_of_rank[static_cast<std::size_t>(layout.leader(site))];
+        rc = front_end_.send_bytes(world, private_context(*spanning), tag, packed, comm);
+      }
+      if (rc != MPI_SUCCESS) return rc;
+    }
+    return PMPI_Bcast(buffer, count, type, layout.local_rank_of(root), spanning->local);
+  }
+  if (layout.is_leader()) {
+    std::vector<std::byte> packed;
+    const int root_world = spanning->world_of_rank[static_cast<std::size_t>(root)];
+    rc = front_end_.receive_bytes(root_world, private_context(*spanning), tag, comm, &packed);
+    if (rc == MPI_SUCCESS) rc = unpack(packed, buffer, count, type, comm);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return PMPI_Bcast(buffer, count, type, 0, spanning->local);
+}
+
+int SiteCollectives::combine_partials(Spanning& spanning, int tag, void* mine, void* result, int count,
+                                      MPI_Datatype type, MPI_Op op, MPI_Comm comm, int root) {
+  const SiteLayout& layout = spanning.layout;
+  const int me = layout.my_site_index();
+  const int context = private_context(spanning);
+  int rc = MPI_SUCCESS;
+  const bool all = root < 0;  // Allreduce: every leader combines; Reduce: the root only
+  const bool combines = all || layout.site_index_of(root) == me;
+  // Send this site's partial result where it is combined.
+  if (!combines || (all && layout.site_count() > 1)) {
+    const std::vector<std::byte> packed = pack(mine, count, type, comm, &rc);
+    for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
+      if (site == me) continue;
+      const int rank = all ? layout.leader(site) : root;
+      rc = front_end_.send_bytes(spanning.world_of_rank[static_cast<std::size_t>(rank)], context, tag, packed, comm);
+      if (!all) break;
+    }
+    if (rc != MPI_SUCCESS || !combines) return rc;
+  }
+  // Take the other sites' partials and combine all in site order: ((p0 op p1) op p2) ...
+  std::vector<std::unique_ptr<TypedScratch>> received(static_cast<std::size_t>(layout.site_count()));
+  std::vector<void*> partial(static_cast<std::size_t>(layout.site_count()), mine);
+  std::vector<std::byte> packed;
+  for (int site = 0; site < layout.site_count(); ++site) {
+    if (site == me) continue;
+    const int world = spanning.world_of_rank[static_cast<std::size_t>(layout.leader(site))];
+    rc = front_end_.receive_bytes(world, context, tag, comm, &packed);
+    auto& scratch = received[static_cast<std::size_t>(site)];
+    scratch = std::make_unique<TypedScratch>(count, type);
+    if (rc == MPI_SUCCESS) rc = unpack(packed, scratch->base(), count, type, comm);
+    if (rc != MPI_SUCCESS) return rc;
+    partial[static_cast<std::size_t>(site)] = scratch->base();
+  }
+  void* accumulated = partial[0];
+  for (std::size_t site = 1; site < partial.size(); ++site) {
+    // PMPI_Reduce_local(in, inout): inout = in op inout, so the earlier sites stay on the left.
+    rc = PMPI_Reduce_local(accumulated, partial[site], count, type, op);
+    if (rc != MPI_SUCCESS) return rc;
+    accumulated = partial[site];
+  }
+  if (accumulated == result) return MPI_SUCCESS;
+  const std::vector<std::byte> final_result = pack(accumulated, count, type, comm, &rc);
+  return rc == MPI_SUCCESS ? unpack(final_result, result, count, type, comm) : rc;
+}
+
+int SiteCollectives::reduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, int root,
+                            MPI_Comm comm) {
+  Spanning* spanning = site_path(comm, Collective::kReduce, op);
+  if (!spanning) return PMPI_Reduce(send, receive, count, type, op, root, comm);
+  const int tag = next_tag(*spanning);
+  const SiteLayout& layout = spanning->layout;
+  if (layout.site_index_of(root) == layout.my_site_index()) {
+    // The root's site reduces to the root itself (MPI_IN_PLACE passes through), which then
+    // combines the other sites' partials.
+    int rc = PMPI_Reduce(send, receive, count, type, op, layout.local_rank_of(root), spanning->local);
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    if (rc != MPI_SUCCESS || rank != root) return rc;
+    return combine_partials(*spanning, tag, receive, receive, count, type, op, comm, root);
+  }
+  if (!layout.is_leader()) return PMPI_Reduce(send, nullptr, count, type, op, 0, spanning->local);
+  TypedScratch partial(count, type);
+  const int rc = PMPI_Reduce(send, partial.base(), count, type, op, 0, spanning->local);
+  if (rc != MPI_SUCCESS) return rc;
+  return combine_partials(*spanning, tag, partial.base(), nullptr, count, type, op, comm, root);
+}
+
+int SiteCollectives::allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
+                               MPI_Comm comm) {
+  Spanning* spanning = site_path(comm, Collective::kAllreduce, op);
+  if (!spanning) return PMPI_Allreduce(send, receive, count, type, op, comm);
+  const int tag = next_tag(*spanning);
+  const SiteLayout& layout = spanning->layout;
+  int rc = MPI_SUCCESS;
+  if (layout.is_leader()) {
+    rc = PMPI_Reduce(send, receive, count, type, op, 0, spanning->local);  // MPI_IN_PLACE passes through
+    if (rc == MPI_SUCCESS) rc = combine_partials(*spanning, tag, receive, receive, count, type, op, comm, -1);
+  } else {
+    // MPI_IN_PLACE: this rank's data is in `receive`.
+    rc = PMPI_Reduce(send == MPI_IN_PLACE ? receive : send, nullptr, count, type, op, 0, spanning->local);
+  }
+  // Every rank takes part in the site's broadcast even after an error of its leader's (no hang).
+  const int broadcast = PMPI_Bcast(receive, count, type, 0, spanning->local);
+  return rc != MPI_SUCCESS ? rc : broadcast;
+}
+
+}  // namespace lp::mpi

@@ -1,0 +1,72 @@
+// SiteCollectives: MPI_Barrier, MPI_Bcast, MPI_Reduce and MPI_Allreduce on intra-communicators
+// whose ranks span sites, done in two levels so that the long link is crossed once per call:
+// Open MPI's collective inside each site (on a per-site sub-communicator), one exchange between
+// the sites' leaders over LongPipe, Open MPI's collective inside each site again. Everything else
+// (communicators inside one site, intercommunicators, communicators LongPipe does not know,
+// LONGPIPE_COLLECTIVES=native) goes to PMPI_* unchanged. README.md, "Collectives".
+//
+// Runs in the application's thread inside the MPI call, like the rest of the front end.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collective_statistics.h"
+#include "front_end.h"
+#include "mpi_api.h"
+#include "site_layout.h"
+
+namespace lp::mpi {
+
+class SiteCollectives {
+ public:
+  // Reads LONGPIPE_COLLECTIVES (throws lp::ConfigError on a bad value).
+  explicit SiteCollectives(FrontEnd& front_end);
+  // Frees the cached site sub-communicators and writes the statistics (before PMPI_Finalize).
+  ~SiteCollectives();
+  SiteCollectives(const SiteCollectives&) = delete;
+  SiteCollectives& operator=(const SiteCollectives&) = delete;
+
+  int barrier(MPI_Comm comm);
+  int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
+  int reduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
+  int allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+
+  // `comm` is being freed: free its site sub-communicator.
+  void forget(MPI_Comm comm);
+  // A forked child: the sub-communicators are the parent's; drop them without MPI calls.
+  void abandon_after_fork();
+
+ private:
+  // What a spanning communicator caches, made at its first site-path collective.
+  struct Spanning {
+    Spanning(int context_id, MPI_Comm local_comm, SiteLayout site_layout, std::vector<int> world_ranks)
+        : context(context_id), local(local_comm), layout(std::move(site_layout)), world_of_rank(std::move(world_ranks)) {}
+    int context;                 // the communicator's LongPipe context id (a reused handle has another)
+    MPI_Comm local;              // this site's ranks, ordered by rank (leader = local rank 0)
+    SiteLayout layout;
+    std::vector<int> world_of_rank;
+    int sequence = 0;            // collectives done on it: the tag of the next one's messages
+  };
+
+  // The communicator's cache entry if this collective takes the site path, else nullptr.
+  Spanning* site_path(MPI_Comm comm, Collective collective, MPI_Op op = MPI_OP_NULL);
+  // LongPipe context of the leaders' messages on `spanning` (negative: never a communicator's).
+  static int private_context(const Spanning& spanning) { return -1 - spanning.context; }
+  static int next_tag(Spanning& spanning);
+
+  // Leaders: each sends its site's partial result to every other leader (or to `root` only) and
+  // combines what arrives in site order (README.md, "Order of reduction") into `result`.
+  int combine_partials(Spanning& spanning, int tag, void* mine, void* result, int count, MPI_Datatype type,
+                       MPI_Op op, MPI_Comm comm, int root);
+
+  FrontEnd& front_end_;
+  CollectivePath setting_;
+  CollectiveStatistics statistics_;
+  std::unordered_map<MPI_Comm, std::unique_ptr<Spanning>> spanning_;
+};
+
+}  // namespace lp::mpi

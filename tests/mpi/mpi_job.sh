@@ -1,0 +1,40 @@
+# mpi_job.sh (sourced by run_front_end.sh and run_collectives.sh): how the MPI front end's tests
+# start a job, with or without LD_PRELOAD=liblongpipe.so.
+# Needs LIBRARY (liblongpipe.so), ROOT (the source tree), MODE (local|two-site), RUN_SECONDS, fail().
+
+# A sanitizer build of the library needs its runtime loaded first (the MPI programs are not
+# instrumented); leaks inside Open MPI are not LongPipe's to judge.
+ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
+PRELOAD=$LIBRARY
+if [[ -n $ASAN_RUNTIME ]]; then
+  PRELOAD="$ASAN_RUNTIME $LIBRARY"
+  export ASAN_OPTIONS=detect_leaks=0  # the test programs are instrumented too in that build
+fi
+[[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
+unset LD_PRELOAD
+
+# mpi_job PRELOAD(yes|no) RANKS [NAME=VALUE]... -- PROGRAM ARGS...: the job's status; its output is
+# the caller's to redirect. local: mpirun on this host; two-site: apps/mpi-sites, block placement,
+# RANKS / 2 per site (it passes LONGPIPE_* and -x on, and the preload to the ranks only).
+mpi_job() {
+  local preload=$1 ranks=$2
+  shift 2
+  local env_args=()
+  [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
+  while [[ $1 != -- ]]; do
+    env_args+=(-x "$1")
+    shift
+  done
+  shift
+  case $MODE in
+    local)
+      [[ $preload == yes ]] && env_args+=(-x "LD_PRELOAD=$PRELOAD")
+      timeout --kill-after=10 "$RUN_SECONDS" mpirun --allow-run-as-root --oversubscribe -np "$ranks" \
+        "${env_args[@]}" "$@" </dev/null
+      ;;
+    two-site)
+      [[ $preload == yes ]] && env_args+=(--preload "$LIBRARY")
+      "$ROOT/apps/mpi-sites/mpi-sites" -n $((ranks / 2)) --timeout "$RUN_SECONDS" "${env_args[@]}" -- "$@" </dev/null
+      ;;
+  esac
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# run_collectives.sh MODE SCENARIO: the site-aware collectives (libshim/mpi/collectives.h) with a
+# plain MPI program (collectives.c), with and without LD_PRELOAD=liblongpipe.so.
+#
+#   MODE      local     mpirun on this host; sites forced with LONGPIPE_MPI_SITES
+#             two-site  apps/mpi-sites across the emulated link of the ctest fixture
+#                       (LP_WAN_INSTANCE): ranks 0,1 on site-a, 2,3 on site-b, sites found automatically
+#   SCENARIO  five-ranks   (local) 5 ranks, sites 0,1,0,1,1 (interleaved, uneven): transcripts identical
+#                          to Open MPI alone except the order-sensitive floating-point lines, which
+#                          must be identical in two runs under LongPipe; the statistics of every rank
+#                          show the site path for all four collectives; LONGPIPE_COLLECTIVES=native
+#                          gives Open MPI's transcript exactly and counts only the native path
+#             three-ranks  (local) 3 ranks, sites 0,0,1: transcripts identical, site path taken
+#             fortran      (local) collectives.f90 (`use mpi`), 3 ranks, sites 0,1,1: transcripts
+#                          identical, site path taken (the Fortran entry points reach the front end)
+#             bad-setting  (local) LONGPIPE_COLLECTIVES=tree: the job fails naming the variable and values
+#             four-ranks   (two-site) 4 ranks, 2 per site: transcripts identical, site path taken
+#
+# Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran).
+set -euo pipefail
+
+MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
+SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks}
+HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
+PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program}
+# How long one run may take before it counts as hung.
+readonly RUN_SECONDS=240
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+say() { echo "== $*" >&2; }
+
+# shellcheck source=mpi_job.sh
+source "$HERE/mpi_job.sh"
+
+WORK=$(mktemp -d /tmp/lp-mpi-collectives.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# run_job NAME PRELOAD(yes|no) RANKS SITES [NAME=VALUE...]: transcript in $WORK/NAME.out
+run_job() {
+  local name=$1 preload=$2 ranks=$3 sites=$4
+  shift 4
+  mkdir -p "$WORK/$name.markers"
+  local rc=0
+  mpi_job "$preload" "$ranks" "$@" -- "$PROGRAM" "$sites" "$WORK/$name.markers" >"$WORK/$name.out" 2>"$WORK/$name.err" ||
+    rc=$?
+  if [[ $rc -ne 0 ]]; then
+    cat "$WORK/$name.out" "$WORK/$name.err" >&2
+    return $rc
+  fi
+  [[ -s $WORK/$name.out ]] || fail "$name: empty transcript"
+}
+
+# same NAME1 NAME2 [--stable]: transcripts identical (--stable: without the order-sensitive lines)
+same() {
+  if [[ ${3:-} == --stable ]]; then
+    diff -u <(grep -v '^order-sensitive' "$WORK/$1.out") <(grep -v '^order-sensitive' "$WORK/$2.out") >&2 ||
+      fail "transcripts $1 and $2 differ"
+  else
+    diff -u "$WORK/$1.out" "$WORK/$2.out" >&2 || fail "transcripts $1 and $2 differ"
+  fi
+  say "transcripts $1 and $2 identical${3:+ (order-sensitive lines aside)} ($(wc -l <"$WORK/$1.out") lines)"
+}
+
+# check_paths NAME RANKS site|native: every rank's statistics (LONGPIPE_STATS=$WORK/NAME.stats)
+# count every collective on the site path at least once (site), or never (native).
+check_paths() {
+  python3 - "$WORK/$1.stats" "$2" "$3" <<'PY'
+import json, sys
+prefix, ranks, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+for rank in range(ranks):
+    path = f"{prefix}.{rank}.collectives"
+    try:
+        stats = json.load(open(path))
+    except (OSError, ValueError) as error:
+        sys.exit(f"FAIL: rank {rank} wrote no collective statistics ({path}: {error})")
+    if stats["setting"] != expected:
+        sys.exit(f"FAIL: rank {rank}: setting {stats['setting']}, expected {expected}")
+    for name, paths in stats["collectives"].items():
+        if expected == "site" and paths["site"] < 1:
+            sys.exit(f"FAIL: rank {rank}: {name} never took the site path: {paths}")
+        if expected == "native" and (paths["site"] != 0 or paths["native"] < 1):
+            sys.exit(f"FAIL: rank {rank}: {name} with LONGPIPE_COLLECTIVES=native: {paths}")
+    if rank == 0:
+        print(f"== rank 0 paths: {stats['collectives']}", file=sys.stderr)
+PY
+}
+
+case $SCENARIO in
+  five-ranks)
+    [[ $MODE == local ]] || fail "five-ranks runs on one host"
+    SITES=LONGPIPE_MPI_SITES=0,1,0,1,1
+    run_job plain no 5 0,1,0,1,1 || fail "plain run failed"
+    run_job site yes 5 0,1,0,1,1 "$SITES" "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site --stable
+    check_paths site 5 site
+    run_job site-again yes 5 0,1,0,1,1 "$SITES" || fail "second run with LongPipe failed"
+    same site site-again
+    run_job native yes 5 0,1,0,1,1 "$SITES" LONGPIPE_COLLECTIVES=native "LONGPIPE_STATS=$WORK/native.stats" ||
+      fail "run with LONGPIPE_COLLECTIVES=native failed"
+    same plain native
+    check_paths native 5 native
+    ;;
+  three-ranks)
+    [[ $MODE == local ]] || fail "three-ranks runs on one host"
+    run_job plain no 3 0,0,1 || fail "plain run failed"
+    run_job site yes 3 0,0,1 LONGPIPE_MPI_SITES=0,0,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site --stable
+    check_paths site 3 site
+    ;;
+  fortran)
+    [[ $MODE == local ]] || fail "fortran runs on one host"
+    PROGRAM=${MPI_COLLECTIVES_F:?MPI_COLLECTIVES_F must name the Fortran test program}
+    run_job plain no 3 0,1,1 || fail "plain run failed"
+    run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
+    check_paths site 3 site
+    ;;
+  bad-setting)
+    rc=0
+    run_job bad yes 2 0,1 LONGPIPE_MPI_SITES=0,1 LONGPIPE_COLLECTIVES=tree 2>/dev/null || rc=$?
+    [[ $rc -ne 0 ]] || fail "LONGPIPE_COLLECTIVES=tree was accepted"
+    grep -q "LONGPIPE_COLLECTIVES='tree' is invalid: expected site or native" "$WORK/bad.err" ||
+      { cat "$WORK/bad.err" >&2; fail "the error does not name the variable and the accepted values"; }
+    say "refused: $(grep -m1 LONGPIPE_COLLECTIVES "$WORK/bad.err")"
+    ;;
+  four-ranks)
+    [[ $MODE == two-site ]] || fail "four-ranks runs across the emulated link"
+    run_job plain no 4 0,0,1,1 || fail "plain run failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    same plain site --stable
+    check_paths site 4 site
+    ;;
+  *) fail "unknown scenario $SCENARIO" ;;
+esac
+echo "PASS: $MODE $SCENARIO"
