@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "warmup_cache.h"
+
 namespace lp::cfd {
 
 namespace {
@@ -23,6 +25,8 @@ const char* const FrameProducer::kOptionsUsage =
     "  --grid WxH            solver grid = frame size (default 128x64)\n"
     "  --steps-per-frame N   solver steps between frames (default 20)\n"
     "  --warmup-steps N      steps before the first frame, to let the vortex street form (default 0)\n"
+    "  --warmup-cache DIR    keep the state after the warm-up in DIR and start from it when DIR\n"
+    "                        already holds it (same grid, flow and steps): saves recomputing it\n"
     "  --re RE               Reynolds number (default 100)\n"
     "  --velocity U          inflow velocity in lattice units (default 0.08)\n"
     "  --field vorticity|speed   field sent in each frame (default vorticity)\n"
@@ -44,6 +48,7 @@ FrameProducer::Options FrameProducer::parse(CommandLine& args) {
   o.frames = args.integer("--frames", 50, 1, 10000000);
   o.steps_per_frame = args.integer("--steps-per-frame", 20, 1, 1000000);
   o.warmup_steps = args.integer("--warmup-steps", 0, 0, 100000000);
+  o.warmup_cache_folder = args.text("--warmup-cache", "");
   const std::string field = args.text("--field", "vorticity");
   if (field != "vorticity" && field != "speed") throw std::invalid_argument("--field must be vorticity or speed");
   o.kind = field == "speed" ? FieldKind::kSpeed : FieldKind::kVorticity;
@@ -63,7 +68,7 @@ FrameProducer::FrameProducer(Options options) : options_(std::move(options)), fl
 }
 
 void FrameProducer::run(FrameSink& sink, const std::string& route) {
-  flow_.advance(static_cast<int>(options_.warmup_steps));
+  warm_up();
   double solver_seconds = 0, stall_seconds = 0, worst_stall = 0;
   size_t frame_bytes = 0;
   const auto start = Clock::now();
@@ -111,6 +116,19 @@ void FrameProducer::run(FrameSink& sink, const std::string& route) {
       .add("produced_frames_per_second", frames / send_seconds)
       .add("solver_frames_per_second", frames / solver_seconds)
       .add("cell_updates_per_second", cells * options_.steps_per_frame * frames / solver_seconds);
+}
+
+void FrameProducer::warm_up() {
+  if (options_.warmup_cache_folder.empty() || options_.warmup_steps == 0) {
+    flow_.advance(static_cast<int>(options_.warmup_steps));
+    return;
+  }
+  const WarmupCache cache(options_.warmup_cache_folder);
+  const auto start = Clock::now();
+  const bool restored = cache.warm_up(flow_, options_.warmup_steps);
+  std::printf("warm-up: %lld steps %s %s in %.1f s\n", options_.warmup_steps, restored ? "restored from" : "computed, kept in",
+              cache.file_for(flow_, options_.warmup_steps).c_str(), seconds(Clock::now() - start));
+  std::fflush(stdout);
 }
 
 bool FrameProducer::report(const std::string& program, const std::string& transport) const {

@@ -25,6 +25,7 @@ class FrameProducer {
     long long frames = 50;
     long long steps_per_frame = 20;
     long long warmup_steps = 0;
+    std::string warmup_cache_folder;  // empty: compute the warm-up every time
     FieldKind kind = FieldKind::kVorticity;
     ConsumerSettings consumers;  // `consumers.consumers` is the transport's to set
     std::string csv_path, json_path;
@@ -49,6 +50,9 @@ class FrameProducer {
   bool report(const std::string& program, const std::string& transport) const;
 
  private:
+  // The warm-up steps: computed, or restored from options_.warmup_cache_folder.
+  void warm_up();
+
   Options options_;
   LatticeBoltzmann flow_;
   Record results_;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <stdexcept>
+#include <utility>
 
 namespace lp::cfd {
 
@@ -170,6 +172,15 @@ void LatticeBoltzmann::advance(int steps) {
     f_.swap(f_next_);
     ++step_;
   }
+}
+
+void LatticeBoltzmann::restore(std::vector<double> populations, long long step) {
+  if (populations.size() != f_.size()) throw std::invalid_argument("restore: populations of another grid");
+  f_ = std::move(populations);
+  // Every fluid cell of f_next_ is written before it is read; solid cells hold their initial
+  // populations in both buffers.
+  f_next_ = f_;
+  step_ = step;
 }
 
 double LatticeBoltzmann::density(int x, int y) const {

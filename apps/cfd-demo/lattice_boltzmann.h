@@ -38,6 +38,12 @@ class LatticeBoltzmann {
   // False once any population is NaN or infinite (the run has blown up).
   bool all_finite() const;
 
+  // The whole state: the populations (structure of arrays, f[q * cells + cell]) after `step()` steps.
+  const std::vector<double>& populations() const { return f_; }
+  // Continues from a state populations() gave after `step` steps of the same set-up (a warm-up
+  // computed before); refuses populations of another size.
+  void restore(std::vector<double> populations, long long step);
+
  private:
   int index(int x, int y) const { return y * config_.width + x; }
   double population(int direction, int cell) const { return f_[static_cast<size_t>(direction) * cells_ + cell]; }

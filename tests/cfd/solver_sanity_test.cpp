@@ -4,20 +4,9 @@
 #include <cmath>
 
 #include "lattice_boltzmann.h"
+#include "small_channel.h"
 
 using namespace lp::cfd;
-
-namespace {
-
-FlowConfig small_channel() {
-  FlowConfig config;
-  config.width = 64;
-  config.height = 32;
-  config.reynolds = 50;
-  return config;
-}
-
-}  // namespace
 
 TEST_CASE("a flow set-up is resolved and checked", "[cfd][solver]") {
   const FlowConfig c = small_channel().resolved();
