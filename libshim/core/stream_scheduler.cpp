@@ -1,5 +1,8 @@
 #include "stream_scheduler.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "connection.h"
 
 namespace lp {
@@ -8,7 +11,7 @@ StreamScheduler::StreamScheduler(std::size_t own_streams, std::size_t small_mess
     : own_streams_(own_streams),
       small_message_(small_message),
       streams_(own_streams, nullptr),
-      dialling_(own_streams, nullptr) {}
+      dialling_(own_streams) {}
 
 std::size_t StreamScheduler::established() const {
   std::size_t n = 0;
@@ -30,19 +33,29 @@ bool StreamScheduler::holds(const Connection& connection) const {
 std::vector<std::size_t> StreamScheduler::slots_to_dial() const {
   std::vector<std::size_t> slots;
   for (std::size_t slot = 0; slot < own_streams_; ++slot) {
-    if (streams_[slot] == nullptr && dialling_[slot] == nullptr) slots.push_back(slot);
+    if (streams_[slot] == nullptr && dialling_[slot].empty()) slots.push_back(slot);
   }
   return slots;
 }
 
-void StreamScheduler::set_dialling(std::size_t slot, Connection* connection) {
+bool StreamScheduler::is_attempt(const Connection& connection) const {
+  const std::vector<Connection*>& slot = attempts(connection.stream);
+  return std::find(slot.begin(), slot.end(), &connection) != slot.end();
+}
+
+void StreamScheduler::add_attempt(std::size_t slot, Connection* connection) {
   ensure_slot(slot);
-  dialling_[slot] = connection;
+  dialling_[slot].push_back(connection);
+}
+
+std::vector<Connection*> StreamScheduler::take_attempts(std::size_t slot) {
+  if (slot >= dialling_.size()) return {};
+  return std::exchange(dialling_[slot], {});
 }
 
 bool StreamScheduler::remove(const Connection& connection) {
   const std::size_t slot = connection.stream;
-  if (slot < dialling_.size() && dialling_[slot] == &connection) dialling_[slot] = nullptr;
+  if (slot < dialling_.size()) std::erase(dialling_[slot], &connection);
   if (!holds(connection)) return false;
   streams_[slot] = nullptr;
   return true;
@@ -51,14 +64,14 @@ bool StreamScheduler::remove(const Connection& connection) {
 void StreamScheduler::ensure_slot(std::size_t slot) {
   if (slot >= streams_.size()) {
     streams_.resize(slot + 1, nullptr);
-    dialling_.resize(slot + 1, nullptr);
+    dialling_.resize(slot + 1);
   }
 }
 
 Connection* StreamScheduler::install(Connection& connection) {
   const std::size_t slot = connection.stream;
   ensure_slot(slot);
-  if (dialling_[slot] == &connection) dialling_[slot] = nullptr;
+  std::erase(dialling_[slot], &connection);
   Connection* displaced = streams_[slot];
   streams_[slot] = &connection;
   return displaced;

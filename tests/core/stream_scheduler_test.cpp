@@ -32,10 +32,10 @@ TEST_CASE("stream scheduler: our own empty slots are dialled, peer-announced one
   StreamScheduler scheduler(2, kSmall);
   CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0, 1});
   auto dial = make_connection(1);
-  scheduler.set_dialling(1, dial.get());
+  scheduler.add_attempt(1, dial.get());
   CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0});
   CHECK(scheduler.install(*dial) == nullptr);
-  CHECK(scheduler.dialling(1) == nullptr);
+  CHECK(scheduler.attempts(1).empty());
   CHECK(scheduler.holds(*dial));
   CHECK(scheduler.first() == dial.get());
   CHECK(scheduler.established() == 1);
