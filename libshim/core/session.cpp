@@ -63,8 +63,17 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
   }
   streams_.install(connection);
   // The first of our probes to get through carries the stream; the later ones would only replace
-  // it again (the newer wins between two of ours) and send the whole window once more.
-  if (our_attempt) result.abandoned = streams_.take_attempts(connection.stream);
+  // it again (the newer wins between two of ours) and send the whole window once more. Those the
+  // peer may already hold (IDENTIFY sent) go on: abandoning one the peer took for the stream
+  // would leave neither end with it; when it is up it replaces this one on both ends alike.
+  if (our_attempt) {
+    const std::vector<Connection*> others = streams_.attempts(connection.stream);
+    for (Connection* other : others) {
+      if (other->handshake().identity_sent()) continue;
+      streams_.remove(*other);
+      result.abandoned.push_back(other);
+    }
+  }
   connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
   heard_from_peer(now);
   backoff_ = config_.connect_retry_initial;

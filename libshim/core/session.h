@@ -44,8 +44,9 @@ class Session {
 
   // An authenticated connection joins. If the tie-break rejects it or an older one, that loser is
   // returned (the caller closes it with CLOSE(duplicate)); `attached` says whether this one stays.
-  // When one of our probes of a silent path wins its slot, our other attempts for that slot are
-  // `abandoned`: no longer the session's (the caller closes them; they are not failures).
+  // When one of our probes of a silent path wins its slot, our other attempts for that slot that
+  // the peer cannot hold yet are `abandoned`: no longer the session's (the caller closes them;
+  // they are not failures).
   struct Attachment {
     Connection* loser = nullptr;
     bool attached = true;

@@ -1,7 +1,6 @@
 #include "stream_scheduler.h"
 
 #include <algorithm>
-#include <utility>
 
 #include "connection.h"
 
@@ -46,11 +45,6 @@ bool StreamScheduler::is_attempt(const Connection& connection) const {
 void StreamScheduler::add_attempt(std::size_t slot, Connection* connection) {
   ensure_slot(slot);
   dialling_[slot].push_back(connection);
-}
-
-std::vector<Connection*> StreamScheduler::take_attempts(std::size_t slot) {
-  if (slot >= dialling_.size()) return {};
-  return std::exchange(dialling_[slot], {});
 }
 
 bool StreamScheduler::remove(const Connection& connection) {

@@ -48,8 +48,6 @@ class StreamScheduler {
 
   // One more attempt of ours in progress for `slot`.
   void add_attempt(std::size_t slot, Connection* connection);
-  // Forgets and returns the attempts still in progress for `slot` (another connection won it).
-  std::vector<Connection*> take_attempts(std::size_t slot);
   // Forgets `connection` wherever it is (established or dialling); returns whether it was established.
   bool remove(const Connection& connection);
   // Makes room for a stream index announced by the peer (it may use more streams than we do).

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 
 #include "connection.h"
 #include "endpoint.h"
@@ -36,6 +37,21 @@ std::unique_ptr<Connection> dialled(std::size_t stream, Clock::time_point now) {
   connection->stream = stream;
   connection->state = ConnectionState::kEstablished;
   return connection;
+}
+
+// Plays the acceptor's side of the handshake up to the CHALLENGE: the dialler answers it with
+// AUTH and IDENTIFY, after which the acceptor may hold the connection as established.
+void answer_hello(Connection& dial) {
+  std::vector<std::byte> hello, challenge, reply;
+  dial.handshake().start(hello);
+  Handshake acceptor = Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), Protection::kEncrypt, kStart + 5s);
+  FrameReader acceptor_inbox(kMaxHandshakePayload), dialler_inbox(kMaxHandshakePayload);
+  std::memcpy(acceptor_inbox.write_area(hello.size()).data(), hello.data(), hello.size());
+  acceptor_inbox.commit(hello.size());
+  REQUIRE(acceptor.on_frame(*acceptor_inbox.next(), challenge) == HandshakeStep::kIdentified);
+  std::memcpy(dialler_inbox.write_area(challenge.size()).data(), challenge.data(), challenge.size());
+  dialler_inbox.commit(challenge.size());
+  REQUIRE(dial.handshake().on_frame(*dialler_inbox.next(), reply) == HandshakeStep::kPending);
 }
 
 }  // namespace
@@ -292,6 +308,19 @@ TEST_CASE("session: a silent path has a few probes in progress at once; the firs
     CHECK(session.streams().attempts(0).empty());
     CHECK(session.counters().connect_failures == 0);
     CHECK(session.handle_timeout(now + 1ms, false).probe.empty());  // nothing suspect now
+  }
+  SECTION("a probe whose IDENTIFY is out (the peer may hold it) goes on; when up, it replaces the first") {
+    answer_hello(*probes[2]);
+    REQUIRE(probes[2]->handshake().identity_sent());
+    probes[0]->state = ConnectionState::kEstablished;
+    const auto first = session.attach(*probes[0], "a:1", now);
+    CHECK(first.abandoned == std::vector<Connection*>{probes[1].get()});
+    CHECK(session.streams().attempts(0) == std::vector<Connection*>{probes[2].get()});
+    probes[2]->state = ConnectionState::kEstablished;
+    const auto second = session.attach(*probes[2], "a:1", now + 1s);
+    CHECK(second.attached);
+    CHECK(second.loser == probes[0].get());  // the newer of two of ours wins, on both ends
+    CHECK(session.streams().attempts(0).empty());
   }
   SECTION("a probe that fails makes room for the next") {
     session.detach(*probes[0], true, "connect or authentication timed out", now);
