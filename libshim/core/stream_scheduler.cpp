@@ -75,11 +75,20 @@ bool StreamScheduler::keep_existing(const std::string& existing_dialler, const s
   return existing_dialler != new_dialler && existing_dialler < new_dialler;
 }
 
+bool StreamScheduler::carries(const Connection* connection) const {
+  if (connection == nullptr) return false;
+  if (!connection->suspect) return true;
+  for (const Connection* c : streams_) {
+    if (c != nullptr && !c->suspect) return false;
+  }
+  return true;
+}
+
 Connection* StreamScheduler::next_with_room() const {
   const std::size_t count = streams_.size();
   for (std::size_t i = 0; i < count; ++i) {
     Connection* candidate = streams_[(next_stream_ + i) % count];
-    if (candidate != nullptr && candidate->pending_output() < kOutputHighWater) return candidate;
+    if (carries(candidate) && candidate->pending_output() < kOutputHighWater) return candidate;
   }
   return nullptr;
 }
@@ -87,12 +96,12 @@ Connection* StreamScheduler::next_with_room() const {
 Connection* StreamScheduler::by_size(std::size_t packed_bytes) {
   const std::size_t count = streams_.size();
   if (small_message_ == 0 || count < 2) return nullptr;
-  if (packed_bytes <= small_message_ + kMessageTrailerSize) return streams_[0];
+  if (packed_bytes <= small_message_ + kMessageTrailerSize) return carries(streams_[0]) ? streams_[0] : nullptr;
   Connection* fallback = nullptr;  // an established large-message stream, even if full
   for (std::size_t i = 0; i < count - 1; ++i) {
     const std::size_t index = 1 + (next_large_stream_ + i) % (count - 1);
     Connection* candidate = streams_[index];
-    if (candidate == nullptr) continue;
+    if (!carries(candidate)) continue;
     if (candidate->pending_output() < kOutputHighWater) {
       next_large_stream_ = index % (count - 1);
       return candidate;
@@ -107,11 +116,11 @@ bool StreamScheduler::has_room_for(std::size_t packed_bytes) const {
   const std::size_t count = streams_.size();
   if (small_message_ == 0 || count < 2) return any_room;
   if (packed_bytes <= small_message_ + kMessageTrailerSize) {
-    return streams_[0] != nullptr ? streams_[0]->pending_output() < kOutputHighWater : any_room;
+    return carries(streams_[0]) ? streams_[0]->pending_output() < kOutputHighWater : any_room;
   }
   bool large_stream_up = false;
   for (std::size_t index = 1; index < count; ++index) {
-    if (streams_[index] == nullptr) continue;
+    if (!carries(streams_[index])) continue;
     if (streams_[index]->pending_output() < kOutputHighWater) return true;
     large_stream_up = true;
   }

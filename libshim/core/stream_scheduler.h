@@ -7,7 +7,8 @@
 //   - Tie-break: when both ends dial one stream, both keep the connection dialled by the smaller
 //     endpoint string; between two dialled by one side, the newer wins.
 //   - Striping: DATA goes round robin over the streams whose output is below a high-water mark;
-//     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others.
+//     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others. While
+//     some streams are suspect (Connection::suspect) and others not, DATA avoids the suspect ones.
 #pragma once
 
 #include <cstddef>
@@ -71,6 +72,11 @@ class StreamScheduler {
   void sent_on(const Connection& connection);
 
  private:
+  // Whether new DATA may go on `connection`: a suspect stream (established before a silence; its
+  // TCP may hold bytes for seconds in a backed-off retransmission timer) only when no stream is
+  // fresh. After an outage the first replaced stream carries everything until the others are.
+  bool carries(const Connection* connection) const;
+
   std::size_t own_streams_;
   std::size_t small_message_;
   std::vector<Connection*> streams_;
