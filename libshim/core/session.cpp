@@ -219,8 +219,8 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
   const bool has_work = !arq_.all_acknowledged();
   const Clock::duration silent_for = now - last_heard_;
   const bool silent = !peer_said_goodbye_ && silent_for > silence_threshold();
-  // While the path is silent every attempt is short and they follow each other closely: the first
-  // to get through after an outage resumes the session within a few round trips.
+  // While the path is silent a redial is short and they follow each other closely (unchanged);
+  // probes overlap instead (probe_attempt_limit()).
   actions.attempt_limit = silent ? std::min<Clock::duration>(probe_interval(), config_.connect_timeout)
                                  : Clock::duration(config_.connect_timeout);
   actions.probe_limit = probe_attempt_limit();
