@@ -33,6 +33,7 @@ class Connection {
 
   bool outgoing() const { return handshake_.outgoing(); }
   Handshake& handshake() { return handshake_; }
+  const Handshake& handshake() const { return handshake_; }
 
   // Frames to send are appended here; the driver hands unsent() to the carrier.
   std::vector<std::byte>& output() { return output_; }

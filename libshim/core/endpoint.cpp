@@ -77,7 +77,7 @@ void Endpoint::dial(Session& session, std::size_t stream, Clock::time_point now,
   connection.peer_endpoint = session.peer();
   connection.session = &session;
   connection.stream = stream;
-  session.streams().set_dialling(stream, &connection);
+  session.streams().add_attempt(stream, &connection);
   dials_.push_back(&connection);
 }
 
@@ -228,6 +228,10 @@ void Endpoint::establish(Connection& connection, Clock::time_point now) {
     return;
   }
   const Session::Attachment attachment = session.attach(connection, local_endpoint_, now);
+  for (Connection* other : attachment.abandoned) {
+    other->session = nullptr;  // another probe got through first: not a failure of the session
+    close_connection(*other, "another probe replaced the silent stream first", now);
+  }
   if (attachment.loser != nullptr) {
     Connection& loser = *attachment.loser;
     send_close(loser, CloseReason::kDuplicate, "duplicate connection", now);
@@ -250,7 +254,7 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   pump(session, now);
   Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
   for (std::size_t stream : actions.dial) dial(session, stream, now, actions.attempt_limit);
-  for (std::size_t stream : actions.probe) dial(session, stream, now, actions.attempt_limit);
+  for (std::size_t stream : actions.probe) dial(session, stream, now, actions.probe_limit);
   if (actions.failure) fail_session(session, *actions.failure, now);
 }
 

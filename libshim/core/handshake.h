@@ -65,6 +65,9 @@ class Handshake {
 
   bool outgoing() const { return outgoing_; }
   bool finished() const { return state_ == State::kFinished; }
+  // Dialler: our AUTH and IDENTIFY are out, so the acceptor may already hold the connection as
+  // established (it does on IDENTIFY); closing it now would take the stream from the acceptor.
+  bool identity_sent() const { return state_ == State::kAwaitServerProof || state_ == State::kAwaitPeerIdentity; }
   // The handshake must be over by then (connect included).
   Clock::time_point deadline() const { return deadline_; }
   // Acceptor: the endpoint and stream HELLO announced (dialler: its own).

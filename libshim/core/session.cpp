@@ -8,11 +8,16 @@
 namespace lp {
 namespace {
 
-// A silent path is probed every kProbeRoundTrips round trips, but not more often than
-// kMinProbeInterval (a busy host needs that long for connect + handshake) nor less often than
-// LONGPIPE_CONNECT_RETRY_MAX_MS.
+// The probe interval (silence threshold, redial back-off ceiling) is kProbeRoundTrips round
+// trips, but not less than kMinProbeInterval (a busy host needs that long for connect +
+// handshake) nor more than LONGPIPE_CONNECT_RETRY_MAX_MS.
 constexpr int kProbeRoundTrips = 6;
 constexpr std::chrono::milliseconds kMinProbeInterval{250};
+// While a path is silent a new probe starts every kProbeStartRoundTrips round trips (within the
+// same bounds): after the link returns, the next one starts within that, and a connection needs
+// 3 round trips (SYN, HELLO/CHALLENGE, AUTH/IDENTIFY) before data. Each probe may take
+// Session::kMaxProbeAttemptsPerSlot start intervals (6 round trips): room for one lost packet.
+constexpr int kProbeStartRoundTrips = 2;
 
 AckFrame to_wire(const ArqAck& ack) {
   AckFrame frame{ack.cumulative, ack.window_messages, {}};
@@ -41,6 +46,7 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
 
 Session::Attachment Session::attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now) {
   const bool carrier_was_down = streams_.established() == 0;
+  const bool our_attempt = streams_.is_attempt(connection);
   Attachment result;
   streams_.ensure_slot(connection.stream);
   if (Connection* old = streams_.stream(connection.stream)) {
@@ -51,11 +57,23 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     const bool old_is_silent = old->suspect || now - old->last_received > silence_threshold();
     if (!old_is_silent && StreamScheduler::keep_existing(old_dialler, new_dialler)) {
       streams_.remove(connection);  // it may be our own dial for this slot
-      return {&connection, false};
+      return {&connection, false, {}};
     }
     result.loser = old;
   }
   streams_.install(connection);
+  // The first of our probes to get through carries the stream; the later ones would only replace
+  // it again (the newer wins between two of ours) and send the whole window once more. Those the
+  // peer may already hold (IDENTIFY sent) go on: abandoning one the peer took for the stream
+  // would leave neither end with it; when it is up it replaces this one on both ends alike.
+  if (our_attempt) {
+    const std::vector<Connection*> others = streams_.attempts(connection.stream);
+    for (Connection* other : others) {
+      if (other->handshake().identity_sent()) continue;
+      streams_.remove(*other);
+      result.abandoned.push_back(other);
+    }
+  }
   connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
   heard_from_peer(now);
   backoff_ = config_.connect_retry_initial;
@@ -171,16 +189,27 @@ void Session::pump(Clock::time_point now) {
   }
 }
 
-Session::Clock::duration Session::probe_interval() const {
+Session::Clock::duration Session::path_rtt() const {
   // The carrier's own RTT (TCP_INFO, refreshed by the driver): the ARQ's message-level SRTT
   // includes the time messages queue in socket buffers, which a connect never waits for.
   const std::chrono::microseconds carrier_rtt(counters_.tcp.rtt_us);
   const ArqDuration message_rtt = arq_.stats().srtt;
-  const Clock::duration rtt = carrier_rtt.count() > 0   ? Clock::duration(carrier_rtt)
-                              : message_rtt.count() > 0 ? Clock::duration(message_rtt)
-                                                        : Clock::duration(config_.rtt);
-  return std::clamp<Clock::duration>(rtt * kProbeRoundTrips, kMinProbeInterval,
+  return carrier_rtt.count() > 0   ? Clock::duration(carrier_rtt)
+         : message_rtt.count() > 0 ? Clock::duration(message_rtt)
+                                   : Clock::duration(config_.rtt);
+}
+
+Session::Clock::duration Session::round_trips(int count) const {
+  return std::clamp<Clock::duration>(path_rtt() * count, kMinProbeInterval,
                                      std::max<Clock::duration>(kMinProbeInterval, config_.connect_retry_max));
+}
+
+Session::Clock::duration Session::probe_interval() const { return round_trips(kProbeRoundTrips); }
+
+Session::Clock::duration Session::probe_start_interval() const { return round_trips(kProbeStartRoundTrips); }
+
+Session::Clock::duration Session::probe_attempt_limit() const {
+  return std::min<Clock::duration>(probe_start_interval() * kMaxProbeAttemptsPerSlot, config_.connect_timeout);
 }
 
 Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool reading_paused) {
@@ -190,10 +219,11 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
   const bool has_work = !arq_.all_acknowledged();
   const Clock::duration silent_for = now - last_heard_;
   const bool silent = !peer_said_goodbye_ && silent_for > silence_threshold();
-  // While the path is silent every attempt is short and they follow each other closely: the first
-  // to get through after an outage resumes the session within a few round trips.
+  // While the path is silent a redial is short and they follow each other closely (unchanged);
+  // probes overlap instead (probe_attempt_limit()).
   actions.attempt_limit = silent ? std::min<Clock::duration>(probe_interval(), config_.connect_timeout)
                                  : Clock::duration(config_.connect_timeout);
+  actions.probe_limit = probe_attempt_limit();
   // Redial our own streams that are down (the peer redials its own too; ties are broken in attach).
   if (may_dial_ && now >= next_dial_ && (!peer_said_goodbye_ || has_work)) {
     actions.dial = streams_.slots_to_dial();
@@ -220,18 +250,21 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
   }
   // Streams established before a silence may be stuck behind TCP's backed-off retransmission
   // timer (seconds to a minute after a long outage, in either direction, even once the other one
-  // flows again): probe the path with a fresh connection per such stream every probe interval;
-  // once one is up it replaces the suspect one and everything unacknowledged goes again.
+  // flows again): probe the path with fresh connections per such stream, a new one every probe
+  // start interval, a few in progress at once; once one is up it replaces the suspect one (the
+  // others are abandoned) and everything unacknowledged goes again.
   if (silent) {
     for (Connection* stream : streams_.streams()) {
       if (stream != nullptr) stream->suspect = true;
     }
   }
   if (has_suspect_stream() && now >= next_probe_) {
-    next_probe_ = now + probe_interval();
+    next_probe_ = now + probe_start_interval();
     for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
       const Connection* stream = streams_.stream(slot);
-      if (stream != nullptr && stream->suspect && streams_.dialling(slot) == nullptr) actions.probe.push_back(slot);
+      if (stream != nullptr && stream->suspect && streams_.attempts(slot).size() < kMaxProbeAttemptsPerSlot) {
+        actions.probe.push_back(slot);
+      }
     }
     counters_.path_probes += actions.probe.size();
   }
@@ -283,7 +316,7 @@ std::vector<Connection*> Session::fail() {
   std::vector<Connection*> connections;
   for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
     if (Connection* c = streams_.stream(slot)) connections.push_back(c);
-    if (Connection* c = streams_.dialling(slot)) connections.push_back(c);
+    for (Connection* c : streams_.attempts(slot)) connections.push_back(c);
   }
   return connections;
 }

@@ -44,9 +44,13 @@ class Session {
 
   // An authenticated connection joins. If the tie-break rejects it or an older one, that loser is
   // returned (the caller closes it with CLOSE(duplicate)); `attached` says whether this one stays.
+  // When one of our probes of a silent path wins its slot, our other attempts for that slot that
+  // the peer cannot hold yet are `abandoned`: no longer the session's (the caller closes them;
+  // they are not failures).
   struct Attachment {
     Connection* loser = nullptr;
     bool attached = true;
+    std::vector<Connection*> abandoned;
   };
   Attachment attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now);
   // A connection of this session closed (`was_attempt`: before it was established).
@@ -84,7 +88,8 @@ class Session {
   struct TimeoutActions {
     std::vector<std::size_t> dial;        // our own stream slots to dial now
     std::vector<std::size_t> probe;       // established but silent slots: dial a replacement now
-    Clock::duration attempt_limit{};      // how long these dials may take (connect + handshake)
+    Clock::duration attempt_limit{};      // how long the dials may take (connect + handshake)
+    Clock::duration probe_limit{};        // how long each probe may take (probe_attempt_limit())
     std::optional<std::string> failure;   // give up on the peer
   };
   // `reading_paused`: our own back-pressure, not the peer's silence.
@@ -92,9 +97,17 @@ class Session {
   // The earliest time handle_timeout() or pump() has something to do.
   Clock::time_point next_deadline(Clock::time_point now) const;
 
-  // A silent path is tested this often (a fresh connection: cheap, and the first to get through
-  // resumes the session) and redials back off no further: a few round trips of the path.
+  // A few round trips of the path: a silence is declared after LONGPIPE_KEEPALIVE_MS + this, and
+  // redials back off no further.
   Clock::duration probe_interval() const;
+  // While a stream is suspect, a new probe for it starts this often (a round trip or two), and
+  // each may take probe_attempt_limit(): up to kMaxProbeAttemptsPerSlot overlap, so that one whose
+  // SYN or handshake packet was lost (or sent into the outage) does not hold up the next.
+  Clock::duration probe_start_interval() const;
+  Clock::duration probe_attempt_limit() const;
+  // A bound on the probes of one slot in progress at once (= probe_attempt_limit() /
+  // probe_start_interval()): a silent path costs a few half-open connections per stream, no more.
+  static constexpr std::size_t kMaxProbeAttemptsPerSlot = 3;
   // Nothing heard for this long means the path (or the peer) is silent: keep-alives come every
   // LONGPIPE_KEEPALIVE_MS.
   Clock::duration silence_threshold() const { return config_.keepalive_interval + probe_interval(); }
@@ -109,6 +122,11 @@ class Session {
   Clock::time_point tcp_info_refreshed{};
 
  private:
+  // The path's round-trip time, and `count` of them within the probe bounds (kMinProbeInterval,
+  // LONGPIPE_CONNECT_RETRY_MAX_MS).
+  Clock::duration path_rtt() const;
+  Clock::duration round_trips(int count) const;
+
   std::string peer_;
   const Config& config_;
   Arq arq_;

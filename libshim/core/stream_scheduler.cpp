@@ -1,5 +1,7 @@
 #include "stream_scheduler.h"
 
+#include <algorithm>
+
 #include "connection.h"
 
 namespace lp {
@@ -8,7 +10,7 @@ StreamScheduler::StreamScheduler(std::size_t own_streams, std::size_t small_mess
     : own_streams_(own_streams),
       small_message_(small_message),
       streams_(own_streams, nullptr),
-      dialling_(own_streams, nullptr) {}
+      dialling_(own_streams) {}
 
 std::size_t StreamScheduler::established() const {
   std::size_t n = 0;
@@ -30,19 +32,24 @@ bool StreamScheduler::holds(const Connection& connection) const {
 std::vector<std::size_t> StreamScheduler::slots_to_dial() const {
   std::vector<std::size_t> slots;
   for (std::size_t slot = 0; slot < own_streams_; ++slot) {
-    if (streams_[slot] == nullptr && dialling_[slot] == nullptr) slots.push_back(slot);
+    if (streams_[slot] == nullptr && dialling_[slot].empty()) slots.push_back(slot);
   }
   return slots;
 }
 
-void StreamScheduler::set_dialling(std::size_t slot, Connection* connection) {
+bool StreamScheduler::is_attempt(const Connection& connection) const {
+  const std::vector<Connection*>& slot = attempts(connection.stream);
+  return std::find(slot.begin(), slot.end(), &connection) != slot.end();
+}
+
+void StreamScheduler::add_attempt(std::size_t slot, Connection* connection) {
   ensure_slot(slot);
-  dialling_[slot] = connection;
+  dialling_[slot].push_back(connection);
 }
 
 bool StreamScheduler::remove(const Connection& connection) {
   const std::size_t slot = connection.stream;
-  if (slot < dialling_.size() && dialling_[slot] == &connection) dialling_[slot] = nullptr;
+  if (slot < dialling_.size()) std::erase(dialling_[slot], &connection);
   if (!holds(connection)) return false;
   streams_[slot] = nullptr;
   return true;
@@ -51,14 +58,14 @@ bool StreamScheduler::remove(const Connection& connection) {
 void StreamScheduler::ensure_slot(std::size_t slot) {
   if (slot >= streams_.size()) {
     streams_.resize(slot + 1, nullptr);
-    dialling_.resize(slot + 1, nullptr);
+    dialling_.resize(slot + 1);
   }
 }
 
 Connection* StreamScheduler::install(Connection& connection) {
   const std::size_t slot = connection.stream;
   ensure_slot(slot);
-  if (dialling_[slot] == &connection) dialling_[slot] = nullptr;
+  std::erase(dialling_[slot], &connection);
   Connection* displaced = streams_[slot];
   streams_[slot] = &connection;
   return displaced;
@@ -68,11 +75,20 @@ bool StreamScheduler::keep_existing(const std::string& existing_dialler, const s
   return existing_dialler != new_dialler && existing_dialler < new_dialler;
 }
 
+bool StreamScheduler::carries(const Connection* connection) const {
+  if (connection == nullptr) return false;
+  if (!connection->suspect) return true;
+  for (const Connection* c : streams_) {
+    if (c != nullptr && !c->suspect) return false;
+  }
+  return true;
+}
+
 Connection* StreamScheduler::next_with_room() const {
   const std::size_t count = streams_.size();
   for (std::size_t i = 0; i < count; ++i) {
     Connection* candidate = streams_[(next_stream_ + i) % count];
-    if (candidate != nullptr && candidate->pending_output() < kOutputHighWater) return candidate;
+    if (carries(candidate) && candidate->pending_output() < kOutputHighWater) return candidate;
   }
   return nullptr;
 }
@@ -80,12 +96,12 @@ Connection* StreamScheduler::next_with_room() const {
 Connection* StreamScheduler::by_size(std::size_t packed_bytes) {
   const std::size_t count = streams_.size();
   if (small_message_ == 0 || count < 2) return nullptr;
-  if (packed_bytes <= small_message_ + kMessageTrailerSize) return streams_[0];
+  if (packed_bytes <= small_message_ + kMessageTrailerSize) return carries(streams_[0]) ? streams_[0] : nullptr;
   Connection* fallback = nullptr;  // an established large-message stream, even if full
   for (std::size_t i = 0; i < count - 1; ++i) {
     const std::size_t index = 1 + (next_large_stream_ + i) % (count - 1);
     Connection* candidate = streams_[index];
-    if (candidate == nullptr) continue;
+    if (!carries(candidate)) continue;
     if (candidate->pending_output() < kOutputHighWater) {
       next_large_stream_ = index % (count - 1);
       return candidate;
@@ -100,11 +116,11 @@ bool StreamScheduler::has_room_for(std::size_t packed_bytes) const {
   const std::size_t count = streams_.size();
   if (small_message_ == 0 || count < 2) return any_room;
   if (packed_bytes <= small_message_ + kMessageTrailerSize) {
-    return streams_[0] != nullptr ? streams_[0]->pending_output() < kOutputHighWater : any_room;
+    return carries(streams_[0]) ? streams_[0]->pending_output() < kOutputHighWater : any_room;
   }
   bool large_stream_up = false;
   for (std::size_t index = 1; index < count; ++index) {
-    if (streams_[index] == nullptr) continue;
+    if (!carries(streams_[index])) continue;
     if (streams_[index]->pending_output() < kOutputHighWater) return true;
     large_stream_up = true;
   }

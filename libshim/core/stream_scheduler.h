@@ -1,12 +1,14 @@
 // StreamScheduler: a session's parallel streams (connections) and which one carries what. Pure.
 //
-//   - Slots: slot i holds stream i's established connection, or null, and our own dial for it.
+//   - Slots: slot i holds stream i's established connection, or null, and our own attempts for
+//     it (a redial: one; probes of a silent path: a few at once, the first to get through wins).
 //     Our own LONGPIPE_STREAMS slots are redialled when empty; slots beyond them exist only while
 //     the peer keeps them up.
 //   - Tie-break: when both ends dial one stream, both keep the connection dialled by the smaller
 //     endpoint string; between two dialled by one side, the newer wins.
 //   - Striping: DATA goes round robin over the streams whose output is below a high-water mark;
-//     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others.
+//     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others. While
+//     some streams are suspect (Connection::suspect) and others not, DATA avoids the suspect ones.
 #pragma once
 
 #include <cstddef>
@@ -29,7 +31,13 @@ class StreamScheduler {
   std::size_t own_streams() const { return own_streams_; }
   std::size_t slots() const { return streams_.size(); }
   Connection* stream(std::size_t slot) const { return streams_[slot]; }
-  Connection* dialling(std::size_t slot) const { return slot < dialling_.size() ? dialling_[slot] : nullptr; }
+  // Our own connection attempts in progress for `slot`, oldest first (empty if none).
+  const std::vector<Connection*>& attempts(std::size_t slot) const {
+    static const std::vector<Connection*> kNone;
+    return slot < dialling_.size() ? dialling_[slot] : kNone;
+  }
+  // Whether `connection` is one of our attempts in progress for its slot.
+  bool is_attempt(const Connection& connection) const;
   const std::vector<Connection*>& streams() const { return streams_; }
 
   std::size_t established() const;
@@ -39,7 +47,8 @@ class StreamScheduler {
   // Our own slots with neither a connection nor a dial in progress.
   std::vector<std::size_t> slots_to_dial() const;
 
-  void set_dialling(std::size_t slot, Connection* connection);
+  // One more attempt of ours in progress for `slot`.
+  void add_attempt(std::size_t slot, Connection* connection);
   // Forgets `connection` wherever it is (established or dialling); returns whether it was established.
   bool remove(const Connection& connection);
   // Makes room for a stream index announced by the peer (it may use more streams than we do).
@@ -63,10 +72,15 @@ class StreamScheduler {
   void sent_on(const Connection& connection);
 
  private:
+  // Whether new DATA may go on `connection`: a suspect stream (established before a silence; its
+  // TCP may hold bytes for seconds in a backed-off retransmission timer) only when no stream is
+  // fresh. After an outage the first replaced stream carries everything until the others are.
+  bool carries(const Connection* connection) const;
+
   std::size_t own_streams_;
   std::size_t small_message_;
   std::vector<Connection*> streams_;
-  std::vector<Connection*> dialling_;   // our own connection attempts in progress, per slot
+  std::vector<std::vector<Connection*>> dialling_;  // our own connection attempts in progress, per slot
   std::size_t next_stream_ = 0;         // round-robin cursor for striping DATA frames
   std::size_t next_large_stream_ = 0;   // the same among streams 1..
 };

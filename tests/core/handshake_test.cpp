@@ -92,11 +92,13 @@ TEST_CASE("handshake: both ends prove the key, exchange sealed identities and sh
   const Protection acceptor_wants = GENERATE(Protection::kEncrypt, Protection::kIntegrityOnly);
   Pair pair("secret", "secret", 1, 2, dialler_wants, acceptor_wants);
   pair.dialler.start(pair.to_acceptor);
+  CHECK_FALSE(pair.dialler.identity_sent());
   CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentified);
   CHECK(pair.acceptor.peer_endpoint() == "site-a:4000");
   CHECK(pair.acceptor.stream() == 1);
   CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPending);  // CHALLENGE
   CHECK(pair.dialler.sealer() != nullptr);  // its IDENTIFY went sealed
+  CHECK(pair.dialler.identity_sent());       // the acceptor may hold it as established from here
   CHECK(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);
   CHECK(pair.acceptor.peer_token() == token(0xd1));
   CHECK(pair.to_dialler.empty());  // nothing before the endpoint has checked the identity

@@ -2,6 +2,9 @@
 // (probes, suspect streams), goodbye, keep-alives, the reconnect counter and the one next deadline.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
+
 #include "connection.h"
 #include "endpoint.h"
 #include "session.h"
@@ -36,6 +39,21 @@ std::unique_ptr<Connection> dialled(std::size_t stream, Clock::time_point now) {
   return connection;
 }
 
+// Plays the acceptor's side of the handshake up to the CHALLENGE: the dialler answers it with
+// AUTH and IDENTIFY, after which the acceptor may hold the connection as established.
+void answer_hello(Connection& dial) {
+  std::vector<std::byte> hello, challenge, reply;
+  dial.handshake().start(hello);
+  Handshake acceptor = Handshake::acceptor(kKey, std::vector<std::byte>(kNonceSize), Protection::kEncrypt, kStart + 5s);
+  FrameReader acceptor_inbox(kMaxHandshakePayload), dialler_inbox(kMaxHandshakePayload);
+  std::memcpy(acceptor_inbox.write_area(hello.size()).data(), hello.data(), hello.size());
+  acceptor_inbox.commit(hello.size());
+  REQUIRE(acceptor.on_frame(*acceptor_inbox.next(), challenge) == HandshakeStep::kIdentified);
+  std::memcpy(dialler_inbox.write_area(challenge.size()).data(), challenge.data(), challenge.size());
+  dialler_inbox.commit(challenge.size());
+  REQUIRE(dial.handshake().on_frame(*dialler_inbox.next(), reply) == HandshakeStep::kPending);
+}
+
 }  // namespace
 
 TEST_CASE("session: redials back off by doubling up to the ceiling") {
@@ -51,7 +69,7 @@ TEST_CASE("session: redials back off by doubling up to the ceiling") {
     last = now;
     // Our dial fails at once; nothing more until the deadline.
     auto dial = dialled(0, now);
-    session.streams().set_dialling(0, dial.get());
+    session.streams().add_attempt(0, dial.get());
     session.detach(*dial, true, "connect: refused", now);
     CHECK(session.handle_timeout(now, false).dial.empty());
     now = session.next_deadline(now);
@@ -95,11 +113,11 @@ TEST_CASE("session: a silent path is probed, not given up on; the probe replaces
   CHECK(session.next_deadline(silent) <= silent + 1ms);
   auto actions = session.handle_timeout(silent + 1ms, false);
   CHECK(actions.probe == std::vector<std::size_t>{0});
-  CHECK(actions.attempt_limit == session.probe_interval());
+  CHECK(actions.probe_limit == session.probe_attempt_limit());
   CHECK(stream->suspect);
   CHECK(session.handle_timeout(silent + 2ms, false).probe.empty());  // the next one after an interval
-  CHECK(session.next_deadline(silent + 2ms) <= silent + 1ms + session.probe_interval());
-  CHECK(session.handle_timeout(silent + 1ms + session.probe_interval(), false).probe.size() == 1);
+  CHECK(session.next_deadline(silent + 2ms) <= silent + 1ms + session.probe_start_interval());
+  CHECK(session.handle_timeout(silent + 1ms + session.probe_start_interval(), false).probe.size() == 1);
 
   // Long past LONGPIPE_DEAD_PEER_MS, nothing refused: the session, its window and stream stay.
   CHECK_FALSE(session.handle_timeout(kStart + 30s, false).failure);
@@ -249,4 +267,88 @@ TEST_CASE("session: a burst beyond a stream's high-water mark goes on as soon as
     session.pump(kStart);
     CHECK(session.arq().stats().messages_sent == 2);
   }
+}
+
+TEST_CASE("session: a silent path has a few probes in progress at once; the first up replaces the stream") {
+  Config config = one_stream_config();
+  config.connect_retry_max = 2000ms;
+  config.connect_timeout = 10000ms;
+  config.rtt = 540ms;  // geo: a probe starts every 2 round trips and may take 6
+  Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();
+  auto stream = dialled(0, kStart);
+  session.attach(*stream, "a:1", kStart);
+  CHECK(session.probe_start_interval() == 1080ms);
+  CHECK(session.probe_attempt_limit() == 1080ms * Session::kMaxProbeAttemptsPerSlot);
+  CHECK(session.probe_attempt_limit() <= config.connect_timeout);
+
+  // Every start interval one more probe, as the endpoint dials them, until the bound is reached.
+  std::vector<std::unique_ptr<Connection>> probes;
+  Clock::time_point now = kStart + session.silence_threshold() + 1ms;
+  for (int round = 0; round < 6; ++round, now += session.probe_start_interval()) {
+    const auto actions = session.handle_timeout(now, false);
+    CHECK(actions.probe.size() == (probes.size() < Session::kMaxProbeAttemptsPerSlot ? 1u : 0u));
+    for (std::size_t slot : actions.probe) {
+      probes.push_back(dialled(slot, now));
+      probes.back()->state = ConnectionState::kHandshaking;
+      session.streams().add_attempt(slot, probes.back().get());
+    }
+    CHECK(session.streams().attempts(0).size() == std::min<std::size_t>(round + 1, Session::kMaxProbeAttemptsPerSlot));
+  }
+  REQUIRE(probes.size() == Session::kMaxProbeAttemptsPerSlot);
+  CHECK(session.counters().path_probes == Session::kMaxProbeAttemptsPerSlot);
+
+  SECTION("the first probe up replaces the suspect stream; the others are abandoned, not failures") {
+    probes[1]->state = ConnectionState::kEstablished;
+    const auto attachment = session.attach(*probes[1], "a:1", now);
+    CHECK(attachment.attached);
+    CHECK(attachment.loser == stream.get());
+    CHECK(attachment.abandoned == std::vector<Connection*>{probes[0].get(), probes[2].get()});
+    CHECK(session.streams().stream(0) == probes[1].get());
+    CHECK(session.streams().attempts(0).empty());
+    CHECK(session.counters().connect_failures == 0);
+    CHECK(session.handle_timeout(now + 1ms, false).probe.empty());  // nothing suspect now
+  }
+  SECTION("a probe whose IDENTIFY is out (the peer may hold it) goes on; when up, it replaces the first") {
+    answer_hello(*probes[2]);
+    REQUIRE(probes[2]->handshake().identity_sent());
+    probes[0]->state = ConnectionState::kEstablished;
+    const auto first = session.attach(*probes[0], "a:1", now);
+    CHECK(first.abandoned == std::vector<Connection*>{probes[1].get()});
+    CHECK(session.streams().attempts(0) == std::vector<Connection*>{probes[2].get()});
+    probes[2]->state = ConnectionState::kEstablished;
+    const auto second = session.attach(*probes[2], "a:1", now + 1s);
+    CHECK(second.attached);
+    CHECK(second.loser == probes[0].get());  // the newer of two of ours wins, on both ends
+    CHECK(session.streams().attempts(0).empty());
+  }
+  SECTION("a probe that fails makes room for the next") {
+    session.detach(*probes[0], true, "connect or authentication timed out", now);
+    CHECK(session.streams().attempts(0).size() == Session::kMaxProbeAttemptsPerSlot - 1);
+    CHECK(session.handle_timeout(now, false).probe == std::vector<std::size_t>{0});
+  }
+  SECTION("fail() returns the stream and every probe in progress, to be closed") {
+    const std::vector<Connection*> closing = session.fail();
+    CHECK(closing.size() == 1 + Session::kMaxProbeAttemptsPerSlot);
+    CHECK(std::find(closing.begin(), closing.end(), stream.get()) != closing.end());
+    for (const auto& probe : probes) CHECK(std::find(closing.begin(), closing.end(), probe.get()) != closing.end());
+  }
+}
+
+TEST_CASE("session: a redial that is not a probe stays one attempt, with LONGPIPE_CONNECT_TIMEOUT_MS") {
+  Config config = one_stream_config();
+  config.connect_timeout = 10000ms;
+  Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();
+  const auto actions = session.handle_timeout(kStart, false);
+  REQUIRE(actions.dial == std::vector<std::size_t>{0});
+  CHECK(actions.attempt_limit == config.connect_timeout);
+  auto dial = dialled(0, kStart);
+  dial->state = ConnectionState::kConnecting;
+  session.streams().add_attempt(0, dial.get());
+  CHECK(session.handle_timeout(kStart + 5s, false).dial.empty());  // one attempt per slot
+  dial->state = ConnectionState::kEstablished;
+  const auto attachment = session.attach(*dial, "a:1", kStart + 5s);
+  CHECK(attachment.attached);
+  CHECK(attachment.abandoned.empty());
 }

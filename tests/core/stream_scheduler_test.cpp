@@ -32,10 +32,10 @@ TEST_CASE("stream scheduler: our own empty slots are dialled, peer-announced one
   StreamScheduler scheduler(2, kSmall);
   CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0, 1});
   auto dial = make_connection(1);
-  scheduler.set_dialling(1, dial.get());
+  scheduler.add_attempt(1, dial.get());
   CHECK(scheduler.slots_to_dial() == std::vector<std::size_t>{0});
   CHECK(scheduler.install(*dial) == nullptr);
-  CHECK(scheduler.dialling(1) == nullptr);
+  CHECK(scheduler.attempts(1).empty());
   CHECK(scheduler.holds(*dial));
   CHECK(scheduler.first() == dial.get());
   CHECK(scheduler.established() == 1);
@@ -149,4 +149,30 @@ TEST_CASE("stream scheduler: one stream means no size split") {
   CHECK(scheduler.has_room_for(1 << 20));
   fill_output(*s0, StreamScheduler::kOutputHighWater);
   CHECK_FALSE(scheduler.has_room_for(1));
+}
+
+TEST_CASE("stream scheduler: after an outage DATA avoids the suspect streams while a fresh one is up") {
+  StreamScheduler scheduler(3, kSmall);
+  auto zero = make_connection(0), one = make_connection(1), two = make_connection(2);
+  for (auto* c : {zero.get(), one.get(), two.get()}) {
+    scheduler.install(*c);
+    c->suspect = true;  // the path fell silent
+  }
+  // All suspect: they carry on as before (nothing better).
+  CHECK(scheduler.by_size(100) == zero.get());
+  CHECK(scheduler.next_with_room() != nullptr);
+  // Stream 1 replaced by a fresh connection: it takes everything, small messages included.
+  auto fresh = make_connection(1);
+  scheduler.install(*fresh);
+  CHECK(scheduler.by_size(100) == nullptr);  // stream 0 is suspect: the caller takes next_with_room()
+  CHECK(scheduler.by_size(2 * kSmall) == fresh.get());
+  for (int frame = 0; frame < 4; ++frame) {
+    Connection* next = scheduler.next_with_room();
+    CHECK(next == fresh.get());
+    scheduler.sent_on(*next);
+  }
+  CHECK(scheduler.has_room_for(100));
+  fill_output(*fresh, StreamScheduler::kOutputHighWater);
+  CHECK(scheduler.next_with_room() == nullptr);  // waits for the fresh one rather than a stuck one
+  CHECK_FALSE(scheduler.has_room_for(100));
 }
