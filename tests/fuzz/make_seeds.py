@@ -1,17 +1,38 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs from
-which libFuzzer starts. Run it again after changing a target's input layout:
-    tests/fuzz/make_seeds.py"""
+"""Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs of
+protocol version 2 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
+changing a target's input layout or the wire format:
+    tests/fuzz/make_seeds.py
+It overwrites only the files it writes: the other files in corpus/ are reproducers of past
+findings (e.g. arq/sack-range-wraps-at-2-64, handshake/dialler-sealed-identify), kept as they are."""
 import os
 import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE = range(1, 8)
+PROTOCOL_VERSION = 2
+HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE, IDENTIFY = range(1, 9)
+ENCRYPT, INTEGRITY_ONLY = 1, 2  # Protection
+TAG_SIZE = 16                   # frame_cipher.h
 
 
-def frame(kind, payload):
-    return struct.pack(">HBBI", 0x4C50, 1, kind, len(payload)) + payload
+def frame(kind, payload, version=PROTOCOL_VERSION):
+    # magic u16 "LP" | version u8 | type u8 | payload length u32 | payload
+    return struct.pack(">HBBI", 0x4C50, version, kind, len(payload)) + payload
+
+
+def hello(nonce, stream, protection, endpoint):
+    # client nonce [32] | stream index u8 | protection u8 | endpoint length u16 | endpoint
+    return frame(HELLO, nonce + bytes([stream, protection]) + struct.pack(">H", len(endpoint)) + endpoint)
+
+
+def challenge(nonce, protection):
+    # server nonce [32] | protection u8
+    return frame(CHALLENGE, nonce + bytes([protection]))
+
+
+def identify(token):
+    return frame(IDENTIFY, token)
 
 
 def message(body, tag=7):
@@ -19,34 +40,73 @@ def message(body, tag=7):
     return body + struct.pack(">IIiiI", 1, 2, tag, 0, 0)
 
 
-def write(target, name, data):
+def data(sequence, body):
+    return frame(DATA, struct.pack(">Q", sequence) + message(body))
+
+
+def ack(cumulative, window, ranges):
+    return frame(ACK, struct.pack(">QIH", cumulative, window, len(ranges)) +
+                 b"".join(struct.pack(">QQ", begin, end) for begin, end in ranges))
+
+
+def close(reason, text):
+    return frame(CLOSE, bytes([reason]) + text)
+
+
+def write(target, name, content):
     folder = os.path.join(HERE, "corpus", target)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, name), "wb") as f:
-        f.write(data)
+        f.write(content)
+
+
+# frame_fuzz.cpp's mode byte.
+AUTHENTICATED, SEALED, INTEGRITY, KEY_HOLDER = 1, 2, 4, 8
 
 
 def frame_seeds():
-    # Input: mode (bit 0: authenticated) | read-size seed | the byte stream.
+    # Input: mode | read-size seed | [key holder: tamper u16] | the byte stream.
     endpoint = b"site-a:7601"
-    hello = frame(HELLO, bytes(range(32)) + bytes([1]) + struct.pack(">H", len(endpoint)) + endpoint)
-    challenge = frame(CHALLENGE, bytes(range(32, 64)))
-    auth = frame(AUTH, bytes(range(64, 96)))
-    write("frame", "handshake", bytes([0, 3]) + hello + challenge + auth)
-    data = frame(DATA, struct.pack(">Q", 0) + message(b"hello")) + frame(DATA, struct.pack(">Q", 1) + message(b""))
-    ack = frame(ACK, struct.pack(">QIH", 2, 4096, 2) + struct.pack(">QQ", 4, 6) + struct.pack(">QQ", 9, 10))
-    write("frame", "session", bytes([1, 77]) + data + ack + frame(KEEPALIVE, b""))
-    write("frame", "close", bytes([1, 5]) + frame(CLOSE, bytes([1]) + b"engine shutting down"))
+    handshake = (hello(bytes(range(32)), 1, ENCRYPT, endpoint) + challenge(bytes(range(32, 64)), INTEGRITY_ONLY) +
+                 frame(AUTH, bytes(range(64, 96))) + identify(bytes(range(96, 128))))
+    write("frame", "handshake", bytes([0, 3]) + handshake)
+    session = (data(0, b"hello") + data(1, b"") + ack(2, 4096, [(4, 6), (9, 10)]) + frame(KEEPALIVE, b""))
+    write("frame", "session", bytes([AUTHENTICATED, 77]) + session)
+    write("frame", "close", bytes([AUTHENTICATED, 5]) + close(1, b"engine shutting down"))
     write("frame", "bad-magic", bytes([0, 9]) + b"GET / HTTP/1.1\r\n\r\n")
+    version_1 = hello(bytes(32), 0, ENCRYPT, endpoint)
+    write("frame", "old-version", bytes([0, 1]) + version_1[:2] + bytes([1]) + version_1[3:])
+    # Sealed, by a peer that holds the key: the harness seals each frame before the reader sees it.
+    sealed = identify(bytes(range(32))) + session + close(1, b"bye")
+    write("frame", "sealed-key-holder", bytes([AUTHENTICATED | SEALED | KEY_HOLDER, 21, 0, 0]) + sealed)
+    write("frame", "sealed-key-holder-integrity",
+          bytes([AUTHENTICATED | SEALED | INTEGRITY | KEY_HOLDER, 60, 0, 0]) + sealed)
+    # One byte of the sealed stream altered in transit: tamper = 1 + its offset, here the first
+    # byte of the first DATA frame's message (after the sealed IDENTIFY, DATA's header and sequence).
+    sealed_identify = 8 + 32 + TAG_SIZE
+    write("frame", "sealed-tampered", bytes([AUTHENTICATED | SEALED | KEY_HOLDER, 8]) +
+          struct.pack(">H", 1 + sealed_identify + 8 + 8) + sealed)
+    # Sealed frames from someone without the key: tags of zeros.
+    stranger = identify(bytes(32)) + bytes(TAG_SIZE)
+    stranger = stranger[:4] + struct.pack(">I", 32 + TAG_SIZE) + stranger[8:]
+    write("frame", "sealed-stranger", bytes([SEALED, 13]) + stranger)
 
 
 def handshake_seeds():
-    # Input: side (bit 0: dialler) | read-size seed | the peer's bytes.
+    # Input: choices (bit 0: dialler, bit 1: we want encryption) | read-size seed | the peer's bytes.
     endpoint = b"site-b:7601"
-    hello = frame(HELLO, bytes(range(32)) + bytes([0]) + struct.pack(">H", len(endpoint)) + endpoint)
-    write("handshake", "acceptor", bytes([0, 11]) + hello + frame(AUTH, bytes(32)))
-    write("handshake", "dialler", bytes([1, 4]) + frame(CHALLENGE, bytes(range(32))) + frame(AUTH, bytes(32)))
-    write("handshake", "refused", bytes([1, 0]) + frame(CLOSE, bytes([2]) + b"authentication failed"))
+    peer_hello = hello(bytes(range(32)), 0, INTEGRITY_ONLY, endpoint)
+    write("handshake", "acceptor", bytes([0, 11]) + peer_hello + frame(AUTH, bytes(32)))
+    write("handshake", "acceptor-encrypting", bytes([2, 5]) + hello(bytes(range(32)), 3, ENCRYPT, endpoint) +
+          frame(AUTH, bytes(32)) + identify(bytes(32)) + bytes(TAG_SIZE))
+    # IDENTIFY before the proof: refused as malformed.
+    write("handshake", "acceptor-identify-too-early", bytes([0, 17]) + peer_hello + identify(bytes(32)))
+    write("handshake", "dialler", bytes([1, 4]) + challenge(bytes(range(32)), INTEGRITY_ONLY) + frame(AUTH, bytes(32)))
+    write("handshake", "dialler-encrypting", bytes([3, 40]) + challenge(bytes(range(32)), ENCRYPT) +
+          frame(AUTH, bytes(32)) + identify(bytes(32)))
+    write("handshake", "refused", bytes([1, 0]) + close(2, b"authentication failed"))
+    write("handshake", "identity-refused", bytes([1, 9]) + challenge(bytes(32), ENCRYPT) +
+          close(5, b"this endpoint's session belongs to another process"))
 
 
 def arq_seeds():
