@@ -24,6 +24,21 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kBcast: return "MPI_Bcast";
     case Collective::kReduce: return "MPI_Reduce";
     case Collective::kAllreduce: return "MPI_Allreduce";
+    case Collective::kGather: return "MPI_Gather";
+    case Collective::kGatherv: return "MPI_Gatherv";
+    case Collective::kScatter: return "MPI_Scatter";
+    case Collective::kScatterv: return "MPI_Scatterv";
+    case Collective::kAllgather: return "MPI_Allgather";
+    case Collective::kAllgatherv: return "MPI_Allgatherv";
+    case Collective::kAlltoall: return "MPI_Alltoall";
+    case Collective::kAlltoallv: return "MPI_Alltoallv";
+    case Collective::kReduceScatter: return "MPI_Reduce_scatter";
+    case Collective::kReduceScatterBlock: return "MPI_Reduce_scatter_block";
+    case Collective::kScan: return "MPI_Scan";
+    case Collective::kExscan: return "MPI_Exscan";
+    case Collective::kIbarrier: return "MPI_Ibarrier";
+    case Collective::kIbcast: return "MPI_Ibcast";
+    case Collective::kIallreduce: return "MPI_Iallreduce";
   }
   return "?";
 }

@@ -8,8 +8,29 @@
 
 namespace lp::mpi {
 
-enum class Collective { kBarrier, kBcast, kReduce, kAllreduce };
-inline constexpr std::size_t kCollectiveCount = 4;
+// Every collective SiteCollectives interposes (collectives.h), in the order of the statistics.
+enum class Collective {
+  kBarrier,
+  kBcast,
+  kReduce,
+  kAllreduce,
+  kGather,
+  kGatherv,
+  kScatter,
+  kScatterv,
+  kAllgather,
+  kAllgatherv,
+  kAlltoall,
+  kAlltoallv,
+  kReduceScatter,
+  kReduceScatterBlock,
+  kScan,
+  kExscan,
+  kIbarrier,
+  kIbcast,
+  kIallreduce,
+};
+inline constexpr std::size_t kCollectiveCount = 19;
 
 // kSite: two-level over LongPipe; kNative: Open MPI's own (PMPI_*) unchanged.
 enum class CollectivePath { kSite, kNative };

@@ -34,6 +34,9 @@ class SiteCollectives {
   int bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
   int reduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
   int allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+  // Gather(v), Scatter(v), Allgather(v): collectives_gather.cpp.
+  // Alltoall(v), Reduce_scatter(_block), Scan, Exscan: collectives_exchange.cpp.
+  // Ibarrier, Ibcast, Iallreduce: collectives_nonblocking.cpp.
 
   // `comm` is being freed: free its site sub-communicator.
   void forget(MPI_Comm comm);
