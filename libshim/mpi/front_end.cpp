@@ -139,6 +139,7 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
 
   std::unique_ptr<FrontEnd> front_end(new FrontEnd(std::move(sites), world_rank, world_size, internal));
   front_end->statistics_path_ = config.stats_path;
+  front_end->segment_bytes_ = transfer_segment_bytes(config.streams, config.small_message);
   front_end->engine_ = std::make_unique<Engine>(std::move(config));
   const std::string endpoint = front_end->engine_->local_endpoint();
   if (endpoint.size() >= kEndpointBytes) throw std::runtime_error("endpoint name too long: " + endpoint);
@@ -1099,23 +1100,34 @@ MPI_Message FrontEnd::message_f2c(MPI_Fint handle) {
 int FrontEnd::send_bytes(int dest_world, int context, int tag, const std::vector<std::byte>& body, MPI_Comm comm) {
   CommunicatorInfo private_context;
   private_context.context = context;
-  return send_remote(body.data(), static_cast<int>(body.size()), MPI_BYTE, dest_world, tag, comm, private_context,
-                     false, nullptr);
+  for (const std::vector<std::byte>& segment : split_transfer(body, segment_bytes_)) {
+    const int rc = send_remote(segment.data(), static_cast<int>(segment.size()), MPI_BYTE, dest_world, tag, comm,
+                               private_context, false, nullptr);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
 }
 
 int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm comm, std::vector<std::byte>* body) {
   const ReceivePattern pattern{context, source_world, tag};
+  TransferAssembler transfer;
   int idle_rounds = 0;
-  for (;;) {
+  while (!transfer.complete()) {
     if (auto found = unexpected_.take(pattern)) {
-      *body = std::move(found->second->body);
-      return MPI_SUCCESS;
+      if (!transfer.add(found->second->body)) {
+        return report_error(comm, MPI_ERR_INTERN, "a malformed collective transfer from MPI rank " +
+                                                      std::to_string(source_world));
+      }
+      idle_rounds = 0;
+      continue;
     }
     if (failed_world_ranks_.count(source_world)) return report_error(comm, MPI_ERR_OTHER, unreachable(source_world));
     progress(true);
     if (unexpected_.find(pattern)) continue;
     idle(&idle_rounds, false);
   }
+  *body = transfer.take();
+  return MPI_SUCCESS;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
 #include "match_queue.h"
 #include "mpi_api.h"
 #include "site_map.h"
+#include "wire_format.h"
 
 namespace lp::mpi {
 
@@ -103,7 +104,8 @@ class FrontEnd {
   const std::string& statistics_path() const { return statistics_path_; }
   // Bytes to world rank `dest_world` on a LongPipe context of LongPipe's own (negative: no
   // communicator has it, so no user receive can ever match), and the blocking receive of one from
-  // `source_world` (errors through `comm`'s handler).
+  // `source_world` (errors through `comm`'s handler). Either travels in segments
+  // (wire_format.h, "the collectives' leader transfers").
   int send_bytes(int dest_world, int context, int tag, const std::vector<std::byte>& body, MPI_Comm comm);
   int receive_bytes(int source_world, int context, int tag, MPI_Comm comm, std::vector<std::byte>* body);
 
@@ -177,6 +179,7 @@ class FrontEnd {
   int world_size_;
   int my_site_;
   std::string statistics_path_;  // this rank's LONGPIPE_STATS file
+  std::size_t segment_bytes_ = kDefaultSegmentBytes;  // of send_bytes' transfers
   MPI_Comm internal_;  // private duplicate of MPI_COMM_WORLD for the front end's own collectives
   std::unique_ptr<Engine> engine_;
   std::vector<std::string> endpoint_of_world_;

@@ -1,4 +1,5 @@
-// The synchronous-send id appended to a body and stripped again; CommunicatorInfo's routing.
+// The synchronous-send id appended to a body and stripped again; the collectives' segmented
+// transfers; CommunicatorInfo's routing.
 #include "wire_format.h"
 
 #include <catch2/catch.hpp>
@@ -15,6 +16,48 @@ TEST_CASE("sync id: appended and stripped, the body unchanged") {
   CHECK(body == std::vector<std::byte>{std::byte{1}, std::byte{2}, std::byte{3}});
   std::vector<std::byte> short_body(lp::mpi::kSyncIdSize - 1);
   CHECK_FALSE(lp::mpi::strip_sync_id(short_body, &id));
+}
+
+namespace {
+std::vector<std::byte> counting_bytes(std::size_t size) {
+  std::vector<std::byte> bytes(size);
+  for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>(i * 7 + 3);
+  return bytes;
+}
+}  // namespace
+
+TEST_CASE("transfer: segments fit the small-message stream and reassemble to the same bytes") {
+  using namespace lp::mpi;
+  CHECK(transfer_segment_bytes(2, 32768) == 32768 - kSegmentHeadroom);
+  CHECK(transfer_segment_bytes(1, 32768) == kDefaultSegmentBytes);  // no small-message stream
+  CHECK(transfer_segment_bytes(2, 0) == kDefaultSegmentBytes);      // striping
+  const std::size_t segment = 1000;
+  for (std::size_t size : {std::size_t{0}, std::size_t{1}, segment - kTransferHeaderSize,
+                           segment - kTransferHeaderSize + 1, std::size_t{10 * segment + 17}}) {
+    const std::vector<std::byte> body = counting_bytes(size);
+    const auto segments = split_transfer(body, segment);
+    REQUIRE_FALSE(segments.empty());
+    TransferAssembler transfer;
+    for (const auto& piece : segments) {
+      CHECK(piece.size() <= segment);
+      CHECK_FALSE(transfer.complete());
+      REQUIRE(transfer.add(piece));
+    }
+    CHECK(transfer.complete());
+    CHECK(transfer.take() == body);
+    CHECK(segments.size() == (size + kTransferHeaderSize + segment - 1) / segment);
+  }
+}
+
+TEST_CASE("transfer: a short first segment or bytes beyond the announced size are refused") {
+  using namespace lp::mpi;
+  TransferAssembler too_short;
+  CHECK_FALSE(too_short.add(std::vector<std::byte>(kTransferHeaderSize - 1)));
+  auto segments = split_transfer(counting_bytes(10), 1000);
+  REQUIRE(segments.size() == 1);
+  segments[0].push_back(std::byte{0});  // one byte more than the header says
+  TransferAssembler too_long;
+  CHECK_FALSE(too_long.add(segments[0]));
 }
 
 TEST_CASE("communicator: peers at another site go over LongPipe, the others stay on Open MPI") {
