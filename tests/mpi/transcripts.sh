@@ -127,6 +127,30 @@ require_longpipe_traffic() {
     fail "$name: LongPipe's statistics do not show the inter-site traffic"
 }
 
+# require_site_collectives NAME LIST: every rank's collective statistics show each collective of
+# LIST (comma-separated) on the site path at least once (the program's own collectives crossed
+# the link through LongPipe's two-level algorithms, libshim/mpi/collectives.h).
+require_site_collectives() {
+  local name=$1 list=$2
+  [[ $FRONT_END == 1 ]] || return 0
+  /usr/bin/python3 - "$WORK/$name.stats" "$RANKS" "$list" <<'PY' || fail "$name: the collectives did not take the site path"
+import json, sys
+prefix, ranks, wanted = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
+for rank in range(ranks):
+    path = f"{prefix}.{rank}.json.collectives"
+    try:
+        counts = json.load(open(path))["collectives"]
+    except (OSError, ValueError, KeyError) as error:
+        sys.exit(f"rank {rank}: no collective statistics ({path}: {error})")
+    for name in wanted:
+        if counts.get(name, {}).get("site", 0) < 1:
+            sys.exit(f"rank {rank}: {name} never took the site path: {counts.get(name)}")
+    if rank == 0:
+        used = {n: c for n, c in counts.items() if c["site"] + c["native"] > 0}
+        print(f"== rank 0 collectives: {used}", file=sys.stderr)
+PY
+}
+
 # --- scenarios --------------------------------------------------------------------------------
 
 # scenario_semantics PROGRAM [MIN]: MIN messages rank 0 must have received over LongPipe.
@@ -176,6 +200,7 @@ scenario_mumps() {
     [[ $(cat "$WORK/$arithmetic-plain.solution") == "$expected" ]] || fail "${arithmetic}simpletest without LongPipe: wrong solution"
     [[ $(cat "$WORK/$arithmetic-longpipe.solution") == "$expected" ]] || fail "${arithmetic}simpletest with LongPipe: wrong solution $(cat "$WORK/$arithmetic-longpipe.solution")"
     require_longpipe_traffic "$arithmetic-longpipe"
+    require_site_collectives "$arithmetic-longpipe" MPI_Bcast,MPI_Reduce,MPI_Allreduce
   done
 }
 
