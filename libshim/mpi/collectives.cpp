@@ -131,21 +131,28 @@ int SiteCollectives::barrier(MPI_Comm comm) {
   const SiteLayout& layout = spanning->layout;
   if (layout.is_leader()) {  // ... tell the other sites, hear from them ...
     const std::vector<std::byte> nothing;
-    for (int site = 0; site < layout.site_count(); ++site) {
+    for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
       if (site == layout.my_site_index()) continue;
       const int world = spanning->world_of_rank[static_cast<std::size_t>(layout.leader(site))];
       rc = front_end_.send_bytes(world, private_context(*spanning), tag, nothing, comm);
-      if (rc != MPI_SUCCESS) return rc;
     }
     std::vector<std::byte> body;
-    for (int site = 0; site < layout.site_count(); ++site) {
+    for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
       if (site == layout.my_site_index()) continue;
       const int world = spanning->world_of_rank[static_cast<std::size_t>(layout.leader(site))];
       rc = front_end_.receive_bytes(world, private_context(*spanning), tag, comm, &body);
-      if (rc != MPI_SUCCESS) return rc;
     }
   }
-  return PMPI_Barrier(spanning->local);  // ... and let this site go
+  return release_site(*spanning, rc, comm);  // ... and let this site go
+}
+
+int SiteCollectives::release_site(Spanning& spanning, int leader_status, MPI_Comm comm) {
+  int status = leader_status;
+  const int rc = PMPI_Bcast(&status, 1, MPI_INT, 0, spanning.local);
+  if (rc != MPI_SUCCESS) return rc;
+  // The leader has reported its own error already (front end: the communicator's handler).
+  if (status != MPI_SUCCESS && !spanning.layout.is_leader()) PMPI_Comm_call_errhandler(comm, status);
+  return status;
 }
 
 int SiteCollectives::bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
@@ -175,8 +182,10 @@ int SiteCollectives::bcast(void* buffer, int count, MPI_Datatype type, int root,
     const int root_world = spanning->world_of_rank[static_cast<std::size_t>(root)];
     rc = front_end_.receive_bytes(root_world, private_context(*spanning), tag, comm, &packed);
     if (rc == MPI_SUCCESS) rc = unpack(packed, buffer, count, type, comm);
-    if (rc != MPI_SUCCESS) return rc;
   }
+  // The site's ranks learn whether the data came (none waits for data that never will).
+  rc = release_site(*spanning, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
   return PMPI_Bcast(buffer, count, type, 0, spanning->local);
 }
 

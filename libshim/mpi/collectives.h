@@ -61,6 +61,10 @@ class SiteCollectives {
   static int private_context(const Spanning& spanning) { return -1 - spanning.context; }
   static int next_tag(Spanning& spanning);
 
+  // The site's ranks wait for their leader (PMPI_Bcast of its status on the site's communicator)
+  // and return its status: after an error of the leader's (MPI_ERRORS_RETURN) none is left waiting.
+  static int release_site(Spanning& spanning, int leader_status, MPI_Comm comm);
+
   // Leaders: each sends its site's partial result to every other leader (or to `root` only) and
   // combines what arrives in site order (README.md, "Order of reduction") into `result`.
   int combine_partials(Spanning& spanning, int tag, void* mine, void* result, int count, MPI_Datatype type,
