@@ -3,7 +3,11 @@
  * LONGPIPE_DEAD_PEER_MS and the send reports it through the communicator's error handler:
  *   front_end_unreachable return  -> MPI_ERRORS_RETURN: prints the error class, then MPI_Abort
  *   front_end_unreachable fatal   -> MPI_ERRORS_ARE_FATAL: LongPipe aborts the job naming the peer
- * Run with 2 ranks, LONGPIPE_MPI_SITES=0,1. */
+ * Run with 2 ranks, LONGPIPE_MPI_SITES=0,1.
+ *   front_end_unreachable barrier -> 4 ranks, LONGPIPE_MPI_SITES=0,0,1,1, MPI_ERRORS_RETURN: rank 2,
+ *   the other site's leader, stops after a first barrier; in the next barrier rank 0 (its site's
+ *   leader) gets the error and rank 1 must get it from its leader too, not wait forever. Ranks 0
+ *   and 1 print the outcome, then rank 0 calls MPI_Abort. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,10 +17,29 @@
 /* How long rank 0 keeps trying before it calls the test failed (well above the dead-peer time). */
 #define GIVE_UP_SECONDS 60
 
+static void barrier_with_a_stopped_leader(int rank) {
+  int rc, error_class;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Barrier(MPI_COMM_WORLD); /* the leaders' session is up */
+  if (rank == 2) raise(SIGSTOP);
+  if (rank == 3) pause(); /* its leader is gone: nothing can release it (the job's abort ends it) */
+  rc = MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Error_class(rc, &error_class);
+  printf("rank %d: barrier with the other site's leader stopped: %s (class %s)\n", rank,
+         rc == MPI_SUCCESS ? "succeeded" : "failed", error_class == MPI_ERR_OTHER ? "MPI_ERR_OTHER" : "other");
+  fflush(stdout);
+  if (rank == 0) {
+    sleep(1); /* rank 1's line first */
+    MPI_Abort(MPI_COMM_WORLD, 3);
+  }
+  pause();
+}
+
 int main(int argc, char** argv) {
   int rank, value = 1, rc = MPI_SUCCESS, error_class, attempts;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (argc > 1 && strcmp(argv[1], "barrier") == 0) barrier_with_a_stopped_leader(rank);
   if (rank == 1) {
     MPI_Recv(&value, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* the session is up */
     raise(SIGSTOP);

@@ -13,6 +13,8 @@
 #                                 LongPipe stays out of the way (no engine, no statistics)
 #             unreachable-return  a peer stops answering; MPI_ERRORS_RETURN gets MPI_ERR_OTHER
 #             unreachable-fatal   ... MPI_ERRORS_ARE_FATAL: LongPipe aborts naming the peer
+#             unreachable-barrier the other site's leader stops; MPI_ERRORS_RETURN: both ranks of the
+#                                 first site get MPI_ERR_OTHER from MPI_Barrier (none waits forever)
 #             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
 #             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
@@ -26,7 +28,7 @@
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_front_end.sh MODE semantics|same-site|unreachable-return|unreachable-fatal|bad-sites|loads-without-mpi}
+SCENARIO=${2:?usage: run_front_end.sh MODE semantics|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|bad-sites|loads-without-mpi}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -107,6 +109,17 @@ case $SCENARIO in
         fail "no abort naming the unreachable peer"
       ! grep -q 'send to the stopped rank' "$WORK/out" || fail "MPI_ERRORS_ARE_FATAL returned to the program"
     fi
+    ;;
+  unreachable-barrier)
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,0,1,1 LONGPIPE_KEEPALIVE_MS=200 LONGPIPE_DEAD_PEER_MS=1500 LONGPIPE_SILENT_PATH_MS=2000)
+    rc=0
+    run_job yes 4 "$WORK/out" "$WORK/err" "$UNREACHABLE" barrier || rc=$?
+    cat "$WORK/out" "$WORK/err" >&2
+    [[ $rc -ne 124 && $rc -ne 137 ]] || fail "the job hung instead of reporting the stopped leader"
+    for rank in 0 1; do
+      grep -q "rank $rank: barrier with the other site's leader stopped: failed (class MPI_ERR_OTHER)" "$WORK/out" ||
+        fail "rank $rank did not get MPI_ERR_OTHER from MPI_Barrier"
+    done
     ;;
   bad-sites)
     JOB_ENV=(LONGPIPE_MPI_SITES=0,0,9)
