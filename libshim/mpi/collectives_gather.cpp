@@ -123,9 +123,9 @@ SiteCollectives::TwoLevel SiteCollectives::two_level(Spanning& spanning, MPI_Com
 // displacements; MPI_IN_PLACE passes through); every other site's leader gathers its ranks' packed
 // blocks (sizes first unless all are equal) and sends them to the root in one message, which the
 // root unpacks into those ranks' places. `counts`, `displacements`: significant at the root only.
-int SiteCollectives::TwoLevel::gather_blocks(const void* send, int send_count, MPI_Datatype send_type,
-                                   void* receive, const int* counts, const int* displacements,
-                                   MPI_Datatype receive_type, int root, bool equal_sizes) const {
+int SiteCollectives::TwoLevel::gather_blocks(const void* send, int send_count, MPI_Datatype send_type, void* receive,
+                                             const int* counts, const int* displacements, MPI_Datatype receive_type,
+                                             int root, bool equal_sizes) const {
   const int root_site = layout.site_index_of(root);
   const int me = layout.my_site_index();
   if (me == root_site) {
@@ -178,9 +178,9 @@ int SiteCollectives::TwoLevel::gather_blocks(const void* send, int send_count, M
 // from the root's buffer (MPI_IN_PLACE passes through), and inside each other site from the
 // leader's copy of the message (MPI_BYTE), each rank unpacking its own block with its own type.
 // `counts`, `displacements`: significant at the root only.
-int SiteCollectives::TwoLevel::scatter_blocks(const void* send, const int* counts,
-                                    const int* displacements, MPI_Datatype send_type, void* receive,
-                                    int receive_count, MPI_Datatype receive_type, int root) const {
+int SiteCollectives::TwoLevel::scatter_blocks(const void* send, const int* counts, const int* displacements,
+                                              MPI_Datatype send_type, void* receive, int receive_count,
+                                              MPI_Datatype receive_type, int root) const {
   const int root_site = layout.site_index_of(root);
   const int me = layout.my_site_index();
   int rc = MPI_SUCCESS;
@@ -246,9 +246,9 @@ int SiteCollectives::TwoLevel::scatter_blocks(const void* send, const int* count
 // buffer (Open MPI, the receive type), sends them packed to every other leader and unpacks theirs;
 // then Open MPI broadcasts the whole result inside each site (an indexed type of every rank's block).
 // MPI_IN_PLACE: each rank's block is already in its place of `receive`.
-int SiteCollectives::TwoLevel::allgather_blocks(const void* send, int send_count,
-                                      MPI_Datatype send_type, void* receive, const int* counts,
-                                      const int* displacements, MPI_Datatype receive_type) const {
+int SiteCollectives::TwoLevel::allgather_blocks(const void* send, int send_count, MPI_Datatype send_type,
+                                                void* receive, const int* counts, const int* displacements,
+                                                MPI_Datatype receive_type) const {
   const int me = layout.my_site_index();
   const MPI_Aint extent = extent_of(receive_type);
   int rc = MPI_SUCCESS;
