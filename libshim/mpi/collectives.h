@@ -35,6 +35,18 @@ class SiteCollectives {
   int reduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
   int allreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
   // Gather(v), Scatter(v), Allgather(v): collectives_gather.cpp.
+  int gather(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+             MPI_Datatype receive_type, int root, MPI_Comm comm);
+  int gatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
+              const int displacements[], MPI_Datatype receive_type, int root, MPI_Comm comm);
+  int scatter(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+              MPI_Datatype receive_type, int root, MPI_Comm comm);
+  int scatterv(const void* send, const int send_counts[], const int displacements[], MPI_Datatype send_type,
+               void* receive, int receive_count, MPI_Datatype receive_type, int root, MPI_Comm comm);
+  int allgather(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                MPI_Datatype receive_type, MPI_Comm comm);
+  int allgatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
+                 const int displacements[], MPI_Datatype receive_type, MPI_Comm comm);
   // Alltoall(v), Reduce_scatter(_block), Scan, Exscan: collectives_exchange.cpp.
   // Ibarrier, Ibcast, Iallreduce: collectives_nonblocking.cpp.
 
@@ -60,6 +72,9 @@ class SiteCollectives {
   // LongPipe context of the leaders' messages on `spanning` (negative: never a communicator's).
   static int private_context(const Spanning& spanning) { return -1 - spanning.context; }
   static int next_tag(Spanning& spanning);
+  // One Gather/Scatter/Allgather(v) on a spanning communicator (collectives_gather.cpp); takes its tag.
+  struct TwoLevel;
+  TwoLevel two_level(Spanning& spanning, MPI_Comm comm);
 
   // The site's ranks wait for their leader (PMPI_Bcast of its status on the site's communicator)
   // and return its status: after an error of the leader's (MPI_ERRORS_RETURN) none is left waiting.

@@ -4,10 +4,10 @@
 // front end routes it. No exception crosses into C: failures are reported on stderr and returned
 // as MPI_ERR_INTERN.
 //
-// MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce take two levels across sites (collectives.h);
-// other collectives, one-sided operations, I/O and everything else not defined here go straight to
-// Open MPI. Fortran programs reach these functions through libshim/mpi/fortran/ (Open MPI's Fortran
-// bindings call PMPI_* directly).
+// MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v)
+// take two levels across sites (collectives.h); other collectives, one-sided operations, I/O and
+// everything else not defined here go straight to Open MPI. Fortran programs reach these functions
+// through libshim/mpi/fortran/ (Open MPI's Fortran bindings call PMPI_* directly).
 #include <pthread.h>
 
 #include <cstdio>
@@ -23,7 +23,7 @@ namespace {
 
 FrontEnd* front_end = nullptr;  // non-null while LongPipe carries this process's inter-site traffic
 int world_rank_for_messages = 0;
-SiteCollectives* collectives = nullptr;  // with front_end: MPI_Barrier/Bcast/Reduce/Allreduce across sites
+SiteCollectives* collectives = nullptr;  // with front_end: the collectives across sites
 
 void after_fork_in_child() {
   if (front_end) front_end->abandon_after_fork();  // its engine belongs to the parent: leaked
@@ -426,5 +426,63 @@ LP_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_D
   if (!lp::mpi::collectives) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
   return guarded("MPI_Allreduce", [&](FrontEnd&) {
     return lp::mpi::collectives->allreduce(sendbuf, recvbuf, count, type, op, comm);
+  });
+}
+
+LP_EXPORT int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  return guarded("MPI_Gather", [&](FrontEnd&) {
+    return lp::mpi::collectives->gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  });
+}
+
+LP_EXPORT int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                          const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+  }
+  return guarded("MPI_Gatherv", [&](FrontEnd&) {
+    return lp::mpi::collectives->gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                                         comm);
+  });
+}
+
+LP_EXPORT int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  }
+  return guarded("MPI_Scatter", [&](FrontEnd&) {
+    return lp::mpi::collectives->scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  });
+}
+
+LP_EXPORT int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  }
+  return guarded("MPI_Scatterv", [&](FrontEnd&) {
+    return lp::mpi::collectives->scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                                          comm);
+  });
+}
+
+LP_EXPORT int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return guarded("MPI_Allgather", [&](FrontEnd&) {
+    return lp::mpi::collectives->allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  });
+}
+
+LP_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+  }
+  return guarded("MPI_Allgatherv", [&](FrontEnd&) {
+    return lp::mpi::collectives->allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   });
 }

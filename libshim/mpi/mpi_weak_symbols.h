@@ -4,6 +4,7 @@
 
 #pragma weak PMPI_Abort
 #pragma weak PMPI_Allgather
+#pragma weak PMPI_Allgatherv
 #pragma weak PMPI_Allreduce
 #pragma weak PMPI_Barrier
 #pragma weak PMPI_Bcast
@@ -32,6 +33,8 @@
 #pragma weak PMPI_Dist_graph_create_adjacent
 #pragma weak PMPI_Errhandler_free
 #pragma weak PMPI_Finalize
+#pragma weak PMPI_Gather
+#pragma weak PMPI_Gatherv
 #pragma weak PMPI_Get_processor_name
 #pragma weak PMPI_Graph_create
 #pragma weak PMPI_Group_free
@@ -65,6 +68,8 @@
 #pragma weak PMPI_Request_get_status
 #pragma weak PMPI_Rsend
 #pragma weak PMPI_Rsend_init
+#pragma weak PMPI_Scatter
+#pragma weak PMPI_Scatterv
 #pragma weak PMPI_Send
 #pragma weak PMPI_Send_init
 #pragma weak PMPI_Sendrecv
@@ -80,9 +85,12 @@
 #pragma weak PMPI_Testall
 #pragma weak PMPI_Testany
 #pragma weak PMPI_Testsome
+#pragma weak PMPI_Type_commit
+#pragma weak PMPI_Type_free
 #pragma weak PMPI_Type_get_envelope
 #pragma weak PMPI_Type_get_extent
 #pragma weak PMPI_Type_get_true_extent
+#pragma weak PMPI_Type_indexed
 #pragma weak PMPI_Type_size
 #pragma weak PMPI_Unpack
 #pragma weak PMPI_Wait

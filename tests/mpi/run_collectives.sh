@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_collectives.sh MODE SCENARIO: the site-aware collectives (libshim/mpi/collectives.h) with a
-# plain MPI program (collectives.c), with and without LD_PRELOAD=liblongpipe.so.
+# plain MPI program (collectives.c; collectives_gather.c for the gather-* scenarios), with and
+# without LD_PRELOAD=liblongpipe.so.
 #
 #   MODE      local     mpirun on this host; sites forced with LONGPIPE_MPI_SITES
 #             two-site  apps/mpi-sites across the emulated link of the ctest fixture
@@ -15,16 +16,30 @@
 #                          identical, site path taken (the Fortran entry points reach the front end)
 #             bad-setting  (local) LONGPIPE_COLLECTIVES=tree: the job fails naming the variable and values
 #             four-ranks   (two-site) 4 ranks, 2 per site: transcripts identical, site path taken
+#   Gather(v), Scatter(v), Allgather(v) (collectives_gather.c, .f90): transcripts identical to Open
+#   MPI alone's, every rank's statistics show the site path for all six
+#             gather-five-ranks   (local) 5 ranks, sites 0,1,0,1,1 (interleaved, uneven); and
+#                                 LONGPIPE_COLLECTIVES=native: Open MPI's transcript, no site path
+#             gather-three-sites  (local) 6 ranks, sites 0,1,2,0,1,2 (the root feeds two other sites)
+#             gather-fortran      (local) collectives_gather.f90 (`use mpi`), 4 ranks, sites 0,1,1,0
+#             gather-four-ranks   (two-site) 4 ranks, 2 per site
 #
-# Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran).
+# Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
+# MPI_COLLECTIVES_GATHER and MPI_COLLECTIVES_GATHER_F (the gather-* programs, C and Fortran).
 set -euo pipefail
 
 MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks}
+SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|gather-...}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
-PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program}
+if [[ $SCENARIO == gather-fortran ]]; then
+  PROGRAM=${MPI_COLLECTIVES_GATHER_F:?MPI_COLLECTIVES_GATHER_F must name the Fortran gather test program}
+elif [[ $SCENARIO == gather-* ]]; then
+  PROGRAM=${MPI_COLLECTIVES_GATHER:?MPI_COLLECTIVES_GATHER must name the gather test program}
+else
+  PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program}
+fi
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -63,14 +78,19 @@ same() {
   say "transcripts $1 and $2 identical${3:+ (order-sensitive lines aside)} ($(wc -l <"$WORK/$1.out") lines)"
 }
 
-# check_paths NAME RANKS site|native [NAMES]: every rank's statistics (LONGPIPE_STATS=$WORK/NAME.stats)
-# count each collective of NAMES (comma list; default the four collectives.c calls) on the site
-# path at least once (site), or never (native); the others not at all.
-readonly BASIC_COLLECTIVES=MPI_Barrier,MPI_Bcast,MPI_Reduce,MPI_Allreduce
+# check_paths NAME RANKS site|native [COLLECTIVE...]: every rank's statistics
+# (LONGPIPE_STATS=$WORK/NAME.stats) count each named collective (default: MPI_Barrier MPI_Bcast
+# MPI_Reduce MPI_Allreduce) on the site path at least once (site), or on the native path at least
+# once and no collective on the site path (native).
+readonly FOUR_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Reduce MPI_Allreduce)
+readonly GATHER_COLLECTIVES=(MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv MPI_Allgather MPI_Allgatherv)
 check_paths() {
-  python3 - "$WORK/$1.stats" "$2" "$3" "${4:-$BASIC_COLLECTIVES}" <<'PY'
+  local name=$1 ranks=$2 expected=$3
+  shift 3
+  (($#)) || set -- "${FOUR_COLLECTIVES[@]}"
+  python3 - "$WORK/$name.stats" "$ranks" "$expected" "$@" <<'PY'
 import json, sys
-prefix, ranks, expected, called = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4].split(",")
+prefix, ranks, expected, required = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
 for rank in range(ranks):
     path = f"{prefix}.{rank}.collectives"
     try:
@@ -79,17 +99,21 @@ for rank in range(ranks):
         sys.exit(f"FAIL: rank {rank} wrote no collective statistics ({path}: {error})")
     if stats["setting"] != expected:
         sys.exit(f"FAIL: rank {rank}: setting {stats['setting']}, expected {expected}")
-    for name, paths in stats["collectives"].items():
-        if name not in called:
-            if paths["site"] + paths["native"] != 0:
-                sys.exit(f"FAIL: rank {rank}: {name} counted though the program never calls it: {paths}")
-            continue
+    for name in required:
+        paths = stats["collectives"].get(name)
+        if paths is None:
+            sys.exit(f"FAIL: rank {rank}: no statistics for {name}")
         if expected == "site" and paths["site"] < 1:
             sys.exit(f"FAIL: rank {rank}: {name} never took the site path: {paths}")
-        if expected == "native" and (paths["site"] != 0 or paths["native"] < 1):
-            sys.exit(f"FAIL: rank {rank}: {name} with LONGPIPE_COLLECTIVES=native: {paths}")
+        if expected == "native" and paths["native"] < 1:
+            sys.exit(f"FAIL: rank {rank}: {name} never counted with LONGPIPE_COLLECTIVES=native: {paths}")
+    if expected == "native":
+        for name, paths in stats["collectives"].items():
+            if paths["site"] != 0:
+                sys.exit(f"FAIL: rank {rank}: {name} took the site path with LONGPIPE_COLLECTIVES=native: {paths}")
     if rank == 0:
-        print(f"== rank 0 paths: {stats['collectives']}", file=sys.stderr)
+        taken = {name: paths for name, paths in stats["collectives"].items() if paths["site"] or paths["native"]}
+        print(f"== rank 0 paths: {taken}", file=sys.stderr)
 PY
 }
 
@@ -137,6 +161,40 @@ case $SCENARIO in
     run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
     same plain site --stable
     check_paths site 4 site
+    ;;
+  gather-five-ranks)
+    [[ $MODE == local ]] || fail "gather-five-ranks runs on one host"
+    SITES=LONGPIPE_MPI_SITES=0,1,0,1,1
+    run_job plain no 5 0,1,0,1,1 || fail "plain run failed"
+    run_job site yes 5 0,1,0,1,1 "$SITES" "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
+    check_paths site 5 site "${GATHER_COLLECTIVES[@]}"
+    run_job native yes 5 0,1,0,1,1 "$SITES" LONGPIPE_COLLECTIVES=native "LONGPIPE_STATS=$WORK/native.stats" ||
+      fail "run with LONGPIPE_COLLECTIVES=native failed"
+    same plain native
+    check_paths native 5 native "${GATHER_COLLECTIVES[@]}"
+    ;;
+  gather-three-sites)
+    [[ $MODE == local ]] || fail "gather-three-sites runs on one host"
+    run_job plain no 6 0,1,2,0,1,2 || fail "plain run failed"
+    run_job site yes 6 0,1,2,0,1,2 LONGPIPE_MPI_SITES=0,1,2,0,1,2 "LONGPIPE_STATS=$WORK/site.stats" ||
+      fail "run with LongPipe failed"
+    same plain site
+    check_paths site 6 site "${GATHER_COLLECTIVES[@]}"
+    ;;
+  gather-fortran)
+    [[ $MODE == local ]] || fail "gather-fortran runs on one host"
+    run_job plain no 4 0,1,1,0 || fail "plain run failed"
+    run_job site yes 4 0,1,1,0 LONGPIPE_MPI_SITES=0,1,1,0 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
+    check_paths site 4 site "${GATHER_COLLECTIVES[@]}"
+    ;;
+  gather-four-ranks)
+    [[ $MODE == two-site ]] || fail "gather-four-ranks runs across the emulated link"
+    run_job plain no 4 0,0,1,1 || fail "plain run failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    same plain site
+    check_paths site 4 site "${GATHER_COLLECTIVES[@]}"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
