@@ -4,8 +4,8 @@
 // front end routes it. No exception crosses into C: failures are reported on stderr and returned
 // as MPI_ERR_INTERN.
 //
-// MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce take two levels across sites (collectives.h);
-// other collectives, one-sided operations, I/O and everything else not defined here go straight to
+// MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Alltoall(v), MPI_Reduce_scatter(_block),
+// MPI_Scan and MPI_Exscan take two levels across sites (collectives.h); other collectives, one-sided operations, I/O and everything else not defined here go straight to
 // Open MPI. Fortran programs reach these functions through libshim/mpi/fortran/ (Open MPI's Fortran
 // bindings call PMPI_* directly).
 #include <pthread.h>
@@ -23,7 +23,7 @@ namespace {
 
 FrontEnd* front_end = nullptr;  // non-null while LongPipe carries this process's inter-site traffic
 int world_rank_for_messages = 0;
-SiteCollectives* collectives = nullptr;  // with front_end: MPI_Barrier/Bcast/Reduce/Allreduce across sites
+SiteCollectives* collectives = nullptr;  // with front_end: the collectives across sites (collectives.h)
 
 void after_fork_in_child() {
   if (front_end) front_end->abandon_after_fork();  // its engine belongs to the parent: leaked
@@ -427,4 +427,52 @@ LP_EXPORT int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_D
   return guarded("MPI_Allreduce", [&](FrontEnd&) {
     return lp::mpi::collectives->allreduce(sendbuf, recvbuf, count, type, op, comm);
   });
+}
+
+LP_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return guarded("MPI_Alltoall", [&](FrontEnd&) {
+    return lp::mpi::collectives->alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  });
+}
+
+LP_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  }
+  return guarded("MPI_Alltoallv", [&](FrontEnd&) {
+    return lp::mpi::collectives->alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                           recvtype, comm);
+  });
+}
+
+LP_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
+                                 MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  return guarded("MPI_Reduce_scatter", [&](FrontEnd&) {
+    return lp::mpi::collectives->reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  });
+}
+
+LP_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
+                                       MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  return guarded("MPI_Reduce_scatter_block", [&](FrontEnd&) {
+    return lp::mpi::collectives->reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  });
+}
+
+LP_EXPORT int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
+  return guarded("MPI_Scan",
+                 [&](FrontEnd&) { return lp::mpi::collectives->scan(sendbuf, recvbuf, count, type, op, comm); });
+}
+
+LP_EXPORT int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
+  return guarded("MPI_Exscan",
+                 [&](FrontEnd&) { return lp::mpi::collectives->exscan(sendbuf, recvbuf, count, type, op, comm); });
 }

@@ -189,6 +189,12 @@ LP_FORTRAN_MPI(barrier, BARRIER, MPI_Barrier, 1)
 LP_FORTRAN_MPI(bcast, BCAST, MPI_Bcast, 5)
 LP_FORTRAN_MPI(reduce, REDUCE, MPI_Reduce, 7)
 LP_FORTRAN_MPI(allreduce, ALLREDUCE, MPI_Allreduce, 6)
+LP_FORTRAN_MPI(alltoall, ALLTOALL, MPI_Alltoall, 7)
+LP_FORTRAN_MPI(alltoallv, ALLTOALLV, MPI_Alltoallv, 9)  // counts and displacements: INTEGER arrays, same storage
+LP_FORTRAN_MPI(reduce_scatter, REDUCE_SCATTER, MPI_Reduce_scatter, 6)
+LP_FORTRAN_MPI(reduce_scatter_block, REDUCE_SCATTER_BLOCK, MPI_Reduce_scatter_block, 6)
+LP_FORTRAN_MPI(scan, SCAN, MPI_Scan, 6)
+LP_FORTRAN_MPI(exscan, EXSCAN, MPI_Exscan, 6)
 // completion
 LP_FORTRAN_MPI(wait, WAIT, MPI_Wait, 2)
 LP_FORTRAN_MPI(test, TEST, MPI_Test, 3)
