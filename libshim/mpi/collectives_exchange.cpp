@@ -162,11 +162,13 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
   if (rc != MPI_SUCCESS) return rc;
 
   // 3. The leader: one message to each other site's leader. Local rank l's bytes are its blocks in
-  // site order, so the blocks of l for one site are consecutive.
+  // site order, so the blocks of l for one site are consecutive. After an error the leader still
+  // takes part in its site's collectives below (no rank of its site is left waiting).
   const int context = private_context(spanning);
+  int leader_rc = MPI_SUCCESS;
   if (leader) {
     std::vector<std::size_t> cursor(gather_offsets.begin(), gather_offsets.end());  // per local rank
-    for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
+    for (int site = 0; site < layout.site_count() && leader_rc == MPI_SUCCESS; ++site) {
       if (site == me) continue;
       const std::vector<int>& theirs = members[static_cast<std::size_t>(site)];
       std::vector<std::byte> message;
@@ -185,9 +187,8 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
         cursor[static_cast<std::size_t>(local)] += lengths[static_cast<std::size_t>(local)];
       }
       const int world = spanning.world_of_rank[static_cast<std::size_t>(layout.leader(site))];
-      rc = front_end_.send_bytes(world, context, tag, message, comm);
+      leader_rc = front_end_.send_bytes(world, context, tag, message, comm);
     }
-    if (rc != MPI_SUCCESS) return rc;
   }
 
   // 4. Meanwhile (the messages are on their way) the blocks between ranks of this site.
@@ -204,11 +205,11 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
   if (rc != MPI_SUCCESS) return rc;
 
   // 5. The leader takes the other sites' messages and regroups the blocks by destination: for each
-  // rank of this site, the blocks from every other site's ranks (site order, then rank order). Even
-  // after an error it takes part in the site's scatters (no rank of its site is left waiting).
+  // rank of this site, the blocks from every other site's ranks (site order, then rank order).
   std::vector<int> incoming_bytes(leader ? static_cast<std::size_t>(local_size) * static_cast<std::size_t>(size) : 0, 0);
   std::vector<std::vector<std::byte>> for_local(leader ? static_cast<std::size_t>(local_size) : 0);
-  int leader_rc = MPI_SUCCESS;
+  std::vector<int> scatter_counts, scatter_offsets;  // the leader's Scatterv of for_local
+  std::vector<std::byte> scattered;
   if (leader) {
     std::vector<std::byte> message;
     for (int site = 0; site < layout.site_count() && leader_rc == MPI_SUCCESS; ++site) {
@@ -244,27 +245,20 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
         }
       }
     }
+    std::vector<long long> bytes;
+    for (const auto& b : for_local) bytes.push_back(static_cast<long long>(b.size()));
+    if (leader_rc == MPI_SUCCESS && !offsets_of(bytes, &scatter_counts, &scatter_offsets)) leader_rc = MPI_ERR_COUNT;
     if (leader_rc != MPI_SUCCESS) {  // scatter nothing
       std::fill(incoming_bytes.begin(), incoming_bytes.end(), 0);
-      for (auto& bytes : for_local) bytes.clear();
+      scatter_counts.assign(static_cast<std::size_t>(local_size), 0);
+      scatter_offsets.assign(static_cast<std::size_t>(local_size), 0);
+      for_local.clear();
     }
+    for (const auto& b : for_local) scattered.insert(scattered.end(), b.begin(), b.end());
   }
   std::vector<int> my_incoming_bytes(static_cast<std::size_t>(size), 0);
   rc = PMPI_Scatter(incoming_bytes.data(), size, MPI_INT, my_incoming_bytes.data(), size, MPI_INT, 0, spanning.local);
   if (rc != MPI_SUCCESS) return leader_rc != MPI_SUCCESS ? leader_rc : rc;
-  std::vector<int> scatter_counts, scatter_offsets;
-  std::vector<std::byte> scattered;
-  if (leader) {
-    std::vector<long long> bytes;
-    for (const auto& b : for_local) bytes.push_back(static_cast<long long>(b.size()));
-    if (!offsets_of(bytes, &scatter_counts, &scatter_offsets)) {  // cannot happen: each came in one message
-      leader_rc = MPI_ERR_COUNT;
-      std::fill(scatter_counts.begin(), scatter_counts.end(), 0);
-    }
-    for (std::size_t local = 0; local < for_local.size() && leader_rc == MPI_SUCCESS; ++local) {
-      scattered.insert(scattered.end(), for_local[local].begin(), for_local[local].end());
-    }
-  }
   long long my_total = 0;
   for (int bytes : my_incoming_bytes) my_total += bytes;
   std::vector<std::byte> mine_in(static_cast<std::size_t>(my_total));
