@@ -25,6 +25,8 @@
 #             exchange-three-sites  (local) 5 ranks, sites 0,0,1,2,2 (blocked, three sites)
 #             exchange-fortran      (local) collectives_exchange.f90 (`use mpi`), 3 ranks, sites 0,1,1:
 #                                   identical transcripts, each call on the site path
+#             exchange-four-ranks   (two-site) 4 ranks, 2 per site, sites found automatically
+#                                   (no second or native run)
 #
 # Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
 # MPI_COLLECTIVES_EXCHANGE and MPI_COLLECTIVES_EXCHANGE_F (the exchange-* programs).
@@ -158,6 +160,13 @@ case $SCENARIO in
   exchange-three-sites)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
     exchange 5 0,0,1,2,2
+    ;;
+  exchange-four-ranks)
+    [[ $MODE == two-site ]] || fail "$SCENARIO runs across the emulated link"
+    run_job plain no 4 0,0,1,1 || fail "plain run failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    same plain site --stable
+    check_expected site 4 site
     ;;
   exchange-fortran)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
