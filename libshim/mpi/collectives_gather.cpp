@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "collective_buffers.h"
 #include "collectives.h"
 
 namespace lp::mpi {
@@ -22,19 +23,6 @@ MPI_Aint extent_of(MPI_Datatype type) {
   MPI_Aint lower = 0, extent = 0;
   PMPI_Type_get_extent(type, &lower, &extent);
   return extent;
-}
-
-// Appends `count` elements of `type` at `buffer`, packed, to `packed`.
-int pack_append(const void* buffer, int count, MPI_Datatype type, MPI_Comm comm, std::vector<std::byte>* packed) {
-  int bound = 0;
-  int rc = PMPI_Pack_size(count, type, comm, &bound);
-  if (rc != MPI_SUCCESS || bound == 0) return rc;  // nothing to pack (and no buffer to pack into)
-  const std::size_t start = packed->size();
-  packed->resize(start + static_cast<std::size_t>(bound));
-  int position = 0;
-  rc = PMPI_Pack(buffer, count, type, packed->data() + start, bound, &position, comm);
-  packed->resize(start + static_cast<std::size_t>(rc == MPI_SUCCESS ? position : 0));
-  return rc;
 }
 
 // Packed blocks read one after the other.

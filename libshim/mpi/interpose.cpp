@@ -486,6 +486,8 @@ LP_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
   return guarded("MPI_Allgatherv", [&](FrontEnd&) {
     return lp::mpi::collectives->allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   });
+}
+
 LP_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                            MPI_Datatype recvtype, MPI_Comm comm) {
   if (!lp::mpi::collectives) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
