@@ -251,6 +251,11 @@ int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int 
 int FrontEnd::send(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, SendMode mode) {
   const CommunicatorInfo* info;
   const int dest_world = remote_world(comm, dest, &info);
+  if (dest_world < 0 && !collectives_in_flight_.empty()) {
+    MPI_Request native;  // a send to a same-site rank may wait for its receiver, which may wait for them
+    const int rc = isend(buffer, count, type, dest, tag, comm, mode, &native);
+    return rc != MPI_SUCCESS ? rc : wait_native(&native, MPI_STATUS_IGNORE);
+  }
   if (dest_world < 0) {
     switch (mode) {
       case SendMode::kStandard: return PMPI_Send(buffer, count, type, dest, tag, comm);
@@ -499,7 +504,8 @@ int FrontEnd::sendrecv(const void* send_buffer, int send_count, MPI_Datatype sen
                        void* receive_buffer, int receive_count, MPI_Datatype receive_type, int source,
                        int receive_tag, MPI_Comm comm, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info)) {
+  if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info) &&
+      collectives_in_flight_.empty()) {
     return PMPI_Sendrecv(send_buffer, send_count, send_type, dest, send_tag, receive_buffer, receive_count,
                          receive_type, source, receive_tag, comm, status);
   }
@@ -559,8 +565,17 @@ int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* 
 
 int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!emulated_receive(comm, source, &info)) return PMPI_Probe(source, tag, comm, status);
   int idle_rounds = 0;
+  if (!emulated_receive(comm, source, &info)) {
+    while (!collectives_in_flight_.empty()) {
+      int flag = 0;
+      const int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+      if (rc != MPI_SUCCESS || flag) return rc;
+      progress(true);
+      idle(&idle_rounds, true);
+    }
+    return PMPI_Probe(source, tag, comm, status);
+  }
   for (;;) {
     int flag = 0;
     const int rc = iprobe(source, tag, comm, &flag, status);

@@ -128,9 +128,9 @@ class FrontEnd {
   // A LongPipe request for `collective` (nonblocking collectives on `comm`): advanced by every
   // progress step until complete, completed by every wait/test call like the others.
   int start_collective(std::unique_ptr<PendingCollective> collective, MPI_Comm comm, MPI_Request* request);
-  // Nonblocking collectives under way: while there are any, the completion calls and receives that
-  // would have gone straight to Open MPI also make LongPipe's progress (they may be what a peer's
-  // collective waits for).
+  // Nonblocking collectives under way: while there are any, the blocking sends, receives, probes and
+  // completion calls that would have gone straight to Open MPI also make LongPipe's progress (a
+  // peer's collective may wait for this rank's part of the exchange between sites).
   bool collectives_in_flight() const { return !collectives_in_flight_.empty(); }
   // Makes progress (LongPipe's and Open MPI's) until `done` is true.
   void progress_until(const std::function<bool()>& done);
@@ -146,11 +146,10 @@ class FrontEnd {
   // full routing", not "LongPipe".
   bool send_stays_on_open_mpi(MPI_Comm comm, int dest) const {
     return comm == MPI_COMM_WORLD && static_cast<unsigned>(dest) < world_.remote_world_of_peer.size() &&
-           world_.remote_world_of_peer[static_cast<unsigned>(dest)] < 0;
+           world_.remote_world_of_peer[static_cast<unsigned>(dest)] < 0 && collectives_in_flight_.empty();
   }
   bool receive_stays_on_open_mpi(MPI_Comm comm, int source) const {
-    return send_stays_on_open_mpi(comm, source) && world_.pending_wildcard_receives == 0 &&
-           collectives_in_flight_.empty();
+    return send_stays_on_open_mpi(comm, source) && world_.pending_wildcard_receives == 0;
   }
 
  private:

@@ -9,8 +9,8 @@
  *
  * Nonblocking for real: each rank posts MPI_Ibarrier only after receiving a token that the previous
  * rank sends after posting its own (a blocking Ibarrier deadlocks), and the barrier must not be
- * complete anywhere before the last rank entered; leaders of sites wait in a blocking receive for a
- * message that a rank of their own site sends only after its barrier completed.
+ * complete anywhere before the last rank entered; leaders of sites wait in a blocking send or receive
+ * that a rank of their own site matches only after its barrier completed.
  *
  * Usage: collectives_nonblocking SITES [MARKER_DIR]
  *   SITES       the site of each world rank, as LONGPIPE_MPI_SITES (unused but for the usage line)
@@ -81,24 +81,35 @@ static void token_ring_barrier(const char* name, MPI_Comm comm, const char* mark
   say("%s: token ring ibarrier passed, token %d\n", name, token);
 }
 
-/* World ranks 0 and 1 (with sites 0,1,0,1,1 the leaders of both sites) wait in a blocking receive
- * for ranks 2 and 3, which send only after their barrier completed: the barrier must progress
- * inside that receive. */
+/* World ranks 0 and 1 (with sites 0,1,0,1,1 the leaders of both sites) sit in blocking calls that
+ * need ranks 2 and 3, which make their part only after their barrier completed: rank 0 in
+ * MPI_Ssend to rank 2 (which receives after its wait), rank 1 in MPI_Probe and MPI_Recv from rank 3
+ * (which sends after its wait). The barrier must progress inside those calls. */
 static void leaders_blocked_barrier(void) {
   int rank, size, message = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Request barrier;
   MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-  if (size >= 4 && rank < 2) {
-    MPI_Recv(&message, 1, MPI_INT, rank + 2, kTokenTag + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  const int tag = kTokenTag + 1;
+  if (size >= 4 && rank == 0) {
+    message = 4242;
+    MPI_Ssend(&message, 1, MPI_INT, 2, tag, MPI_COMM_WORLD);
+    MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+  } else if (size >= 4 && rank == 1) {
+    MPI_Status status;
+    MPI_Probe(3, tag, MPI_COMM_WORLD, &status);
+    MPI_Recv(&message, 1, MPI_INT, 3, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Wait(&barrier, MPI_STATUS_IGNORE);
   } else {
     MPI_Wait(&barrier, MPI_STATUS_IGNORE);
-    message = 1000 + rank;
-    if (size >= 4 && rank >= 2 && rank < 4) MPI_Send(&message, 1, MPI_INT, rank - 2, kTokenTag + 1, MPI_COMM_WORLD);
+    if (size >= 4 && rank == 2) MPI_Recv(&message, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (size >= 4 && rank == 3) {
+      message = 1003;
+      MPI_Send(&message, 1, MPI_INT, 1, tag, MPI_COMM_WORLD);
+    }
   }
-  say("world: ibarrier with ranks blocked in a receive passed, message %d\n", message);
+  say("world: ibarrier with ranks blocked in a send, probe or receive passed, message %d\n", message);
 }
 
 enum Completion { kWaitall, kTestLoop, kWaitany, kWaitsome, kTestall, kTestany, kTestsome, kGetStatus, kCompletions };
