@@ -571,7 +571,7 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
       int flag = 0;
       const int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
       if (rc != MPI_SUCCESS || flag) return rc;
-      progress(true);
+      progress(collectives_await_messages());
       idle(&idle_rounds, true);
     }
     return PMPI_Probe(source, tag, comm, status);
@@ -848,11 +848,19 @@ int FrontEnd::wait(MPI_Request* request, MPI_Status* status) {
   if (!r) return wait_native(request, status);
   int idle_rounds = 0;
   while (!poll(*r)) {
-    progress(true);
+    // A collective that waits for Open MPI only needs no message from the engine yet.
+    progress(r->kind != Request::Kind::kCollective || !waits_on_open_mpi(*r));
     if (poll(*r)) break;
     idle(&idle_rounds, waits_on_open_mpi(*r));
   }
   return finish(request, status);
+}
+
+bool FrontEnd::collectives_await_messages() {
+  for (std::uintptr_t handle : collectives_in_flight_) {
+    if (!waits_on_open_mpi(*requests_.get(handle))) return true;
+  }
+  return false;
 }
 
 int FrontEnd::wait_native(MPI_Request* request, MPI_Status* status) {
@@ -861,7 +869,7 @@ int FrontEnd::wait_native(MPI_Request* request, MPI_Status* status) {
     int flag = 0;
     const int rc = PMPI_Test(request, &flag, status);
     if (flag || rc != MPI_SUCCESS) return rc;
-    progress(true);
+    progress(collectives_await_messages());
     idle(&idle_rounds, true);
   }
   return PMPI_Wait(request, status);
@@ -870,18 +878,17 @@ int FrontEnd::wait_native(MPI_Request* request, MPI_Status* status) {
 void FrontEnd::progress_until(const std::function<bool()>& done) {
   int idle_rounds = 0;
   while (!done()) {
-    progress(true);
+    const bool await_messages = collectives_await_messages();
+    progress(await_messages);
     if (done()) break;
-    bool native_pending = false;
-    for (std::uintptr_t handle : collectives_in_flight_) native_pending |= waits_on_open_mpi(*requests_.get(handle));
-    idle(&idle_rounds, native_pending);
+    idle(&idle_rounds, !await_messages);
   }
 }
 
 int FrontEnd::test(MPI_Request* request, int* flag, MPI_Status* status) {
   Request* r = ours(*request);
   if (!r) {
-    if (!collectives_in_flight_.empty()) progress(true);
+    if (!collectives_in_flight_.empty()) progress(collectives_await_messages());
     return PMPI_Test(request, flag, status);
   }
   if (!poll(*r)) {
@@ -1140,7 +1147,7 @@ int FrontEnd::cancel(MPI_Request* request) {
 int FrontEnd::request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   Request* r = ours(request);
   if (!r) {
-    if (!collectives_in_flight_.empty()) progress(true);
+    if (!collectives_in_flight_.empty()) progress(collectives_await_messages());
     return PMPI_Request_get_status(request, flag, status);
   }
   if (!poll(*r)) {

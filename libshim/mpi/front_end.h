@@ -189,6 +189,9 @@ class FrontEnd {
   static bool waits_on_open_mpi(const Request& request);
   // Moves every nonblocking collective in flight on; frees those completed after MPI_Request_free.
   void advance_collectives();
+  // Whether one of them waits for a LongPipe message (progress may then have to look past the
+  // bound of unexpected messages: its message may be behind them).
+  bool collectives_await_messages();
   // A wait for Open MPI requests only while collectives are in flight: PMPI_Test and progress.
   int wait_native(MPI_Request* request, MPI_Status* status);
   // Copies the result out and frees (or, if persistent, deactivates) the request.

@@ -46,13 +46,15 @@ fi
 #                          as five-ranks, for MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce
 #             nonblocking-fortran     (local) collectives_nonblocking.f90 (`use mpi`), 3 ranks, sites
 #                          0,1,1: transcripts identical, site path taken for the three
+#             nonblocking-four-ranks  (two-site) collectives_nonblocking.c, 4 ranks, 2 per site:
+#                          transcripts identical, site path taken for the three
 #
 # Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
 # MPI_COLLECTIVES_NONBLOCKING and MPI_COLLECTIVES_NONBLOCKING_F (the nonblocking ones).
 set -euo pipefail
 
 MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|nonblocking-five-ranks|nonblocking-fortran}
+SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|nonblocking-five-ranks|nonblocking-fortran|nonblocking-four-ranks}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -241,6 +243,13 @@ case $SCENARIO in
     same plain site
     check_paths site 3 site MPI_Allreduce,MPI_Ibarrier,MPI_Ibcast,MPI_Iallreduce
 >>>>>>> 5573121 (mpi: site-aware MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce (C and Fortran) as LongPipe requests with a state machine; site sub-communicators made when a spanning communicator is created; tests nonblocking-five-ranks and nonblocking-fortran)
+    ;;
+  nonblocking-four-ranks)
+    [[ $MODE == two-site ]] || fail "nonblocking-four-ranks runs across the emulated link"
+    run_job plain no 4 0,0,1,1 || fail "plain run failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    same plain site --stable
+    check_paths site 4 site MPI_Ibarrier,MPI_Ibcast,MPI_Iallreduce
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
