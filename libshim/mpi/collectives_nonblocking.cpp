@@ -102,6 +102,20 @@ class SiteOperation : public PendingCollective {
     return true;
   }
   MPI_Request* new_local_request() { return &local_requests_.emplace_back(MPI_REQUEST_NULL); }
+  // The leader's outcome to its site (PMPI_Ibcast on the sub-communicator): posted by the other
+  // ranks during the call, by the leader after the exchange; as the blocking collectives do, the
+  // site's ranks then complete with the leader's error instead of success.
+  void post_site_status() {
+    if (layout_.is_leader()) site_status_ = error_;
+    const int rc = PMPI_Ibcast(&site_status_, 1, MPI_INT, 0, local_, new_local_request());
+    if (rc != MPI_SUCCESS) fail(rc);
+  }
+  // Once every Open MPI request is complete: true, with the leader's error taken over.
+  bool finished_locally() {
+    if (!local_complete()) return false;
+    if (site_status_ != MPI_SUCCESS) fail(site_status_);
+    return true;
+  }
   void fail(int rc, int world = -1) {
     if (error_ != MPI_SUCCESS) return;  // the first error is the one reported
     error_ = rc;
@@ -117,12 +131,12 @@ class SiteOperation : public PendingCollective {
     if (rc != MPI_SUCCESS) fail(rc, world);
     return rc;
   }
-  // The message of `world` for this collective, if it is here (false: not yet). Unreachable:
-  // the failure is recorded and *body left empty.
-  bool take(int world, std::vector<std::byte>* body) {
+  // Whether the transfer of `world` for this collective is all here (false: not yet). Unreachable
+  // or malformed: true, the failure recorded.
+  bool take(int world, TransferAssembler* transfer) {
     int rc = MPI_SUCCESS;
-    if (!front_end_.try_take_bytes(world, context_, tag_, body, &rc)) return false;
-    if (rc != MPI_SUCCESS) fail(rc, world);
+    if (!front_end_.try_take_bytes(world, context_, tag_, transfer, &rc)) return false;
+    if (rc != MPI_SUCCESS) fail(rc, rc == MPI_ERR_OTHER ? world : -1);
     return true;
   }
 
@@ -137,12 +151,14 @@ class SiteOperation : public PendingCollective {
   const int tag_;
   std::shared_ptr<std::deque<const void*>> posting_order_;
   std::vector<MPI_Request> local_requests_;
+  int site_status_ = MPI_SUCCESS;  // PMPI_Ibcast buffer of post_site_status
   int error_ = MPI_SUCCESS;
   int failed_world_ = -1;
   bool complete_ = false;
 };
 
-// Everyone of the site arrives (Ibarrier), the leaders tell each other, the site is let go (Ibarrier).
+// Everyone of the site arrives (Ibarrier), the leaders tell each other, the site is let go (the
+// leader's status, Ibcast).
 class SiteIbarrier final : public SiteOperation {
  public:
   using SiteOperation::SiteOperation;
@@ -155,11 +171,11 @@ class SiteIbarrier final : public SiteOperation {
     switch (phase_) {
       case Phase::kPost:
         if (!first_in_line()) return false;
-        post_barrier();
+        if (const int rc = PMPI_Ibarrier(local_, new_local_request()); rc != MPI_SUCCESS) fail(rc);
         if (layout_.is_leader()) {
           phase_ = Phase::kArriving;
         } else {  // the release needs nothing from this rank: post it now
-          post_barrier();
+          post_site_status();
           done_posting();
           phase_ = Phase::kReleasing;
         }
@@ -169,37 +185,29 @@ class SiteIbarrier final : public SiteOperation {
         for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
           if (site != layout_.my_site_index()) send(leader_world(site), {});
         }
-        heard_.assign(static_cast<std::size_t>(layout_.site_count()), false);
-        heard_[static_cast<std::size_t>(layout_.my_site_index())] = true;
+        transfers_.resize(static_cast<std::size_t>(layout_.site_count()));
         phase_ = Phase::kExchange;
         return true;
-      case Phase::kExchange: {
-        std::vector<std::byte> nothing;
+      case Phase::kExchange:
         for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
-          if (heard_[static_cast<std::size_t>(site)]) continue;
-          if (!take(leader_world(site), &nothing)) return false;
-          heard_[static_cast<std::size_t>(site)] = true;
+          if (site != layout_.my_site_index() && !take(leader_world(site), &transfers_[static_cast<std::size_t>(site)])) {
+            return false;
+          }
         }
-        post_barrier();  // also after an error: the site's other ranks are let go
+        post_site_status();  // also after an error: the site's other ranks are let go, with it
         done_posting();
         phase_ = Phase::kReleasing;
         return true;
-      }
       case Phase::kReleasing:
-        if (!local_complete()) return false;
+        if (!finished_locally()) return false;
         finish();
         return true;
     }
     return false;
   }
 
-  void post_barrier() {
-    const int rc = PMPI_Ibarrier(local_, new_local_request());
-    if (rc != MPI_SUCCESS) fail(rc);
-  }
-
   Phase phase_ = Phase::kPost;
-  std::vector<bool> heard_;  // per site index: its leader's message taken
+  std::vector<TransferAssembler> transfers_;  // per site index: its leader's (empty) message
 };
 
 // The root sends to every other site's leader at once; each site broadcasts (Ibcast) from the root
@@ -235,18 +243,18 @@ class SiteIbcast final : public SiteOperation {
   bool step() override {
     switch (phase_) {
       case Phase::kReceive: {
-        std::vector<std::byte> packed;
-        if (!take(world_of(root_), &packed)) return false;
+        if (!take(world_of(root_), &transfer_)) return false;
         if (!failed()) {
-          const int rc = unpack(packed, buffer_, count_, type_, comm_);
+          const int rc = unpack(transfer_.take(), buffer_, count_, type_, comm_);
           if (rc != MPI_SUCCESS) fail(rc);
         }
-        phase_ = Phase::kPost;  // also after an error: the site's other ranks are let go
+        phase_ = Phase::kPost;  // also after an error: the site's other ranks are let go, with it
         return true;
       }
       case Phase::kPost: {
         if (!first_in_line()) return false;
         const bool root_site = layout_.my_site_index() == layout_.site_index_of(root_);
+        if (!root_site) post_site_status();  // the root's site has the data from the root itself
         const int local_root = root_site ? layout_.local_rank_of(root_) : 0;
         const int rc = PMPI_Ibcast(buffer_, count_, type_, local_root, local_, new_local_request());
         if (rc != MPI_SUCCESS) fail(rc);
@@ -255,7 +263,7 @@ class SiteIbcast final : public SiteOperation {
         return true;
       }
       case Phase::kBroadcasting:
-        if (!local_complete()) return false;
+        if (!finished_locally()) return false;
         finish();
         return true;
     }
@@ -267,6 +275,7 @@ class SiteIbcast final : public SiteOperation {
   const MPI_Datatype type_;
   const int root_;
   Phase phase_ = Phase::kPost;
+  TransferAssembler transfer_;  // other sites' leaders: the root's data
 };
 
 // Each site reduces to its leader (Ireduce), the leaders exchange their partial results and combine
@@ -308,6 +317,7 @@ class SiteIallreduce final : public SiteOperation {
         if (layout_.is_leader()) {
           phase_ = Phase::kReducing;
         } else {
+          post_site_status();
           rc = PMPI_Ibcast(receive_, count_, type_, 0, local_, new_local_request());
           if (rc != MPI_SUCCESS) fail(rc);
           done_posting();
@@ -324,25 +334,24 @@ class SiteIallreduce final : public SiteOperation {
           if (site != layout_.my_site_index()) send(leader_world(site), packed);
         }
         received_.resize(static_cast<std::size_t>(layout_.site_count()));
-        heard_.assign(static_cast<std::size_t>(layout_.site_count()), false);
-        heard_[static_cast<std::size_t>(layout_.my_site_index())] = true;
+        transfers_.resize(static_cast<std::size_t>(layout_.site_count()));
         phase_ = Phase::kExchange;
         return true;
       }
       case Phase::kExchange: {
         for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
-          if (heard_[static_cast<std::size_t>(site)]) continue;
-          std::vector<std::byte> packed;
-          if (!take(leader_world(site), &packed)) return false;
-          heard_[static_cast<std::size_t>(site)] = true;
+          const auto at = static_cast<std::size_t>(site);
+          if (site == layout_.my_site_index() || received_[at]) continue;
+          if (!take(leader_world(site), &transfers_[at])) return false;
           if (failed()) break;
-          auto& scratch = received_[static_cast<std::size_t>(site)];
-          scratch = std::make_unique<TypedScratch>(count_, type_);
-          const int rc = unpack(packed, scratch->base(), count_, type_, comm_);
+          received_[at] = std::make_unique<TypedScratch>(count_, type_);
+          const int rc = unpack(transfers_[at].take(), received_[at]->base(), count_, type_, comm_);
           if (rc != MPI_SUCCESS) fail(rc);
         }
         if (!failed()) combine();
-        // Also after an error: the site's other ranks take part in the broadcast (no hang).
+        // Also after an error: the site's other ranks take part in the broadcasts (no hang) and
+        // complete with the error.
+        post_site_status();
         const int rc = PMPI_Ibcast(receive_, count_, type_, 0, local_, new_local_request());
         if (rc != MPI_SUCCESS) fail(rc);
         done_posting();
@@ -350,7 +359,7 @@ class SiteIallreduce final : public SiteOperation {
         return true;
       }
       case Phase::kBroadcasting:
-        if (!local_complete()) return false;
+        if (!finished_locally()) return false;
         finish();
         return true;
     }
@@ -385,7 +394,7 @@ class SiteIallreduce final : public SiteOperation {
   Phase phase_ = Phase::kPost;
   std::unique_ptr<TypedScratch> own_copy_;                 // non-leader, MPI_IN_PLACE
   std::vector<std::unique_ptr<TypedScratch>> received_;    // per site index: its partial result
-  std::vector<bool> heard_;                                // per site index: its leader's message taken
+  std::vector<TransferAssembler> transfers_;               // per site index: its partial, as it arrives
 };
 
 }  // namespace

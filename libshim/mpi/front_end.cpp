@@ -1218,12 +1218,18 @@ int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm com
   return MPI_SUCCESS;
 }
 
-bool FrontEnd::try_take_bytes(int source_world, int context, int tag, std::vector<std::byte>* body, int* error) {
-  if (auto found = unexpected_.take(ReceivePattern{context, source_world, tag})) {
-    *body = std::move(found->second->body);
-    *error = MPI_SUCCESS;
-    return true;
+bool FrontEnd::try_take_bytes(int source_world, int context, int tag, TransferAssembler* transfer, int* error) {
+  const ReceivePattern pattern{context, source_world, tag};
+  *error = MPI_SUCCESS;
+  while (!transfer->complete()) {
+    auto found = unexpected_.take(pattern);
+    if (!found) break;
+    if (!transfer->add(found->second->body)) {
+      *error = MPI_ERR_INTERN;  // a malformed transfer
+      return true;
+    }
   }
+  if (transfer->complete()) return true;
   if (!failed_world_ranks_.count(source_world)) return false;
   *error = MPI_ERR_OTHER;
   return true;

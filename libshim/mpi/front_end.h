@@ -122,9 +122,11 @@ class FrontEnd {
   // (wire_format.h, "the collectives' leader transfers").
   int send_bytes(int dest_world, int context, int tag, const std::vector<std::byte>& body, MPI_Comm comm);
   int receive_bytes(int source_world, int context, int tag, MPI_Comm comm, std::vector<std::byte>* body);
-  // The same without waiting: true if the message was here (*body) or can never come (`source_world`
-  // unreachable: *error = MPI_ERR_OTHER, nothing reported yet); false if it has not arrived yet.
-  bool try_take_bytes(int source_world, int context, int tag, std::vector<std::byte>* body, int* error);
+  // The same without waiting: adds the segments that are here to `transfer` (the caller keeps it
+  // between calls). True once it is complete, or when it never can be (*error: MPI_ERR_OTHER for
+  // `source_world` unreachable, MPI_ERR_INTERN for a malformed transfer; nothing reported yet);
+  // false while segments are missing.
+  bool try_take_bytes(int source_world, int context, int tag, TransferAssembler* transfer, int* error);
   // A LongPipe request for `collective` (nonblocking collectives on `comm`): advanced by every
   // progress step until complete, completed by every wait/test call like the others.
   int start_collective(std::unique_ptr<PendingCollective> collective, MPI_Comm comm, MPI_Request* request);

@@ -3,9 +3,10 @@
  * the other does not), several outstanding at once, mixed with point-to-point requests (to ranks
  * at this and at other sites) and completed by every completion call; MPI_IN_PLACE, a derived type,
  * non-zero roots; blocking collectives on the same communicator while nonblocking ones are under
- * way. Plain MPI (mpi.h only): run with and without LD_PRELOAD=liblongpipe.so, the transcripts
- * must be identical, except lines starting "order-sensitive" (a floating-point sum whose rounding
- * depends on the order of the reduction; identical from run to run under one library).
+ * way; transfers larger than a segment. Plain MPI (mpi.h only): run with and without
+ * LD_PRELOAD=liblongpipe.so, the transcripts must be identical, except lines starting
+ * "order-sensitive" (a floating-point sum whose rounding depends on the order of the reduction;
+ * identical from run to run under one library).
  *
  * Nonblocking for real: each rank posts MPI_Ibarrier only after receiving a token that the previous
  * rank sends after posting its own (a blocking Ibarrier deadlocks), and the barrier must not be
@@ -244,6 +245,34 @@ static void blocking_in_between(MPI_Comm dup, MPI_Comm half) {
   say("blocking in between: ibcast %d %d %d half bor %x allreduce %d\n", data[0], data[1], data[2], any, total);
 }
 
+/* Larger than one segment of the leaders' transfers (wire_format.h): an Ibcast and an Iallreduce
+ * outstanding together, completed by Waitall. */
+static void large(MPI_Comm comm) {
+  enum { kInts = 100000, kSums = 60000 };
+  int rank, size;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  const int root = size - 1;
+  int* data = malloc(kInts * sizeof *data);
+  long long* mine = malloc(kSums * sizeof *mine);
+  long long* sums = malloc(kSums * sizeof *sums);
+  for (int i = 0; i < kInts; ++i) data[i] = rank == root ? i * 7 + 3 : -1;
+  for (int i = 0; i < kSums; ++i) mine[i] = (long long)(rank + 1) * i;
+  MPI_Request requests[2];
+  MPI_Ibcast(data, kInts, MPI_INT, root, comm, &requests[0]);
+  MPI_Iallreduce(mine, sums, kSums, MPI_LONG_LONG, MPI_SUM, comm, &requests[1]);
+  MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+  int bad_data = 0, bad_sums = 0;
+  const long long ranks_sum = (long long)size * (size + 1) / 2;
+  for (int i = 0; i < kInts; ++i) bad_data += data[i] != i * 7 + 3;
+  for (int i = 0; i < kSums; ++i) bad_sums += sums[i] != ranks_sum * i;
+  say("large: ibcast %d ints, %d wrong; iallreduce %d sums, %d wrong\n", kInts, bad_data, kSums, bad_sums);
+  check(bad_data == 0 && bad_sums == 0, "large ibcast or iallreduce");
+  free(data);
+  free(mine);
+  free(sums);
+}
+
 /* Floating point whose rounding depends on the order: all ranks must get the same bits. */
 static void order_sensitive(MPI_Comm comm) {
   int rank, size;
@@ -290,6 +319,7 @@ int main(int argc, char** argv) {
   leaders_blocked_barrier();
   for (int how = 0; how < kCompletions; ++how) outstanding(how, dup, half);
   blocking_in_between(dup, half);
+  large(dup);
   order_sensitive(MPI_COMM_WORLD);
   MPI_Comm_free(&dup);
   MPI_Comm_free(&half);

@@ -16,7 +16,6 @@
 #                          identical, site path taken (the Fortran entry points reach the front end)
 #             bad-setting  (local) LONGPIPE_COLLECTIVES=tree: the job fails naming the variable and values
 #             four-ranks   (two-site) 4 ranks, 2 per site: transcripts identical, site path taken
-<<<<<<< HEAD
 #   Gather(v), Scatter(v), Allgather(v) (collectives_gather.c, .f90): transcripts identical to Open
 #   MPI alone's, every rank's statistics show the site path for all six
 #             gather-five-ranks   (local) 5 ranks, sites 0,1,0,1,1 (interleaved, uneven); and
@@ -41,28 +40,8 @@ elif [[ $SCENARIO == gather-* ]]; then
 else
   PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program}
 fi
-=======
-#             nonblocking-five-ranks  (local) collectives_nonblocking.c, 5 ranks, sites 0,1,0,1,1:
-#                          as five-ranks, for MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce
-#             nonblocking-fortran     (local) collectives_nonblocking.f90 (`use mpi`), 3 ranks, sites
-#                          0,1,1: transcripts identical, site path taken for the three
-#             nonblocking-four-ranks  (two-site) collectives_nonblocking.c, 4 ranks, 2 per site:
-#                          transcripts identical, site path taken for the three
-#
-# Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
-# MPI_COLLECTIVES_NONBLOCKING and MPI_COLLECTIVES_NONBLOCKING_F (the nonblocking ones).
-set -euo pipefail
-
-MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|nonblocking-five-ranks|nonblocking-fortran|nonblocking-four-ranks}
-HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
-case $SCENARIO in
-  nonblocking-*) PROGRAM=${MPI_COLLECTIVES_NONBLOCKING:?MPI_COLLECTIVES_NONBLOCKING must name the test program} ;;
-  *) PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program} ;;
-esac
->>>>>>> 5573121 (mpi: site-aware MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce (C and Fortran) as LongPipe requests with a state machine; site sub-communicators made when a spanning communicator is created; tests nonblocking-five-ranks and nonblocking-fortran)
+# What collectives_nonblocking.c calls.
+readonly NONBLOCKING_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce)
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -107,6 +86,8 @@ same() {
 # once and no collective on the site path (native).
 readonly FOUR_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Reduce MPI_Allreduce)
 readonly GATHER_COLLECTIVES=(MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv MPI_Allgather MPI_Allgatherv)
+# What collectives_nonblocking.c calls.
+readonly NONBLOCKING_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce)
 check_paths() {
   local name=$1 ranks=$2 expected=$3
   shift 3
@@ -185,7 +166,6 @@ case $SCENARIO in
     same plain site --stable
     check_paths site 4 site
     ;;
-<<<<<<< HEAD
   gather-five-ranks)
     [[ $MODE == local ]] || fail "gather-five-ranks runs on one host"
     SITES=LONGPIPE_MPI_SITES=0,1,0,1,1
@@ -219,37 +199,15 @@ case $SCENARIO in
     run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
     same plain site
     check_paths site 4 site "${GATHER_COLLECTIVES[@]}"
-=======
-  nonblocking-five-ranks)
-    [[ $MODE == local ]] || fail "nonblocking-five-ranks runs on one host"
-    SITES=LONGPIPE_MPI_SITES=0,1,0,1,1
-    NONBLOCKING=MPI_Barrier,MPI_Bcast,MPI_Allreduce,MPI_Ibarrier,MPI_Ibcast,MPI_Iallreduce  # what the program calls
-    run_job plain no 5 0,1,0,1,1 || fail "plain run failed"
-    run_job site yes 5 0,1,0,1,1 "$SITES" "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
-    same plain site --stable
-    check_paths site 5 site "$NONBLOCKING"
-    run_job site-again yes 5 0,1,0,1,1 "$SITES" || fail "second run with LongPipe failed"
-    same site site-again
-    run_job native yes 5 0,1,0,1,1 "$SITES" LONGPIPE_COLLECTIVES=native "LONGPIPE_STATS=$WORK/native.stats" ||
-      fail "run with LONGPIPE_COLLECTIVES=native failed"
-    same plain native
-    check_paths native 5 native "$NONBLOCKING"
-    ;;
-  nonblocking-fortran)
-    [[ $MODE == local ]] || fail "nonblocking-fortran runs on one host"
-    PROGRAM=${MPI_COLLECTIVES_NONBLOCKING_F:?MPI_COLLECTIVES_NONBLOCKING_F must name the Fortran test program}
-    run_job plain no 3 0,1,1 || fail "plain run failed"
-    run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
-    same plain site
-    check_paths site 3 site MPI_Allreduce,MPI_Ibarrier,MPI_Ibcast,MPI_Iallreduce
->>>>>>> 5573121 (mpi: site-aware MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce (C and Fortran) as LongPipe requests with a state machine; site sub-communicators made when a spanning communicator is created; tests nonblocking-five-ranks and nonblocking-fortran)
+# What collectives_nonblocking.c calls.
+readonly NONBLOCKING_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce)
     ;;
   nonblocking-four-ranks)
     [[ $MODE == two-site ]] || fail "nonblocking-four-ranks runs across the emulated link"
     run_job plain no 4 0,0,1,1 || fail "plain run failed"
     run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
     same plain site --stable
-    check_paths site 4 site MPI_Ibarrier,MPI_Ibcast,MPI_Iallreduce
+    check_paths site 4 site "${NONBLOCKING_COLLECTIVES[@]}"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
