@@ -6,45 +6,14 @@
 #include <limits>
 #include <utility>
 
+#include "collective_buffers.h"
+
 namespace lp::mpi {
 namespace {
 
 // The tags of a communicator's collective messages count up and wrap here (MPI tags are ints; the
 // engine carries any int32).
 constexpr int kMaxCollectiveTag = std::numeric_limits<int>::max();
-
-std::vector<std::byte> pack(const void* buffer, int count, MPI_Datatype type, MPI_Comm comm, int* rc) {
-  int size = 0;
-  *rc = PMPI_Pack_size(count, type, comm, &size);
-  std::vector<std::byte> packed(static_cast<std::size_t>(size));
-  int position = 0;
-  if (*rc == MPI_SUCCESS) *rc = PMPI_Pack(buffer, count, type, packed.data(), size, &position, comm);
-  packed.resize(static_cast<std::size_t>(position));
-  return packed;
-}
-
-int unpack(const std::vector<std::byte>& packed, void* buffer, int count, MPI_Datatype type, MPI_Comm comm) {
-  int position = 0;
-  return PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, buffer, count, type, comm);
-}
-
-// Memory for `count` elements of `type` (derived types included: true extent, lower bound).
-class TypedScratch {
- public:
-  TypedScratch(int count, MPI_Datatype type) {
-    MPI_Aint lower = 0, extent = 0, true_lower = 0, true_extent = 0;
-    PMPI_Type_get_extent(type, &lower, &extent);
-    PMPI_Type_get_true_extent(type, &true_lower, &true_extent);
-    const MPI_Aint bytes = count > 0 ? true_extent + static_cast<MPI_Aint>(count - 1) * extent : 0;
-    storage_.resize(static_cast<std::size_t>(bytes > 0 ? bytes : 1));
-    base_ = storage_.data() - true_lower;
-  }
-  void* base() { return base_; }
-
- private:
-  std::vector<std::byte> storage_;
-  std::byte* base_;
-};
 
 }  // namespace
 
@@ -110,7 +79,8 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm) {
 
 void SiteCollectives::prepare(MPI_Comm comm) { (void)spanning_of(comm); }
 
-SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective collective, MPI_Op op) {
+SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective collective, MPI_Op op,
+                                                      bool needs_rank_order) {
   Spanning* found = spanning_of(comm);
   if (found && op != MPI_OP_NULL) {
     // A non-commutative operation must see the ranks in order: per site first only if each
@@ -119,6 +89,7 @@ SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective 
     PMPI_Op_commutative(op, &commutative);
     if (!commutative && !found->layout.blocked()) found = nullptr;
   }
+  if (found && needs_rank_order && !found->layout.blocked()) found = nullptr;
   statistics_.count(collective, found ? CollectivePath::kSite : CollectivePath::kNative);
   const bool nonblocking =
       collective == Collective::kIbarrier || collective == Collective::kIbcast || collective == Collective::kIallreduce;

@@ -1,4 +1,4 @@
-// SiteCollectives: MPI_Barrier, MPI_Bcast, MPI_Reduce and MPI_Allreduce on intra-communicators
+// SiteCollectives: the blocking MPI collectives listed below, on intra-communicators
 // whose ranks span sites, done in two levels so that the long link is crossed once per call:
 // Open MPI's collective inside each site (on a per-site sub-communicator), one exchange between
 // the sites' leaders over LongPipe, Open MPI's collective inside each site again. Everything else
@@ -49,6 +49,17 @@ class SiteCollectives {
   int allgatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
                  const int displacements[], MPI_Datatype receive_type, MPI_Comm comm);
   // Alltoall(v), Reduce_scatter(_block), Scan, Exscan: collectives_exchange.cpp.
+  int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+               MPI_Datatype receive_type, MPI_Comm comm);
+  int alltoallv(const void* send, const int send_counts[], const int send_displacements[], MPI_Datatype send_type,
+                void* receive, const int receive_counts[], const int receive_displacements[],
+                MPI_Datatype receive_type, MPI_Comm comm);
+  int reduce_scatter(const void* send, void* receive, const int receive_counts[], MPI_Datatype type, MPI_Op op,
+                     MPI_Comm comm);
+  int reduce_scatter_block(const void* send, void* receive, int receive_count, MPI_Datatype type, MPI_Op op,
+                           MPI_Comm comm);
+  int scan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+  int exscan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
   // Ibarrier, Ibcast, Iallreduce: collectives_nonblocking.cpp. A LongPipe request (FrontEnd::
   // start_collective) that every progress step moves on; the call returns at once.
   int ibarrier(MPI_Comm comm, MPI_Request* request);
@@ -84,7 +95,8 @@ class SiteCollectives {
   // sites and the setting is `site`, else nullptr.
   Spanning* spanning_of(MPI_Comm comm);
   // The communicator's cache entry if this collective takes the site path, else nullptr.
-  Spanning* site_path(MPI_Comm comm, Collective collective, MPI_Op op = MPI_OP_NULL);
+  // `needs_rank_order` (Scan, Exscan): only if each site's ranks are consecutive (whatever the op).
+  Spanning* site_path(MPI_Comm comm, Collective collective, MPI_Op op = MPI_OP_NULL, bool needs_rank_order = false);
   // LongPipe context of the leaders' messages on `spanning` (negative: never a communicator's).
   static int private_context(const Spanning& spanning) { return -1 - spanning.context; }
   static int next_tag(Spanning& spanning);
@@ -103,6 +115,17 @@ class SiteCollectives {
   // combines what arrives in site order (README.md, "Order of reduction") into `result`.
   int combine_partials(Spanning& spanning, int tag, void* mine, void* result, int count, MPI_Datatype type,
                        MPI_Op op, MPI_Comm comm, int root);
+
+  // collectives_exchange.cpp: the site-path bodies of Alltoall(v), Reduce_scatter(_block), Scan and
+  // Exscan (`send` may be MPI_IN_PLACE; `exclusive`: Exscan).
+  int alltoallv_across_sites(Spanning& spanning, const void* send, const int* send_counts,
+                             const int* send_displacements, MPI_Datatype send_type, void* receive,
+                             const int* receive_counts, const int* receive_displacements, MPI_Datatype receive_type,
+                             MPI_Comm comm);
+  int reduce_scatter_across_sites(Spanning& spanning, const void* send, void* receive, const int* receive_counts,
+                                  MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+  int scan_across_sites(Spanning& spanning, const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
+                        MPI_Comm comm, bool exclusive);
 
   FrontEnd& front_end_;
   CollectivePath setting_;

@@ -10,43 +10,11 @@
 // so it keeps its place in Spanning::posting_order until then and later collectives wait behind it.
 #include <utility>
 
+#include "collective_buffers.h"
 #include "collectives.h"
 
 namespace lp::mpi {
 namespace {
-
-std::vector<std::byte> pack(const void* buffer, int count, MPI_Datatype type, MPI_Comm comm, int* rc) {
-  int size = 0;
-  *rc = PMPI_Pack_size(count, type, comm, &size);
-  std::vector<std::byte> packed(static_cast<std::size_t>(size));
-  int position = 0;
-  if (*rc == MPI_SUCCESS) *rc = PMPI_Pack(buffer, count, type, packed.data(), size, &position, comm);
-  packed.resize(static_cast<std::size_t>(position));
-  return packed;
-}
-
-int unpack(const std::vector<std::byte>& packed, void* buffer, int count, MPI_Datatype type, MPI_Comm comm) {
-  int position = 0;
-  return PMPI_Unpack(packed.data(), static_cast<int>(packed.size()), &position, buffer, count, type, comm);
-}
-
-// Memory for `count` elements of `type` (derived types included: true extent, lower bound).
-class TypedScratch {
- public:
-  TypedScratch(int count, MPI_Datatype type) {
-    MPI_Aint lower = 0, extent = 0, true_lower = 0, true_extent = 0;
-    PMPI_Type_get_extent(type, &lower, &extent);
-    PMPI_Type_get_true_extent(type, &true_lower, &true_extent);
-    const MPI_Aint bytes = count > 0 ? true_extent + static_cast<MPI_Aint>(count - 1) * extent : 0;
-    storage_.resize(static_cast<std::size_t>(bytes > 0 ? bytes : 1));
-    base_ = storage_.data() - true_lower;
-  }
-  void* base() { return base_; }
-
- private:
-  std::vector<std::byte> storage_;
-  std::byte* base_;
-};
 
 // What every site-path nonblocking collective has: where it runs, its Open MPI requests on the site
 // sub-communicator, its place in the posting order, its outcome.

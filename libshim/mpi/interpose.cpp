@@ -4,11 +4,11 @@
 // front end routes it. No exception crosses into C: failures are reported on stderr and returned
 // as MPI_ERR_INTERN.
 //
-// MPI_Barrier, MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v)
-// and the nonblocking MPI_Ibarrier, MPI_Ibcast, MPI_Iallreduce take two levels across sites
-// (collectives.h); other collectives, one-sided operations, I/O and everything else not defined here
-// go straight to Open MPI. Fortran programs reach these functions through libshim/mpi/fortran/ (Open
-// MPI's Fortran bindings call PMPI_* directly).
+// The collectives of collectives.h (Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
+// Allgather(v), Alltoall(v), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce) take
+// two levels across sites; other collectives, one-sided operations, I/O and everything else not
+// defined here go straight to Open MPI. Fortran programs reach these functions through
+// libshim/mpi/fortran/ (Open MPI's Fortran bindings call PMPI_* directly).
 #include <pthread.h>
 
 #include <cstdio>
@@ -24,7 +24,7 @@ namespace {
 
 FrontEnd* front_end = nullptr;  // non-null while LongPipe carries this process's inter-site traffic
 int world_rank_for_messages = 0;
-SiteCollectives* collectives = nullptr;  // with front_end: the collectives across sites
+SiteCollectives* collectives = nullptr;  // with front_end: the collectives across sites (collectives.h)
 
 void after_fork_in_child() {
   if (front_end) front_end->abandon_after_fork();  // its engine belongs to the parent: leaked
@@ -496,6 +496,54 @@ LP_EXPORT int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype se
   return guarded("MPI_Allgatherv", [&](FrontEnd&) {
     return lp::mpi::collectives->allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   });
+}
+
+LP_EXPORT int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return guarded("MPI_Alltoall", [&](FrontEnd&) {
+    return lp::mpi::collectives->alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  });
+}
+
+LP_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                            void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                            MPI_Comm comm) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  }
+  return guarded("MPI_Alltoallv", [&](FrontEnd&) {
+    return lp::mpi::collectives->alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                           recvtype, comm);
+  });
+}
+
+LP_EXPORT int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
+                                 MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  return guarded("MPI_Reduce_scatter", [&](FrontEnd&) {
+    return lp::mpi::collectives->reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  });
+}
+
+LP_EXPORT int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
+                                       MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  return guarded("MPI_Reduce_scatter_block", [&](FrontEnd&) {
+    return lp::mpi::collectives->reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  });
+}
+
+LP_EXPORT int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Scan(sendbuf, recvbuf, count, type, op, comm);
+  return guarded("MPI_Scan",
+                 [&](FrontEnd&) { return lp::mpi::collectives->scan(sendbuf, recvbuf, count, type, op, comm); });
+}
+
+LP_EXPORT int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  if (!lp::mpi::collectives) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
+  return guarded("MPI_Exscan",
+                 [&](FrontEnd&) { return lp::mpi::collectives->exscan(sendbuf, recvbuf, count, type, op, comm); });
 }
 
 // Nonblocking: a LongPipe request whose progress happens in every MPI call that makes LongPipe's

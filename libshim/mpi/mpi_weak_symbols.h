@@ -6,6 +6,8 @@
 #pragma weak PMPI_Allgather
 #pragma weak PMPI_Allgatherv
 #pragma weak PMPI_Allreduce
+#pragma weak PMPI_Alltoall
+#pragma weak PMPI_Alltoallv
 #pragma weak PMPI_Barrier
 #pragma weak PMPI_Bcast
 #pragma weak PMPI_Bsend
@@ -32,6 +34,7 @@
 #pragma weak PMPI_Dist_graph_create
 #pragma weak PMPI_Dist_graph_create_adjacent
 #pragma weak PMPI_Errhandler_free
+#pragma weak PMPI_Exscan
 #pragma weak PMPI_Finalize
 #pragma weak PMPI_Gather
 #pragma weak PMPI_Gatherv
@@ -66,12 +69,15 @@
 #pragma weak PMPI_Recv_init
 #pragma weak PMPI_Reduce
 #pragma weak PMPI_Reduce_local
+#pragma weak PMPI_Reduce_scatter
+#pragma weak PMPI_Reduce_scatter_block
 #pragma weak PMPI_Request_c2f
 #pragma weak PMPI_Request_f2c
 #pragma weak PMPI_Request_free
 #pragma weak PMPI_Request_get_status
 #pragma weak PMPI_Rsend
 #pragma weak PMPI_Rsend_init
+#pragma weak PMPI_Scan
 #pragma weak PMPI_Scatter
 #pragma weak PMPI_Scatterv
 #pragma weak PMPI_Send

@@ -1,6 +1,7 @@
 // The pure parts of the site-aware collectives: SiteLayout (site order, leaders, local ranks,
 // blocked placement), LONGPIPE_COLLECTIVES and the statistics' JSON.
 #include <catch2/catch.hpp>
+
 #include <string>
 
 #include "collective_statistics.h"

@@ -23,25 +23,45 @@
 #             gather-three-sites  (local) 6 ranks, sites 0,1,2,0,1,2 (the root feeds two other sites)
 #             gather-fortran      (local) collectives_gather.f90 (`use mpi`), 4 ranks, sites 0,1,1,0
 #             gather-four-ranks   (two-site) 4 ranks, 2 per site
+#   Alltoall(v), Reduce_scatter(_block), Scan, Exscan (collectives_exchange.c / .f90): transcripts
+#   identical to Open MPI alone's except the order-sensitive lines, which must be identical in a
+#   second LongPipe run; every rank's statistics count exactly the site and native calls the
+#   program expects (it writes them from SITES: Scan, Exscan and non-commutative reductions need
+#   each site's ranks consecutive); LONGPIPE_COLLECTIVES=native gives Open MPI's transcript exactly
+#             exchange-five-ranks   (local) 5 ranks, sites 0,1,0,1,1 (interleaved, uneven)
+#             exchange-blocked      (local) 5 ranks, sites 0,0,1,1,1 (Scan and Exscan across sites)
+#             exchange-three-sites  (local) 5 ranks, sites 0,0,1,2,2 (blocked, three sites)
+#             exchange-fortran      (local) collectives_exchange.f90 (`use mpi`), 3 ranks, sites 0,1,1:
+#                                   identical transcripts, each call on the site path
+#             exchange-four-ranks   (two-site) 4 ranks, 2 per site, sites found automatically
+#                                   (no second or native run)
+#   Ibarrier, Ibcast, Iallreduce (collectives_nonblocking.c, .f90): transcripts identical to Open MPI
+#   alone's except the order-sensitive lines (identical in a second LongPipe run), site path taken
+#             nonblocking-five-ranks  (local) 5 ranks, sites 0,1,0,1,1; and LONGPIPE_COLLECTIVES=native:
+#                                     Open MPI's transcript, no site path
+#             nonblocking-fortran     (local) collectives_nonblocking.f90 (`use mpi`), 3 ranks, sites 0,1,1
+#             nonblocking-four-ranks  (two-site) 4 ranks, 2 per site
 #
 # Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
-# MPI_COLLECTIVES_GATHER and MPI_COLLECTIVES_GATHER_F (the gather-* programs, C and Fortran).
+# MPI_COLLECTIVES_GATHER and MPI_COLLECTIVES_GATHER_F (the gather-* programs, C and Fortran),
+# MPI_COLLECTIVES_EXCHANGE and MPI_COLLECTIVES_EXCHANGE_F (the exchange-* programs),
+# MPI_COLLECTIVES_NONBLOCKING and MPI_COLLECTIVES_NONBLOCKING_F (the nonblocking-* programs).
 set -euo pipefail
 
 MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|gather-...}
+SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|gather-...|exchange-...|nonblocking-...}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
-if [[ $SCENARIO == gather-fortran ]]; then
-  PROGRAM=${MPI_COLLECTIVES_GATHER_F:?MPI_COLLECTIVES_GATHER_F must name the Fortran gather test program}
-elif [[ $SCENARIO == gather-* ]]; then
-  PROGRAM=${MPI_COLLECTIVES_GATHER:?MPI_COLLECTIVES_GATHER must name the gather test program}
-else
-  PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program}
-fi
-# What collectives_nonblocking.c calls.
-readonly NONBLOCKING_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce)
+case $SCENARIO in
+  gather-fortran) PROGRAM=${MPI_COLLECTIVES_GATHER_F:?MPI_COLLECTIVES_GATHER_F must name the Fortran gather test program} ;;
+  gather-*) PROGRAM=${MPI_COLLECTIVES_GATHER:?MPI_COLLECTIVES_GATHER must name the gather test program} ;;
+  exchange-fortran) PROGRAM=${MPI_COLLECTIVES_EXCHANGE_F:?MPI_COLLECTIVES_EXCHANGE_F must name the Fortran program} ;;
+  exchange-*) PROGRAM=${MPI_COLLECTIVES_EXCHANGE:?MPI_COLLECTIVES_EXCHANGE must name the test program} ;;
+  nonblocking-fortran) PROGRAM=${MPI_COLLECTIVES_NONBLOCKING_F:?MPI_COLLECTIVES_NONBLOCKING_F must name the Fortran program} ;;
+  nonblocking-*) PROGRAM=${MPI_COLLECTIVES_NONBLOCKING:?MPI_COLLECTIVES_NONBLOCKING must name the test program} ;;
+  *) PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program} ;;
+esac
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -121,7 +141,80 @@ for rank in range(ranks):
 PY
 }
 
+# check_expected NAME RANKS site|native: every rank's statistics count, for each collective the
+# program listed in $WORK/NAME.markers/expected-paths.RANK ("MPI_Scan SITE NATIVE"), exactly those
+# site and native calls (site), or all of them as native (native).
+check_expected() {
+  python3 - "$WORK/$1.stats" "$WORK/$1.markers/expected-paths" "$2" "$3" <<'PY'
+import json, sys
+prefix, expected_prefix, ranks, setting = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+for rank in range(ranks):
+    try:
+        stats = json.load(open(f"{prefix}.{rank}.collectives"))
+        expected = [line.split() for line in open(f"{expected_prefix}.{rank}")]
+    except (OSError, ValueError) as error:
+        sys.exit(f"FAIL: rank {rank}: {error}")
+    if stats["setting"] != setting:
+        sys.exit(f"FAIL: rank {rank}: setting {stats['setting']}, expected {setting}")
+    for name, site, native in expected:
+        want = {"site": int(site), "native": int(native)}
+        if setting == "native":
+            want = {"site": 0, "native": want["site"] + want["native"]}
+        if stats["collectives"][name] != want:
+            sys.exit(f"FAIL: rank {rank}: {name} took {stats['collectives'][name]}, expected {want}")
+        if rank == 0:
+            print(f"== rank 0 {name}: {want}", file=sys.stderr)
+PY
+}
+
+# exchange RANKS SITES: the exchange-* scenarios of collectives_exchange.c (see the top).
+exchange() {
+  local ranks=$1 sites=$2
+  run_job plain no "$ranks" "$sites" || fail "plain run failed"
+  run_job site yes "$ranks" "$sites" "LONGPIPE_MPI_SITES=$sites" "LONGPIPE_STATS=$WORK/site.stats" ||
+    fail "run with LongPipe failed"
+  same plain site --stable
+  check_expected site "$ranks" site
+  run_job site-again yes "$ranks" "$sites" "LONGPIPE_MPI_SITES=$sites" || fail "second run with LongPipe failed"
+  same site site-again
+  run_job native yes "$ranks" "$sites" "LONGPIPE_MPI_SITES=$sites" LONGPIPE_COLLECTIVES=native \
+    "LONGPIPE_STATS=$WORK/native.stats" || fail "run with LONGPIPE_COLLECTIVES=native failed"
+  same plain native
+  check_expected native "$ranks" native
+}
+
 case $SCENARIO in
+  exchange-five-ranks)
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    exchange 5 0,1,0,1,1
+    ;;
+  exchange-blocked)
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    exchange 5 0,0,1,1,1
+    ;;
+  exchange-three-sites)
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    exchange 5 0,0,1,2,2
+    ;;
+  exchange-four-ranks)
+    [[ $MODE == two-site ]] || fail "$SCENARIO runs across the emulated link"
+    run_job plain no 4 0,0,1,1 || fail "plain run failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    same plain site --stable
+    check_expected site 4 site
+    ;;
+  exchange-fortran)
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    run_job plain no 3 0,1,1 || fail "plain run failed"
+    run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
+    # Sites 0,1,1 on MPI_COMM_WORLD: blocked, so every call takes the site path.
+    for rank in 0 1 2; do
+      printf '%s\n' "MPI_Alltoall 2 0" "MPI_Alltoallv 1 0" "MPI_Reduce_scatter 1 0" "MPI_Reduce_scatter_block 1 0" \
+        "MPI_Scan 1 0" "MPI_Exscan 2 0" >"$WORK/site.markers/expected-paths.$rank"
+    done
+    check_expected site 3 site
+    ;;
   five-ranks)
     [[ $MODE == local ]] || fail "five-ranks runs on one host"
     SITES=LONGPIPE_MPI_SITES=0,1,0,1,1
@@ -199,8 +292,27 @@ case $SCENARIO in
     run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
     same plain site
     check_paths site 4 site "${GATHER_COLLECTIVES[@]}"
-# What collectives_nonblocking.c calls.
-readonly NONBLOCKING_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce)
+    ;;
+  nonblocking-five-ranks)
+    [[ $MODE == local ]] || fail "nonblocking-five-ranks runs on one host"
+    SITES=LONGPIPE_MPI_SITES=0,1,0,1,1
+    run_job plain no 5 0,1,0,1,1 || fail "plain run failed"
+    run_job site yes 5 0,1,0,1,1 "$SITES" "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site --stable
+    check_paths site 5 site "${NONBLOCKING_COLLECTIVES[@]}"
+    run_job site-again yes 5 0,1,0,1,1 "$SITES" || fail "second run with LongPipe failed"
+    same site site-again
+    run_job native yes 5 0,1,0,1,1 "$SITES" LONGPIPE_COLLECTIVES=native "LONGPIPE_STATS=$WORK/native.stats" ||
+      fail "run with LONGPIPE_COLLECTIVES=native failed"
+    same plain native
+    check_paths native 5 native "${NONBLOCKING_COLLECTIVES[@]}"
+    ;;
+  nonblocking-fortran)
+    [[ $MODE == local ]] || fail "nonblocking-fortran runs on one host"
+    run_job plain no 3 0,1,1 || fail "plain run failed"
+    run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
+    check_paths site 3 site MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce
     ;;
   nonblocking-four-ranks)
     [[ $MODE == two-site ]] || fail "nonblocking-four-ranks runs across the emulated link"
