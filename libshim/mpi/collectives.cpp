@@ -34,6 +34,7 @@ SiteCollectives::~SiteCollectives() {
 void SiteCollectives::forget(MPI_Comm comm) {
   auto it = spanning_.find(comm);
   if (it == spanning_.end()) return;
+  settle(*it->second);  // nonblocking collectives on it may still have to post on `local`
   PMPI_Comm_free(&it->second->local);
   spanning_.erase(it);
 }
@@ -49,47 +50,50 @@ int SiteCollectives::next_tag(Spanning& spanning) {
   return tag;
 }
 
+SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm) {
+  const CommunicatorInfo* info = front_end_.communicator_info(comm);
+  // Every member decides alike: the setting is the job's, the communicator is the same.
+  if (setting_ != CollectivePath::kSite || !info || !info->spans_sites) return nullptr;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return nullptr;
+  auto it = spanning_.find(comm);
+  if (it != spanning_.end() && it->second->context != info->context) {  // a handle reused after a free we missed
+    PMPI_Comm_free(&it->second->local);
+    spanning_.erase(it);
+    it = spanning_.end();
+  }
+  if (it == spanning_.end()) {
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    std::vector<int> site_of_rank;
+    for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
+    SiteLayout layout(site_of_rank, rank);
+    MPI_Comm local = MPI_COMM_NULL;
+    if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) != MPI_SUCCESS) return nullptr;  // all got it
+    it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
+                                                             info->world_of_peer)).first;
+  }
+  return it->second.get();
+}
+
+void SiteCollectives::prepare(MPI_Comm comm) { (void)spanning_of(comm); }
+
 SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective collective, MPI_Op op,
                                                       bool needs_rank_order) {
-  Spanning* found = nullptr;
-  const CommunicatorInfo* info = front_end_.communicator_info(comm);
-  // Every member decides alike: the setting is the job's, the communicator and op are the same.
-  bool site = setting_ == CollectivePath::kSite && info && info->spans_sites;
-  if (site) {
-    int inter = 0;
-    PMPI_Comm_test_inter(comm, &inter);
-    site = !inter;
+  Spanning* found = spanning_of(comm);
+  if (found && op != MPI_OP_NULL) {
+    // A non-commutative operation must see the ranks in order: per site first only if each
+    // site's ranks are consecutive.
+    int commutative = 1;
+    PMPI_Op_commutative(op, &commutative);
+    if (!commutative && !found->layout.blocked()) found = nullptr;
   }
-  if (site) {
-    auto it = spanning_.find(comm);
-    if (it != spanning_.end() && it->second->context != info->context) {  // a handle reused after a free we missed
-      PMPI_Comm_free(&it->second->local);
-      spanning_.erase(it);
-      it = spanning_.end();
-    }
-    if (it == spanning_.end()) {
-      int rank = 0;
-      PMPI_Comm_rank(comm, &rank);
-      std::vector<int> site_of_rank;
-      for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
-      SiteLayout layout(site_of_rank, rank);
-      MPI_Comm local = MPI_COMM_NULL;
-      if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) == MPI_SUCCESS) {
-        it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
-                                                                 info->world_of_peer)).first;
-      }  // else every member got the error: all go native
-    }
-    if (it != spanning_.end()) found = it->second.get();
-    if (found && op != MPI_OP_NULL) {
-      // A non-commutative operation must see the ranks in order: per site first only if each
-      // site's ranks are consecutive.
-      int commutative = 1;
-      PMPI_Op_commutative(op, &commutative);
-      if (!commutative && !found->layout.blocked()) found = nullptr;
-    }
-    if (found && needs_rank_order && !found->layout.blocked()) found = nullptr;
-  }
+  if (found && needs_rank_order && !found->layout.blocked()) found = nullptr;
   statistics_.count(collective, found ? CollectivePath::kSite : CollectivePath::kNative);
+  const bool nonblocking =
+      collective == Collective::kIbarrier || collective == Collective::kIbcast || collective == Collective::kIallreduce;
+  if (found && !nonblocking) settle(*found);  // the collectives on `local` stay in call order
   return found;
 }
 

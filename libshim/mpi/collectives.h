@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -59,8 +60,16 @@ class SiteCollectives {
                            MPI_Comm comm);
   int scan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
   int exscan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
-  // Ibarrier, Ibcast, Iallreduce: collectives_nonblocking.cpp.
+  // Ibarrier, Ibcast, Iallreduce: collectives_nonblocking.cpp. A LongPipe request (FrontEnd::
+  // start_collective) that every progress step moves on; the call returns at once.
+  int ibarrier(MPI_Comm comm, MPI_Request* request);
+  int ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request);
+  int iallreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                 MPI_Request* request);
 
+  // `comm` was just created (collective over it): if it spans sites, make its site sub-communicator
+  // now, so that a nonblocking collective never has to (Comm_split would block it).
+  void prepare(MPI_Comm comm);
   // `comm` is being freed: free its site sub-communicator.
   void forget(MPI_Comm comm);
   // A forked child: the sub-communicators are the parent's; drop them without MPI calls.
@@ -76,8 +85,15 @@ class SiteCollectives {
     SiteLayout layout;
     std::vector<int> world_of_rank;
     int sequence = 0;            // collectives done on it: the tag of the next one's messages
+    // Nonblocking collectives that have yet to post (some of) their collectives on `local`, in call
+    // order: every member must post those in the same order, and a leader posts its last one only
+    // after the exchange, so later collectives on `local` wait until this is empty (settle()).
+    std::shared_ptr<std::deque<const void*>> posting_order = std::make_shared<std::deque<const void*>>();
   };
 
+  // The communicator's cache entry (made on first use) if it is an intra-communicator that spans
+  // sites and the setting is `site`, else nullptr.
+  Spanning* spanning_of(MPI_Comm comm);
   // The communicator's cache entry if this collective takes the site path, else nullptr.
   // `needs_rank_order` (Scan, Exscan): only if each site's ranks are consecutive (whatever the op).
   Spanning* site_path(MPI_Comm comm, Collective collective, MPI_Op op = MPI_OP_NULL, bool needs_rank_order = false);
@@ -87,6 +103,9 @@ class SiteCollectives {
   // One Gather/Scatter/Allgather(v) on a spanning communicator (collectives_gather.cpp); takes its tag.
   struct TwoLevel;
   TwoLevel two_level(Spanning& spanning, MPI_Comm comm);
+  // Before a blocking collective on `spanning->local`, or freeing it: makes progress until the
+  // nonblocking collectives before it have posted theirs (collectives_nonblocking.cpp).
+  void settle(Spanning& spanning);
 
   // The site's ranks wait for their leader (PMPI_Bcast of its status on the site's communicator)
   // and return its status: after an error of the leader's (MPI_ERRORS_RETURN) none is left waiting.

@@ -61,7 +61,8 @@ std::string hex(const unsigned char* bytes, int count) {
 
 }  // namespace
 
-// A LongPipe request: a send to another site, or a receive matched by LongPipe's rules.
+// A LongPipe request: a send to another site, a receive matched by LongPipe's rules, or a
+// nonblocking collective across sites.
 struct FrontEnd::Request {
   using Kind = RequestKind;
   Kind kind = Kind::kSend;
@@ -83,6 +84,7 @@ struct FrontEnd::Request {
   int peer_world = -1;           // the remote peer, for failures (-1: any)
   std::uint64_t sync_id = 0;     // synchronous send waiting for its match
   MPI_Request native = MPI_REQUEST_NULL;  // the Open MPI receive that took over (PMPI_Imrecv)
+  std::unique_ptr<PendingCollective> collective;  // kind kCollective: its state
   MPI_Status status{};
   int error = MPI_SUCCESS;
 };
@@ -249,6 +251,11 @@ int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int 
 int FrontEnd::send(const void* buffer, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm, SendMode mode) {
   const CommunicatorInfo* info;
   const int dest_world = remote_world(comm, dest, &info);
+  if (dest_world < 0 && !collectives_in_flight_.empty()) {
+    MPI_Request native;  // a send to a same-site rank may wait for its receiver, which may wait for them
+    const int rc = isend(buffer, count, type, dest, tag, comm, mode, &native);
+    return rc != MPI_SUCCESS ? rc : wait_native(&native, MPI_STATUS_IGNORE);
+  }
   if (dest_world < 0) {
     switch (mode) {
       case SendMode::kStandard: return PMPI_Send(buffer, count, type, dest, tag, comm);
@@ -360,7 +367,12 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
 
 int FrontEnd::recv(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!emulated_receive(comm, source, &info)) return PMPI_Recv(buffer, count, type, source, tag, comm, status);
+  if (!emulated_receive(comm, source, &info)) {
+    if (collectives_in_flight_.empty()) return PMPI_Recv(buffer, count, type, source, tag, comm, status);
+    MPI_Request native;
+    const int rc = PMPI_Irecv(buffer, count, type, source, tag, comm, &native);
+    return rc != MPI_SUCCESS ? rc : wait_native(&native, status);
+  }
   MPI_Request request;
   const int rc = irecv(buffer, count, type, source, tag, comm, &request);
   if (rc != MPI_SUCCESS) return rc;
@@ -492,7 +504,8 @@ int FrontEnd::sendrecv(const void* send_buffer, int send_count, MPI_Datatype sen
                        void* receive_buffer, int receive_count, MPI_Datatype receive_type, int source,
                        int receive_tag, MPI_Comm comm, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info)) {
+  if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info) &&
+      collectives_in_flight_.empty()) {
     return PMPI_Sendrecv(send_buffer, send_count, send_type, dest, send_tag, receive_buffer, receive_count,
                          receive_type, source, receive_tag, comm, status);
   }
@@ -552,8 +565,17 @@ int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* 
 
 int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!emulated_receive(comm, source, &info)) return PMPI_Probe(source, tag, comm, status);
   int idle_rounds = 0;
+  if (!emulated_receive(comm, source, &info)) {
+    while (!collectives_in_flight_.empty()) {
+      int flag = 0;
+      const int rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+      if (rc != MPI_SUCCESS || flag) return rc;
+      progress(collectives_await_messages());
+      idle(&idle_rounds, true);
+    }
+    return PMPI_Probe(source, tag, comm, status);
+  }
   for (;;) {
     int flag = 0;
     const int rc = iprobe(source, tag, comm, &flag, status);
@@ -666,6 +688,20 @@ void FrontEnd::progress(bool unbounded) {
     if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
     it = pending_receives_.erase(it);
   }
+  advance_collectives();
+}
+
+void FrontEnd::advance_collectives() {
+  for (auto it = collectives_in_flight_.begin(); it != collectives_in_flight_.end();) {
+    const std::uintptr_t handle = *it;
+    Request* r = requests_.get(handle);
+    if (!poll(*r)) {
+      ++it;
+      continue;
+    }
+    it = collectives_in_flight_.erase(it);
+    if (r->freed) requests_.remove(handle);
+  }
 }
 
 bool FrontEnd::handle_incoming(Message message) {
@@ -751,6 +787,15 @@ void FrontEnd::idle(int* idle_rounds, bool native_pending) {
 
 bool FrontEnd::poll(Request& r) {
   if (r.complete || !r.active) return true;
+  if (r.kind == Request::Kind::kCollective) {
+    int failed_world = -1;
+    if (r.collective->advance(&r.error, &failed_world)) {
+      r.complete = true;
+      r.peer_world = failed_world;
+      r.status.MPI_ERROR = r.error;
+    }
+    return r.complete;
+  }
   if (r.native != MPI_REQUEST_NULL) {
     int flag = 0;
     const int rc = PMPI_Test(&r.native, &flag, &r.status);
@@ -763,9 +808,15 @@ bool FrontEnd::poll(Request& r) {
   return r.complete;
 }
 
+bool FrontEnd::waits_on_open_mpi(const Request& r) {
+  if (r.kind == Request::Kind::kCollective) return !r.complete && r.collective->waits_on_open_mpi();
+  return r.native != MPI_REQUEST_NULL || r.may_match_native;
+}
+
 int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
   const auto handle = reinterpret_cast<std::uintptr_t>(*slot);
   Request& r = *requests_.get(handle);
+  if (r.kind == Request::Kind::kCollective) collectives_in_flight_.remove(handle);
   if (!r.active) {  // inactive persistent request: empty status
     if (status != MPI_STATUS_IGNORE) set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
     return MPI_SUCCESS;
@@ -794,19 +845,52 @@ int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
 
 int FrontEnd::wait(MPI_Request* request, MPI_Status* status) {
   Request* r = ours(*request);
-  if (!r) return PMPI_Wait(request, status);
+  if (!r) return wait_native(request, status);
   int idle_rounds = 0;
   while (!poll(*r)) {
-    progress(true);
+    // A collective that waits for Open MPI only needs no message from the engine yet.
+    progress(r->kind != Request::Kind::kCollective || !waits_on_open_mpi(*r));
     if (poll(*r)) break;
-    idle(&idle_rounds, r->native != MPI_REQUEST_NULL || r->may_match_native);
+    idle(&idle_rounds, waits_on_open_mpi(*r));
   }
   return finish(request, status);
 }
 
+bool FrontEnd::collectives_await_messages() {
+  for (std::uintptr_t handle : collectives_in_flight_) {
+    if (!waits_on_open_mpi(*requests_.get(handle))) return true;
+  }
+  return false;
+}
+
+int FrontEnd::wait_native(MPI_Request* request, MPI_Status* status) {
+  int idle_rounds = 0;
+  while (!collectives_in_flight_.empty()) {
+    int flag = 0;
+    const int rc = PMPI_Test(request, &flag, status);
+    if (flag || rc != MPI_SUCCESS) return rc;
+    progress(collectives_await_messages());
+    idle(&idle_rounds, true);
+  }
+  return PMPI_Wait(request, status);
+}
+
+void FrontEnd::progress_until(const std::function<bool()>& done) {
+  int idle_rounds = 0;
+  while (!done()) {
+    const bool await_messages = collectives_await_messages();
+    progress(await_messages);
+    if (done()) break;
+    idle(&idle_rounds, !await_messages);
+  }
+}
+
 int FrontEnd::test(MPI_Request* request, int* flag, MPI_Status* status) {
   Request* r = ours(*request);
-  if (!r) return PMPI_Test(request, flag, status);
+  if (!r) {
+    if (!collectives_in_flight_.empty()) progress(collectives_await_messages());
+    return PMPI_Test(request, flag, status);
+  }
   if (!poll(*r)) {
     progress(true);
     if (!poll(*r)) {
@@ -821,7 +905,7 @@ int FrontEnd::test(MPI_Request* request, int* flag, MPI_Status* status) {
 int FrontEnd::testall(int count, MPI_Request* requests, int* flag, MPI_Status* statuses) {
   bool any_ours = false;
   for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
-  if (!any_ours) return PMPI_Testall(count, requests, flag, statuses);
+  if (!any_ours && collectives_in_flight_.empty()) return PMPI_Testall(count, requests, flag, statuses);
   progress(true);
   // MPI_Testall completes nothing unless everything is complete.
   for (int i = 0; i < count; ++i) {
@@ -869,7 +953,7 @@ int FrontEnd::testall(int count, MPI_Request* requests, int* flag, MPI_Status* s
 int FrontEnd::waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
   bool any_ours = false;
   for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
-  if (!any_ours) return PMPI_Waitall(count, requests, statuses);
+  if (!any_ours && collectives_in_flight_.empty()) return PMPI_Waitall(count, requests, statuses);
   std::vector<char> done(static_cast<std::size_t>(count), 0);
   bool failed = false;
   int remaining = count;
@@ -884,7 +968,7 @@ int FrontEnd::waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
       MPI_Status* status = statuses == MPI_STATUSES_IGNORE ? &own : &statuses[i];
       if (Request* r = ours(requests[i])) {
         if (!poll(*r)) {
-          native_pending = native_pending || r->native != MPI_REQUEST_NULL || r->may_match_native;
+          native_pending = native_pending || waits_on_open_mpi(*r);
           continue;
         }
         if (finish(&requests[i], status) != MPI_SUCCESS) failed = true;
@@ -918,7 +1002,7 @@ int FrontEnd::waitall(int count, MPI_Request* requests, MPI_Status* statuses) {
 int FrontEnd::testany(int count, MPI_Request* requests, int* index, int* flag, MPI_Status* status) {
   bool any_ours = false;
   for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
-  if (!any_ours) return PMPI_Testany(count, requests, index, flag, status);
+  if (!any_ours && collectives_in_flight_.empty()) return PMPI_Testany(count, requests, index, flag, status);
   progress(true);
   bool any_active = false;
   for (int i = 0; i < count; ++i) {
@@ -951,7 +1035,7 @@ int FrontEnd::testany(int count, MPI_Request* requests, int* index, int* flag, M
 int FrontEnd::waitany(int count, MPI_Request* requests, int* index, MPI_Status* status) {
   bool any_ours = false;
   for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
-  if (!any_ours) return PMPI_Waitany(count, requests, index, status);
+  if (!any_ours && collectives_in_flight_.empty()) return PMPI_Waitany(count, requests, index, status);
   int idle_rounds = 0;
   for (;;) {
     int flag = 0;
@@ -960,7 +1044,7 @@ int FrontEnd::waitany(int count, MPI_Request* requests, int* index, MPI_Status* 
     bool native_pending = false;
     for (int i = 0; i < count; ++i) {
       Request* r = ours(requests[i]);
-      native_pending = native_pending || !r || r->native != MPI_REQUEST_NULL || r->may_match_native;
+      native_pending = native_pending || !r || waits_on_open_mpi(*r);
     }
     idle(&idle_rounds, native_pending);
   }
@@ -969,7 +1053,7 @@ int FrontEnd::waitany(int count, MPI_Request* requests, int* index, MPI_Status* 
 int FrontEnd::testsome(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
   bool any_ours = false;
   for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
-  if (!any_ours) return PMPI_Testsome(count, requests, outcount, indices, statuses);
+  if (!any_ours && collectives_in_flight_.empty()) return PMPI_Testsome(count, requests, outcount, indices, statuses);
   progress(true);
   bool any_active = false;
   bool failed = false;
@@ -1001,7 +1085,7 @@ int FrontEnd::testsome(int count, MPI_Request* requests, int* outcount, int* ind
 int FrontEnd::waitsome(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Status* statuses) {
   bool any_ours = false;
   for (int i = 0; i < count && !any_ours; ++i) any_ours = is_ours(requests[i]);
-  if (!any_ours) return PMPI_Waitsome(count, requests, outcount, indices, statuses);
+  if (!any_ours && collectives_in_flight_.empty()) return PMPI_Waitsome(count, requests, outcount, indices, statuses);
   int idle_rounds = 0;
   for (;;) {
     const int rc = testsome(count, requests, outcount, indices, statuses);
@@ -1035,11 +1119,12 @@ int FrontEnd::request_free(MPI_Request* request) {
     return MPI_SUCCESS;
   }
   if (r->active && !r->complete) {
-    // A posted receive still takes its message, a synchronous send still waits for its match:
-    // removed when that happens.
+    // A posted receive still takes its message, a synchronous send still waits for its match, a
+    // collective goes on (progress advances it): removed when that happens.
     r->freed = true;
     return MPI_SUCCESS;
   }
+  if (r->kind == Request::Kind::kCollective) collectives_in_flight_.remove(handle);
   requests_.remove(handle);
   return MPI_SUCCESS;
 }
@@ -1061,7 +1146,10 @@ int FrontEnd::cancel(MPI_Request* request) {
 
 int FrontEnd::request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   Request* r = ours(request);
-  if (!r) return PMPI_Request_get_status(request, flag, status);
+  if (!r) {
+    if (!collectives_in_flight_.empty()) progress(collectives_await_messages());
+    return PMPI_Request_get_status(request, flag, status);
+  }
   if (!poll(*r)) {
     progress(true);
     poll(*r);
@@ -1127,6 +1215,36 @@ int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm com
     idle(&idle_rounds, false);
   }
   *body = transfer.take();
+  return MPI_SUCCESS;
+}
+
+bool FrontEnd::try_take_bytes(int source_world, int context, int tag, TransferAssembler* transfer, int* error) {
+  const ReceivePattern pattern{context, source_world, tag};
+  *error = MPI_SUCCESS;
+  while (!transfer->complete()) {
+    auto found = unexpected_.take(pattern);
+    if (!found) break;
+    if (!transfer->add(found->second->body)) {
+      *error = MPI_ERR_INTERN;  // a malformed transfer
+      return true;
+    }
+  }
+  if (transfer->complete()) return true;
+  if (!failed_world_ranks_.count(source_world)) return false;
+  *error = MPI_ERR_OTHER;
+  return true;
+}
+
+int FrontEnd::start_collective(std::unique_ptr<PendingCollective> collective, MPI_Comm comm, MPI_Request* request) {
+  auto r = std::make_unique<Request>();
+  r->kind = Request::Kind::kCollective;
+  r->comm = comm;
+  r->collective = std::move(collective);
+  set_status(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+  const std::uintptr_t handle = new_request(std::move(r));
+  *request = reinterpret_cast<MPI_Request>(handle);
+  collectives_in_flight_.push_back(handle);
+  progress(false);  // it may be complete already (a root's Ibcast with nothing to wait for)
   return MPI_SUCCESS;
 }
 

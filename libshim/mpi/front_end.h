@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <string>
@@ -39,7 +40,20 @@ inline constexpr int kIdlePollMs = 1;
 inline constexpr std::chrono::milliseconds kFinalizeFlushTimeout{60000};
 
 enum class SendMode { kStandard, kBuffered, kReady, kSynchronous };
-enum class RequestKind { kSend, kReceive };
+enum class RequestKind { kSend, kReceive, kCollective };
+
+// A nonblocking collective in flight (collectives_nonblocking.cpp), held by a LongPipe request of
+// kind kCollective: every poll of the request, and every progress step while it is under way,
+// moves it on as far as it can go without waiting.
+class PendingCollective {
+ public:
+  virtual ~PendingCollective() = default;
+  // True once complete; then *error is its outcome and *failed_world the unreachable peer (or -1).
+  virtual bool advance(int* error, int* failed_world) = 0;
+  // Whether Open MPI (not only LongPipe's messages) can move it on now: the waits spin then
+  // instead of sleeping on the engine.
+  virtual bool waits_on_open_mpi() const = 0;
+};
 
 class FrontEnd {
  public:
@@ -108,6 +122,20 @@ class FrontEnd {
   // (wire_format.h, "the collectives' leader transfers").
   int send_bytes(int dest_world, int context, int tag, const std::vector<std::byte>& body, MPI_Comm comm);
   int receive_bytes(int source_world, int context, int tag, MPI_Comm comm, std::vector<std::byte>* body);
+  // The same without waiting: adds the segments that are here to `transfer` (the caller keeps it
+  // between calls). True once it is complete, or when it never can be (*error: MPI_ERR_OTHER for
+  // `source_world` unreachable, MPI_ERR_INTERN for a malformed transfer; nothing reported yet);
+  // false while segments are missing.
+  bool try_take_bytes(int source_world, int context, int tag, TransferAssembler* transfer, int* error);
+  // A LongPipe request for `collective` (nonblocking collectives on `comm`): advanced by every
+  // progress step until complete, completed by every wait/test call like the others.
+  int start_collective(std::unique_ptr<PendingCollective> collective, MPI_Comm comm, MPI_Request* request);
+  // Nonblocking collectives under way: while there are any, the blocking sends, receives, probes and
+  // completion calls that would have gone straight to Open MPI also make LongPipe's progress (a
+  // peer's collective may wait for this rank's part of the exchange between sites).
+  bool collectives_in_flight() const { return !collectives_in_flight_.empty(); }
+  // Makes progress (LongPipe's and Open MPI's) until `done` is true.
+  void progress_until(const std::function<bool()>& done);
 
   // Flushes the engine, waits for every rank (LongPipe messages to it are acknowledged), stops it.
   void finalize();
@@ -120,7 +148,7 @@ class FrontEnd {
   // full routing", not "LongPipe".
   bool send_stays_on_open_mpi(MPI_Comm comm, int dest) const {
     return comm == MPI_COMM_WORLD && static_cast<unsigned>(dest) < world_.remote_world_of_peer.size() &&
-           world_.remote_world_of_peer[static_cast<unsigned>(dest)] < 0;
+           world_.remote_world_of_peer[static_cast<unsigned>(dest)] < 0 && collectives_in_flight_.empty();
   }
   bool receive_stays_on_open_mpi(MPI_Comm comm, int source) const {
     return send_stays_on_open_mpi(comm, source) && world_.pending_wildcard_receives == 0;
@@ -159,6 +187,15 @@ class FrontEnd {
   void handle_peer_failures();
   // Whether a request of ours is complete (polling its Open MPI part if it has one).
   bool poll(Request& request);
+  // Whether Open MPI can complete it (else only LongPipe's messages can): how a wait idles.
+  static bool waits_on_open_mpi(const Request& request);
+  // Moves every nonblocking collective in flight on; frees those completed after MPI_Request_free.
+  void advance_collectives();
+  // Whether one of them waits for a LongPipe message (progress may then have to look past the
+  // bound of unexpected messages: its message may be behind them).
+  bool collectives_await_messages();
+  // A wait for Open MPI requests only while collectives are in flight: PMPI_Test and progress.
+  int wait_native(MPI_Request* request, MPI_Status* status);
   // Copies the result out and frees (or, if persistent, deactivates) the request.
   int finish(MPI_Request* slot, MPI_Status* status);
   // One round of a wait loop found nothing: spin, yield or sleep on the engine's event fd.
@@ -197,6 +234,7 @@ class FrontEnd {
   MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
   std::unordered_map<std::uint64_t, std::uintptr_t> awaiting_match_;  // synchronous sends by id
   std::uint64_t next_sync_id_ = 1;
+  std::list<std::uintptr_t> collectives_in_flight_;  // requests of kind kCollective not complete yet
 };
 
 }  // namespace lp::mpi

@@ -58,7 +58,10 @@ void start_front_end() {
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_for_messages);
   try {
     front_end = FrontEnd::start().release();
-    if (front_end) collectives = new SiteCollectives(*front_end);
+    if (front_end) {
+      collectives = new SiteCollectives(*front_end);
+      collectives->prepare(MPI_COMM_WORLD);
+    }
     return;
   } catch (const std::exception& e) {
     report("MPI_Init", (std::string("LongPipe cannot start: ") + e.what()).c_str());
@@ -70,6 +73,7 @@ void start_front_end() {
 
 int registered(int rc, MPI_Comm* comm) {
   if (rc == MPI_SUCCESS && front_end) front_end->register_communicator(*comm);
+  if (rc == MPI_SUCCESS && collectives && *comm != MPI_COMM_NULL) collectives->prepare(*comm);
   return rc;
 }
 
@@ -235,13 +239,19 @@ LP_EXPORT int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* m
 
 // ---- completion ----
 
+// A nonblocking collective across sites in flight: waits for Open MPI's requests make LongPipe's
+// progress too (front_end.h, collectives_in_flight).
 LP_EXPORT int MPI_Wait(MPI_Request* request, MPI_Status* status) {
-  if (!front_end || !FrontEnd::is_ours(*request)) return PMPI_Wait(request, status);
+  if (!front_end || (!FrontEnd::is_ours(*request) && !front_end->collectives_in_flight())) {
+    return PMPI_Wait(request, status);
+  }
   return guarded("MPI_Wait", [&](FrontEnd& fe) { return fe.wait(request, status); });
 }
 
 LP_EXPORT int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
-  if (!front_end || !FrontEnd::is_ours(*request)) return PMPI_Test(request, flag, status);
+  if (!front_end || (!FrontEnd::is_ours(*request) && !front_end->collectives_in_flight())) {
+    return PMPI_Test(request, flag, status);
+  }
   return guarded("MPI_Test", [&](FrontEnd& fe) { return fe.test(request, flag, status); });
 }
 
@@ -534,4 +544,25 @@ LP_EXPORT int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Data
   if (!lp::mpi::collectives) return PMPI_Exscan(sendbuf, recvbuf, count, type, op, comm);
   return guarded("MPI_Exscan",
                  [&](FrontEnd&) { return lp::mpi::collectives->exscan(sendbuf, recvbuf, count, type, op, comm); });
+}
+
+// Nonblocking: a LongPipe request whose progress happens in every MPI call that makes LongPipe's
+// (collectives_nonblocking.cpp).
+LP_EXPORT int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ibarrier(comm, request);
+  return guarded("MPI_Ibarrier", [&](FrontEnd&) { return lp::mpi::collectives->ibarrier(comm, request); });
+}
+
+LP_EXPORT int MPI_Ibcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ibcast(buf, count, type, root, comm, request);
+  return guarded("MPI_Ibcast",
+                 [&](FrontEnd&) { return lp::mpi::collectives->ibcast(buf, count, type, root, comm, request); });
+}
+
+LP_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+  return guarded("MPI_Iallreduce", [&](FrontEnd&) {
+    return lp::mpi::collectives->iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+  });
 }

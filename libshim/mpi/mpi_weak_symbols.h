@@ -43,6 +43,9 @@
 #pragma weak PMPI_Group_free
 #pragma weak PMPI_Group_size
 #pragma weak PMPI_Group_translate_ranks
+#pragma weak PMPI_Iallreduce
+#pragma weak PMPI_Ibarrier
+#pragma weak PMPI_Ibcast
 #pragma weak PMPI_Ibsend
 #pragma weak PMPI_Improbe
 #pragma weak PMPI_Imrecv
@@ -52,6 +55,7 @@
 #pragma weak PMPI_Intercomm_merge
 #pragma weak PMPI_Iprobe
 #pragma weak PMPI_Irecv
+#pragma weak PMPI_Ireduce
 #pragma weak PMPI_Irsend
 #pragma weak PMPI_Isend
 #pragma weak PMPI_Issend

@@ -35,14 +35,21 @@
 #                                   identical transcripts, each call on the site path
 #             exchange-four-ranks   (two-site) 4 ranks, 2 per site, sites found automatically
 #                                   (no second or native run)
+#   Ibarrier, Ibcast, Iallreduce (collectives_nonblocking.c, .f90): transcripts identical to Open MPI
+#   alone's except the order-sensitive lines (identical in a second LongPipe run), site path taken
+#             nonblocking-five-ranks  (local) 5 ranks, sites 0,1,0,1,1; and LONGPIPE_COLLECTIVES=native:
+#                                     Open MPI's transcript, no site path
+#             nonblocking-fortran     (local) collectives_nonblocking.f90 (`use mpi`), 3 ranks, sites 0,1,1
+#             nonblocking-four-ranks  (two-site) 4 ranks, 2 per site
 #
 # Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
 # MPI_COLLECTIVES_GATHER and MPI_COLLECTIVES_GATHER_F (the gather-* programs, C and Fortran),
-# MPI_COLLECTIVES_EXCHANGE and MPI_COLLECTIVES_EXCHANGE_F (the exchange-* programs).
+# MPI_COLLECTIVES_EXCHANGE and MPI_COLLECTIVES_EXCHANGE_F (the exchange-* programs),
+# MPI_COLLECTIVES_NONBLOCKING and MPI_COLLECTIVES_NONBLOCKING_F (the nonblocking-* programs).
 set -euo pipefail
 
 MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|gather-...|exchange-...}
+SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|gather-...|exchange-...|nonblocking-...}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -51,6 +58,8 @@ case $SCENARIO in
   gather-*) PROGRAM=${MPI_COLLECTIVES_GATHER:?MPI_COLLECTIVES_GATHER must name the gather test program} ;;
   exchange-fortran) PROGRAM=${MPI_COLLECTIVES_EXCHANGE_F:?MPI_COLLECTIVES_EXCHANGE_F must name the Fortran program} ;;
   exchange-*) PROGRAM=${MPI_COLLECTIVES_EXCHANGE:?MPI_COLLECTIVES_EXCHANGE must name the test program} ;;
+  nonblocking-fortran) PROGRAM=${MPI_COLLECTIVES_NONBLOCKING_F:?MPI_COLLECTIVES_NONBLOCKING_F must name the Fortran program} ;;
+  nonblocking-*) PROGRAM=${MPI_COLLECTIVES_NONBLOCKING:?MPI_COLLECTIVES_NONBLOCKING must name the test program} ;;
   *) PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program} ;;
 esac
 # How long one run may take before it counts as hung.
@@ -97,6 +106,8 @@ same() {
 # once and no collective on the site path (native).
 readonly FOUR_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Reduce MPI_Allreduce)
 readonly GATHER_COLLECTIVES=(MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv MPI_Allgather MPI_Allgatherv)
+# What collectives_nonblocking.c calls.
+readonly NONBLOCKING_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce)
 check_paths() {
   local name=$1 ranks=$2 expected=$3
   shift 3
@@ -281,6 +292,34 @@ case $SCENARIO in
     run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
     same plain site
     check_paths site 4 site "${GATHER_COLLECTIVES[@]}"
+    ;;
+  nonblocking-five-ranks)
+    [[ $MODE == local ]] || fail "nonblocking-five-ranks runs on one host"
+    SITES=LONGPIPE_MPI_SITES=0,1,0,1,1
+    run_job plain no 5 0,1,0,1,1 || fail "plain run failed"
+    run_job site yes 5 0,1,0,1,1 "$SITES" "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site --stable
+    check_paths site 5 site "${NONBLOCKING_COLLECTIVES[@]}"
+    run_job site-again yes 5 0,1,0,1,1 "$SITES" || fail "second run with LongPipe failed"
+    same site site-again
+    run_job native yes 5 0,1,0,1,1 "$SITES" LONGPIPE_COLLECTIVES=native "LONGPIPE_STATS=$WORK/native.stats" ||
+      fail "run with LONGPIPE_COLLECTIVES=native failed"
+    same plain native
+    check_paths native 5 native "${NONBLOCKING_COLLECTIVES[@]}"
+    ;;
+  nonblocking-fortran)
+    [[ $MODE == local ]] || fail "nonblocking-fortran runs on one host"
+    run_job plain no 3 0,1,1 || fail "plain run failed"
+    run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
+    check_paths site 3 site MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce
+    ;;
+  nonblocking-four-ranks)
+    [[ $MODE == two-site ]] || fail "nonblocking-four-ranks runs across the emulated link"
+    run_job plain no 4 0,0,1,1 || fail "plain run failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    same plain site --stable
+    check_paths site 4 site "${NONBLOCKING_COLLECTIVES[@]}"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac

@@ -1,0 +1,408 @@
+// MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce across sites: the same two levels as the blocking
+// collectives (collectives.cpp), as a LongPipe request whose state machine every progress step
+// moves on (FrontEnd::start_collective). Inside a site: Open MPI's nonblocking collectives on the
+// site sub-communicator; across: the leaders' messages on the communicator's private context,
+// taken without waiting (FrontEnd::try_take_bytes). The call returns at once. README.md,
+// "Collectives".
+//
+// Every member posts its collectives on the sub-communicator in call order (Open MPI matches them by
+// order). A non-leader posts all of its at once; a leader posts the last one only after the exchange,
+// so it keeps its place in Spanning::posting_order until then and later collectives wait behind it.
+#include <utility>
+
+#include "collective_buffers.h"
+#include "collectives.h"
+
+namespace lp::mpi {
+namespace {
+
+// What every site-path nonblocking collective has: where it runs, its Open MPI requests on the site
+// sub-communicator, its place in the posting order, its outcome.
+class SiteOperation : public PendingCollective {
+ public:
+  SiteOperation(FrontEnd& front_end, MPI_Comm comm, MPI_Comm local, const SiteLayout& layout,
+                const std::vector<int>& world_of_rank, int context, int tag,
+                std::shared_ptr<std::deque<const void*>> posting_order)
+      : front_end_(front_end),
+        comm_(comm),
+        local_(local),
+        layout_(layout),
+        world_of_rank_(world_of_rank),
+        context_(context),
+        tag_(tag),
+        posting_order_(std::move(posting_order)) {
+    posting_order_->push_back(this);
+  }
+  ~SiteOperation() override { done_posting(); }
+
+  bool advance(int* error, int* failed_world) final {
+    while (!complete_ && step()) {
+    }
+    *error = error_;
+    *failed_world = failed_world_;
+    return complete_;
+  }
+
+ protected:
+  // One move of the state machine: false if nothing could be done now.
+  virtual bool step() = 0;
+
+  // Whether this collective may post on the sub-communicator now (the earlier ones have).
+  bool first_in_line() const { return !posting_order_->empty() && posting_order_->front() == this; }
+  // This collective has posted its last collective on the sub-communicator.
+  void done_posting() {
+    for (auto it = posting_order_->begin(); it != posting_order_->end(); ++it) {
+      if (*it != this) continue;
+      posting_order_->erase(it);
+      return;
+    }
+  }
+  // Whether every Open MPI request posted so far is complete (an error is kept, the rest go on).
+  bool local_complete() {
+    if (local_requests_.empty()) return true;
+    int flag = 0;
+    std::vector<MPI_Status> statuses(local_requests_.size());
+    const int rc = PMPI_Testall(static_cast<int>(local_requests_.size()), local_requests_.data(), &flag,
+                                statuses.data());
+    if (!flag) return false;
+    if (rc != MPI_SUCCESS) fail(rc);
+    local_requests_.clear();
+    return true;
+  }
+  MPI_Request* new_local_request() { return &local_requests_.emplace_back(MPI_REQUEST_NULL); }
+  // The leader's outcome to its site (PMPI_Ibcast on the sub-communicator): posted by the other
+  // ranks during the call, by the leader after the exchange; as the blocking collectives do, the
+  // site's ranks then complete with the leader's error instead of success.
+  void post_site_status() {
+    if (layout_.is_leader()) site_status_ = error_;
+    const int rc = PMPI_Ibcast(&site_status_, 1, MPI_INT, 0, local_, new_local_request());
+    if (rc != MPI_SUCCESS) fail(rc);
+  }
+  // Once every Open MPI request is complete: true, with the leader's error taken over.
+  bool finished_locally() {
+    if (!local_complete()) return false;
+    if (site_status_ != MPI_SUCCESS) fail(site_status_);
+    return true;
+  }
+  void fail(int rc, int world = -1) {
+    if (error_ != MPI_SUCCESS) return;  // the first error is the one reported
+    error_ = rc;
+    failed_world_ = world;
+  }
+  bool failed() const { return error_ != MPI_SUCCESS; }
+  void finish() { complete_ = true; }
+
+  int world_of(int rank) const { return world_of_rank_[static_cast<std::size_t>(rank)]; }
+  int leader_world(int site) const { return world_of(layout_.leader(site)); }
+  int send(int world, const std::vector<std::byte>& body) {
+    const int rc = front_end_.send_bytes(world, context_, tag_, body, comm_);
+    if (rc != MPI_SUCCESS) fail(rc, world);
+    return rc;
+  }
+  // Whether the transfer of `world` for this collective is all here (false: not yet). Unreachable
+  // or malformed: true, the failure recorded.
+  bool take(int world, TransferAssembler* transfer) {
+    int rc = MPI_SUCCESS;
+    if (!front_end_.try_take_bytes(world, context_, tag_, transfer, &rc)) return false;
+    if (rc != MPI_SUCCESS) fail(rc, rc == MPI_ERR_OTHER ? world : -1);
+    return true;
+  }
+
+  FrontEnd& front_end_;
+  const MPI_Comm comm_;
+  const MPI_Comm local_;
+  const SiteLayout layout_;
+  const std::vector<int> world_of_rank_;
+
+ private:
+  const int context_;
+  const int tag_;
+  std::shared_ptr<std::deque<const void*>> posting_order_;
+  std::vector<MPI_Request> local_requests_;
+  int site_status_ = MPI_SUCCESS;  // PMPI_Ibcast buffer of post_site_status
+  int error_ = MPI_SUCCESS;
+  int failed_world_ = -1;
+  bool complete_ = false;
+};
+
+// Everyone of the site arrives (Ibarrier), the leaders tell each other, the site is let go (the
+// leader's status, Ibcast).
+class SiteIbarrier final : public SiteOperation {
+ public:
+  using SiteOperation::SiteOperation;
+  bool waits_on_open_mpi() const override { return phase_ != Phase::kExchange; }
+
+ private:
+  enum class Phase { kPost, kArriving, kExchange, kReleasing };
+
+  bool step() override {
+    switch (phase_) {
+      case Phase::kPost:
+        if (!first_in_line()) return false;
+        if (const int rc = PMPI_Ibarrier(local_, new_local_request()); rc != MPI_SUCCESS) fail(rc);
+        if (layout_.is_leader()) {
+          phase_ = Phase::kArriving;
+        } else {  // the release needs nothing from this rank: post it now
+          post_site_status();
+          done_posting();
+          phase_ = Phase::kReleasing;
+        }
+        return true;
+      case Phase::kArriving:
+        if (!local_complete()) return false;
+        for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
+          if (site != layout_.my_site_index()) send(leader_world(site), {});
+        }
+        transfers_.resize(static_cast<std::size_t>(layout_.site_count()));
+        phase_ = Phase::kExchange;
+        return true;
+      case Phase::kExchange:
+        for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
+          if (site != layout_.my_site_index() && !take(leader_world(site), &transfers_[static_cast<std::size_t>(site)])) {
+            return false;
+          }
+        }
+        post_site_status();  // also after an error: the site's other ranks are let go, with it
+        done_posting();
+        phase_ = Phase::kReleasing;
+        return true;
+      case Phase::kReleasing:
+        if (!finished_locally()) return false;
+        finish();
+        return true;
+    }
+    return false;
+  }
+
+  Phase phase_ = Phase::kPost;
+  std::vector<TransferAssembler> transfers_;  // per site index: its leader's (empty) message
+};
+
+// The root sends to every other site's leader at once; each site broadcasts (Ibcast) from the root
+// or its leader, the leader after the root's message came.
+class SiteIbcast final : public SiteOperation {
+ public:
+  SiteIbcast(void* buffer, int count, MPI_Datatype type, int root, FrontEnd& front_end, MPI_Comm comm,
+             MPI_Comm local, const SiteLayout& layout, const std::vector<int>& world_of_rank, int context, int tag,
+             std::shared_ptr<std::deque<const void*>> posting_order)
+      : SiteOperation(front_end, comm, local, layout, world_of_rank, context, tag, std::move(posting_order)),
+        buffer_(buffer),
+        count_(count),
+        type_(type),
+        root_(root) {
+    const int root_site = layout_.site_index_of(root_);
+    int rank = 0;
+    PMPI_Comm_rank(comm_, &rank);
+    if (rank == root_) {  // the data as it is now: sent before the call returns
+      int rc = MPI_SUCCESS;
+      const std::vector<std::byte> packed = pack(buffer_, count_, type_, comm_, &rc);
+      if (rc != MPI_SUCCESS) fail(rc);
+      for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
+        if (site != root_site) send(leader_world(site), packed);
+      }
+    }
+    phase_ = layout_.my_site_index() != root_site && layout_.is_leader() ? Phase::kReceive : Phase::kPost;
+  }
+  bool waits_on_open_mpi() const override { return phase_ != Phase::kReceive; }
+
+ private:
+  enum class Phase { kReceive, kPost, kBroadcasting };
+
+  bool step() override {
+    switch (phase_) {
+      case Phase::kReceive: {
+        if (!take(world_of(root_), &transfer_)) return false;
+        if (!failed()) {
+          const int rc = unpack(transfer_.take(), buffer_, count_, type_, comm_);
+          if (rc != MPI_SUCCESS) fail(rc);
+        }
+        phase_ = Phase::kPost;  // also after an error: the site's other ranks are let go, with it
+        return true;
+      }
+      case Phase::kPost: {
+        if (!first_in_line()) return false;
+        const bool root_site = layout_.my_site_index() == layout_.site_index_of(root_);
+        if (!root_site) post_site_status();  // the root's site has the data from the root itself
+        const int local_root = root_site ? layout_.local_rank_of(root_) : 0;
+        const int rc = PMPI_Ibcast(buffer_, count_, type_, local_root, local_, new_local_request());
+        if (rc != MPI_SUCCESS) fail(rc);
+        done_posting();
+        phase_ = Phase::kBroadcasting;
+        return true;
+      }
+      case Phase::kBroadcasting:
+        if (!finished_locally()) return false;
+        finish();
+        return true;
+    }
+    return false;
+  }
+
+  void* const buffer_;
+  const int count_;
+  const MPI_Datatype type_;
+  const int root_;
+  Phase phase_ = Phase::kPost;
+  TransferAssembler transfer_;  // other sites' leaders: the root's data
+};
+
+// Each site reduces to its leader (Ireduce), the leaders exchange their partial results and combine
+// all in site order (as SiteCollectives::combine_partials), each site broadcasts (Ibcast).
+class SiteIallreduce final : public SiteOperation {
+ public:
+  SiteIallreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, FrontEnd& front_end,
+                 MPI_Comm comm, MPI_Comm local, const SiteLayout& layout, const std::vector<int>& world_of_rank,
+                 int context, int tag, std::shared_ptr<std::deque<const void*>> posting_order)
+      : SiteOperation(front_end, comm, local, layout, world_of_rank, context, tag, std::move(posting_order)),
+        send_(send),
+        receive_(receive),
+        count_(count),
+        type_(type),
+        op_(op) {
+    if (!layout_.is_leader() && send_ == MPI_IN_PLACE) {
+      // This rank's data is in `receive`, which the site's broadcast (posted at once) overwrites:
+      // reduce from a copy.
+      own_copy_ = std::make_unique<TypedScratch>(count_, type_);
+      int rc = MPI_SUCCESS;
+      const std::vector<std::byte> packed = pack(receive_, count_, type_, comm_, &rc);
+      if (rc == MPI_SUCCESS) rc = unpack(packed, own_copy_->base(), count_, type_, comm_);
+      if (rc != MPI_SUCCESS) fail(rc);
+      send_ = own_copy_->base();
+    }
+  }
+  bool waits_on_open_mpi() const override { return phase_ != Phase::kExchange; }
+
+ private:
+  enum class Phase { kPost, kReducing, kExchange, kBroadcasting };
+
+  bool step() override {
+    switch (phase_) {
+      case Phase::kPost: {
+        if (!first_in_line()) return false;
+        int rc = PMPI_Ireduce(send_, layout_.is_leader() ? receive_ : nullptr, count_, type_, op_, 0, local_,
+                              new_local_request());  // MPI_IN_PLACE passes through at the leader
+        if (rc != MPI_SUCCESS) fail(rc);
+        if (layout_.is_leader()) {
+          phase_ = Phase::kReducing;
+        } else {
+          post_site_status();
+          rc = PMPI_Ibcast(receive_, count_, type_, 0, local_, new_local_request());
+          if (rc != MPI_SUCCESS) fail(rc);
+          done_posting();
+          phase_ = Phase::kBroadcasting;
+        }
+        return true;
+      }
+      case Phase::kReducing: {
+        if (!local_complete()) return false;
+        int rc = MPI_SUCCESS;
+        const std::vector<std::byte> packed = pack(receive_, count_, type_, comm_, &rc);
+        if (rc != MPI_SUCCESS) fail(rc);
+        for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
+          if (site != layout_.my_site_index()) send(leader_world(site), packed);
+        }
+        received_.resize(static_cast<std::size_t>(layout_.site_count()));
+        transfers_.resize(static_cast<std::size_t>(layout_.site_count()));
+        phase_ = Phase::kExchange;
+        return true;
+      }
+      case Phase::kExchange: {
+        for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
+          const auto at = static_cast<std::size_t>(site);
+          if (site == layout_.my_site_index() || received_[at]) continue;
+          if (!take(leader_world(site), &transfers_[at])) return false;
+          if (failed()) break;
+          received_[at] = std::make_unique<TypedScratch>(count_, type_);
+          const int rc = unpack(transfers_[at].take(), received_[at]->base(), count_, type_, comm_);
+          if (rc != MPI_SUCCESS) fail(rc);
+        }
+        if (!failed()) combine();
+        // Also after an error: the site's other ranks take part in the broadcasts (no hang) and
+        // complete with the error.
+        post_site_status();
+        const int rc = PMPI_Ibcast(receive_, count_, type_, 0, local_, new_local_request());
+        if (rc != MPI_SUCCESS) fail(rc);
+        done_posting();
+        phase_ = Phase::kBroadcasting;
+        return true;
+      }
+      case Phase::kBroadcasting:
+        if (!finished_locally()) return false;
+        finish();
+        return true;
+    }
+    return false;
+  }
+
+  // ((p0 op p1) op p2) ... into `receive`, the order of SiteCollectives::combine_partials.
+  void combine() {
+    std::vector<void*> partial(static_cast<std::size_t>(layout_.site_count()), receive_);
+    for (std::size_t site = 0; site < partial.size(); ++site) {
+      if (received_[site]) partial[site] = received_[site]->base();
+    }
+    void* accumulated = partial[0];
+    for (std::size_t site = 1; site < partial.size(); ++site) {
+      // PMPI_Reduce_local(in, inout): inout = in op inout, so the earlier sites stay on the left.
+      const int rc = PMPI_Reduce_local(accumulated, partial[site], count_, type_, op_);
+      if (rc != MPI_SUCCESS) return fail(rc);
+      accumulated = partial[site];
+    }
+    if (accumulated == receive_) return;
+    int rc = MPI_SUCCESS;
+    const std::vector<std::byte> result = pack(accumulated, count_, type_, comm_, &rc);
+    if (rc == MPI_SUCCESS) rc = unpack(result, receive_, count_, type_, comm_);
+    if (rc != MPI_SUCCESS) fail(rc);
+  }
+
+  const void* send_;
+  void* const receive_;
+  const int count_;
+  const MPI_Datatype type_;
+  const MPI_Op op_;
+  Phase phase_ = Phase::kPost;
+  std::unique_ptr<TypedScratch> own_copy_;                 // non-leader, MPI_IN_PLACE
+  std::vector<std::unique_ptr<TypedScratch>> received_;    // per site index: its partial result
+  std::vector<TransferAssembler> transfers_;               // per site index: its partial, as it arrives
+};
+
+}  // namespace
+
+void SiteCollectives::settle(Spanning& spanning) {
+  const auto& posting_order = spanning.posting_order;
+  if (!posting_order->empty()) front_end_.progress_until([&] { return posting_order->empty(); });
+}
+
+int SiteCollectives::ibarrier(MPI_Comm comm, MPI_Request* request) {
+  Spanning* spanning = site_path(comm, Collective::kIbarrier);
+  if (!spanning) return PMPI_Ibarrier(comm, request);
+  const int tag = next_tag(*spanning);
+  return front_end_.start_collective(
+      std::make_unique<SiteIbarrier>(front_end_, comm, spanning->local, spanning->layout, spanning->world_of_rank,
+                                     private_context(*spanning), tag, spanning->posting_order),
+      comm, request);
+}
+
+int SiteCollectives::ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                            MPI_Request* request) {
+  Spanning* spanning = site_path(comm, Collective::kIbcast);
+  if (!spanning) return PMPI_Ibcast(buffer, count, type, root, comm, request);
+  const int tag = next_tag(*spanning);
+  return front_end_.start_collective(
+      std::make_unique<SiteIbcast>(buffer, count, type, root, front_end_, comm, spanning->local, spanning->layout,
+                                   spanning->world_of_rank, private_context(*spanning), tag, spanning->posting_order),
+      comm, request);
+}
+
+int SiteCollectives::iallreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,
+                                MPI_Comm comm, MPI_Request* request) {
+  Spanning* spanning = site_path(comm, Collective::kIallreduce, op);
+  if (!spanning) return PMPI_Iallreduce(send, receive, count, type, op, comm, request);
+  const int tag = next_tag(*spanning);
+  return front_end_.start_collective(
+      std::make_unique<SiteIallreduce>(send, receive, count, type, op, front_end_, comm, spanning->local,
+                                       spanning->layout, spanning->world_of_rank, private_context(*spanning), tag,
+                                       spanning->posting_order),
+      comm, request);
+}
+
+}  // namespace lp::mpi
