@@ -173,12 +173,26 @@ int run(const Options& options) {
               link_rate, options.pause_ms);
   std::printf("%10s %6s %5s %10s %11s %11s %8s %10s\n", "size", "batch", "kind", "T (s)", "t (ms)", "floor (ms)",
               "t/floor", "Mbit/s");
+  // The CSV gets each batch's row as soon as it is measured (flushed), so a run that is stopped
+  // early (a driver's time budget) leaves the batches it finished.
+  std::ofstream csv;
+  if (!options.csv_path.empty()) {
+    csv.open(options.csv_path);
+    if (!csv) throw std::runtime_error("cannot write --csv " + options.csv_path);
+    csv << "size,batch,kind,count,ack,T_s,t_ms,rtt_ms,link_rate_mbit,floor_ms,ratio" << std::endl;
+  }
   auto print = [&](const BatchResult& r) {
     const double t = r.seconds / X;
     std::printf("%10zu %6zu %5s %10.3f %11.3f %11.3f %8.2f %10.2f\n", r.size, r.batch, kind(r),
                 r.seconds, t * 1e3, floor_seconds(rtt, r.size) * 1e3, t / floor_seconds(rtt, r.size),
                 X * static_cast<double>(r.size) * 8 / r.seconds / 1e6);
     std::fflush(stdout);
+    if (csv.is_open()) {
+      csv << r.size << "," << r.batch << "," << kind(r) << "," << options.count << ","
+          << (options.ack == AckMode::kEach ? "each" : "last") << "," << r.seconds << "," << t * 1e3 << ","
+          << rtt * 1e3 << "," << link_rate << "," << floor_seconds(rtt, r.size) * 1e3 << ","
+          << t / floor_seconds(rtt, r.size) << std::endl;
+    }
   };
   print(results.front());
   for (std::size_t size : options.sizes) {
@@ -220,16 +234,6 @@ int run(const Options& options) {
   json << "],\"engine\":" << engine.stats_json() << "}";
   std::printf("\n%s\n", json.str().c_str());
   if (!options.json_path.empty()) std::ofstream(options.json_path) << json.str() << "\n";
-  if (!options.csv_path.empty()) {
-    std::ofstream csv(options.csv_path);
-    csv << "size,batch,kind,count,ack,T_s,t_ms,rtt_ms,link_rate_mbit,floor_ms,ratio\n";
-    for (const auto& r : results) {
-      csv << r.size << "," << r.batch << "," << kind(r) << "," << options.count << ","
-          << (options.ack == AckMode::kEach ? "each" : "last") << "," << r.seconds << "," << r.seconds / X * 1e3 << ","
-          << rtt * 1e3 << "," << link_rate << "," << floor_seconds(rtt, r.size) * 1e3 << ","
-          << r.seconds / X / floor_seconds(rtt, r.size) << "\n";
-    }
-  }
   return 0;
 }
 

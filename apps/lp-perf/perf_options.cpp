@@ -47,6 +47,8 @@ std::string usage() {
       --pause MS idles before every batch (after the cold one), e.g. longer than an RTO to see
       how the congestion control restarts after idle.
       Sizes take K and M suffixes (binary), from 1 B to 1 GiB.
+      --csv FILE gets one row per batch as soon as it is measured (size, batch, kind cold|ramp|warm,
+      count, ack, T_s, t_ms, rtt_ms, link_rate_mbit, floor_ms, ratio); --json FILE the summary.
   lp-perf local [--count N] [--size P[,P...]]
       Loopback: message rate and CPU per message of the engine (two engines in this process)
       against a plain blocking TCP socket pair moving the same messages (a random key unless
