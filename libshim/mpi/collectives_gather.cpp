@@ -90,6 +90,10 @@ struct SiteCollectives::TwoLevel {
   int receive_from(int from_world, std::vector<std::byte>* body) const {
     return front_end.receive_bytes(from_world, context, tag, comm, body);
   }
+  // Every other site's leader's message (its ranks' packed blocks, in rank order), unpacked into
+  // those ranks' places of `receive` (Gather(v) at the root, Allgather(v) at each leader).
+  int receive_other_sites(void* receive, const int* counts, const int* displacements,
+                          MPI_Datatype receive_type) const;
 
   // The v-forms (the fixed-count calls pass equal counts); below.
   int gather_blocks(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int* counts,
@@ -105,6 +109,23 @@ SiteCollectives::TwoLevel SiteCollectives::two_level(Spanning& spanning, MPI_Com
   PMPI_Comm_rank(comm, &rank);
   return TwoLevel{front_end_, spanning.layout, spanning.world_of_rank, spanning.local, comm,
                   private_context(spanning), next_tag(spanning), rank};
+}
+
+int SiteCollectives::TwoLevel::receive_other_sites(void* receive, const int* counts, const int* displacements,
+                                                   MPI_Datatype receive_type) const {
+  const MPI_Aint extent = extent_of(receive_type);
+  std::vector<std::byte> packed;
+  int rc = MPI_SUCCESS;
+  for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
+    if (site == layout.my_site_index()) continue;
+    rc = receive_from(leader_world(site), &packed);
+    PackedReader reader(packed.data(), packed.size());
+    for (int r : ranks_at(site)) {
+      if (rc != MPI_SUCCESS) break;
+      rc = reader.next(at(receive, displacements[r] * extent), counts[r], receive_type, comm);
+    }
+  }
+  return rc;
 }
 
 // Gather: the root's site gathers straight into the root's buffer (Open MPI, its own types and
@@ -125,18 +146,7 @@ int SiteCollectives::TwoLevel::gather_blocks(const void* send, int send_count, M
     int rc = PMPI_Gatherv(send, send_count, send_type, receive, local_counts.data(), local_displacements.data(),
                           receive_type, layout.local_rank_of(root), local);
     if (rc != MPI_SUCCESS || rank != root) return rc;
-    const MPI_Aint extent = extent_of(receive_type);
-    std::vector<std::byte> packed;
-    for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
-      if (site == me) continue;
-      rc = receive_from(leader_world(site), &packed);
-      PackedReader reader(packed.data(), packed.size());
-      for (int r : ranks_at(site)) {
-        if (rc != MPI_SUCCESS) break;
-        rc = reader.next(at(receive, displacements[r] * extent), counts[r], receive_type, comm);
-      }
-    }
-    return rc;
+    return receive_other_sites(receive, counts, displacements, receive_type);
   }
   std::vector<std::byte> mine;
   int rc = pack_append(send, send_count, send_type, comm, &mine);
@@ -254,16 +264,7 @@ int SiteCollectives::TwoLevel::allgather_blocks(const void* send, int send_count
     for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
       if (site != me) rc = send_to(leader_world(site), site_blocks);
     }
-    std::vector<std::byte> packed;
-    for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
-      if (site == me) continue;
-      rc = receive_from(leader_world(site), &packed);
-      PackedReader reader(packed.data(), packed.size());
-      for (int r : ranks_at(site)) {
-        if (rc != MPI_SUCCESS) break;
-        rc = reader.next(at(receive, displacements[r] * extent), counts[r], receive_type, comm);
-      }
-    }
+    if (rc == MPI_SUCCESS) rc = receive_other_sites(receive, counts, displacements, receive_type);
   } else if (send == MPI_IN_PLACE) {
     rc = PMPI_Gatherv(at(receive, displacements[rank] * extent), counts[rank], receive_type, nullptr,
                       nullptr, nullptr, receive_type, 0, local);

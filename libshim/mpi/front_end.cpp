@@ -1199,21 +1199,17 @@ int FrontEnd::send_bytes(int dest_world, int context, int tag, const std::vector
 int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm comm, std::vector<std::byte>* body) {
   const ReceivePattern pattern{context, source_world, tag};
   TransferAssembler transfer;
+  int error = MPI_SUCCESS;
   int idle_rounds = 0;
-  while (!transfer.complete()) {
-    if (auto found = unexpected_.take(pattern)) {
-      if (!transfer.add(found->second->body)) {
-        return report_error(comm, MPI_ERR_INTERN, "a malformed collective transfer from MPI rank " +
-                                                      std::to_string(source_world));
-      }
-      idle_rounds = 0;
-      continue;
-    }
-    if (failed_world_ranks_.count(source_world)) return report_error(comm, MPI_ERR_OTHER, unreachable(source_world));
+  while (!try_take_bytes(source_world, context, tag, &transfer, &error)) {
     progress(true);
-    if (unexpected_.find(pattern)) continue;
-    idle(&idle_rounds, false);
+    if (!unexpected_.find(pattern)) idle(&idle_rounds, false);
   }
+  if (error == MPI_ERR_INTERN) {
+    return report_error(comm, MPI_ERR_INTERN, "a malformed collective transfer from MPI rank " +
+                                                  std::to_string(source_world));
+  }
+  if (error != MPI_SUCCESS) return report_error(comm, error, unreachable(source_world));
   *body = transfer.take();
   return MPI_SUCCESS;
 }
