@@ -25,6 +25,7 @@ struct SocketTuning {
   bool forced = false;             // SO_*BUFFORCE was allowed
   std::string congestion;          // in effect
   std::string congestion_fallback; // LONGPIPE_CONGESTION_FALLBACK ("" = never switch)
+  std::size_t path_bdp_bytes = 0;  // the path's bandwidth-delay product the fallback judges by
   std::string note;                // why something differs from the request ("" if nothing)
 };
 

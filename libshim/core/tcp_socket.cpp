@@ -20,6 +20,14 @@ constexpr std::uint32_t kIdleRestartMarginMs = 100;
 // window larger than this, so a connection that has not grown past it yet (e.g. idle right after
 // its handshake) loses nothing by it and keeps its congestion control.
 constexpr std::uint32_t kLinuxInitialWindow = 10;
+// fall_back_if_unsuited() takes a slow start that ended without a loss below this share of the
+// path's bandwidth-delay product for a false exit. cubic's HyStart ends slow start when ACKs come
+// late or spread out, and traffic in the other direction does exactly that: ACKs queue behind the
+// peer's own data. Measured on geo (one rank per site, MPI_Allreduce of 4 MiB right after a series
+// of 4 MiB MPI_Bcast from the other site): slow start ended at 553 segments (0.8 MB of a 10 MB BDP)
+// and cubic's growth at 540 ms then took 14 s to reach 1700 segments, so every 4 MiB took two
+// round trips (1270 ms per call; 497 ms with HyStart off). A real exit near the BDP keeps cubic.
+constexpr double kFalseSlowStartExitBdpShare = 0.5;
 
 // Linux doubles SO_SNDBUF/SO_RCVBUF values for bookkeeping overhead and reports the doubled value.
 constexpr std::size_t kKernelBufferFactor = 2;
@@ -75,21 +83,30 @@ void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning) 
   if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length) == 0) tuning.congestion = name;
 }
 
+std::string fallback_reason(const tcp_info& info, const SocketTuning& tuning) {
+  if (info.tcpi_total_retrans > 0) return std::to_string(info.tcpi_total_retrans) + " retransmission(s)";
+  if (info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
+      info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000) {
+    return "an idle restart (" + std::to_string(info.tcpi_last_data_sent) + " ms idle, RTO " +
+           std::to_string(info.tcpi_rto / 1000) + " ms)";
+  }
+  if (info.tcpi_snd_ssthresh != 0 &&  // 0: still in the initial slow start
+      static_cast<double>(info.tcpi_snd_ssthresh) * info.tcpi_snd_mss <
+          kFalseSlowStartExitBdpShare * static_cast<double>(tuning.path_bdp_bytes)) {
+    return "slow start ended without a loss at " + std::to_string(info.tcpi_snd_ssthresh) +
+           " segments, below half the path's bandwidth-delay product (" + std::to_string(tuning.path_bdp_bytes) +
+           " bytes)";
+  }
+  return "";
+}
+
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning) {
   if (tuning.congestion_fallback.empty() || tuning.congestion == tuning.congestion_fallback) return false;
   tcp_info info{};
   socklen_t length = sizeof info;
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
-  std::string why;
-  if (info.tcpi_total_retrans > 0) {
-    why = std::to_string(info.tcpi_total_retrans) + " retransmission(s)";
-  } else if (info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
-             info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000) {
-    why = "an idle restart (" + std::to_string(info.tcpi_last_data_sent) + " ms idle, RTO " +
-          std::to_string(info.tcpi_rto / 1000) + " ms)";
-  } else {
-    return false;
-  }
+  const std::string why = fallback_reason(info, tuning);
+  if (why.empty()) return false;
   const std::string before = tuning.congestion;
   choose_congestion(fd, tuning.congestion_fallback, tuning);
   tuning.note += "switched from " + before + " to " + tuning.congestion + " after " + why + "; ";
@@ -103,6 +120,7 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
   set_int_option(fd.get(), IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
   choose_congestion(fd.get(), config.congestion_for_stream(stream), tuning);
   tuning.congestion_fallback = config.congestion_fallback;
+  tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
   return fd;
 }
 
@@ -114,6 +132,7 @@ void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
   choose_congestion(fd, config.congestion_for_stream(0), tuning);  // until HELLO names the stream
   tuning.congestion_fallback = config.congestion_fallback;
+  tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
 }
 
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port) {

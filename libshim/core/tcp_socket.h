@@ -13,6 +13,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cstddef>
@@ -32,11 +33,16 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
 // Sets TCP_CONGESTION (unless "system"), noting a refusal; records the one in effect.
 void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning);
 // Called before writing to an established connection: if its congestion control is not the
-// fallback and TCP_INFO shows it is about to do badly -- a retransmission happened, or nothing is
+// fallback and TCP_INFO shows it is about to do badly -- a retransmission happened; or nothing is
 // in flight, the window has grown past the initial one and the last data left about one RTO ago
-// (the kernel would restart slow start on this write and shrink the window) -- switches the socket to the fallback, for good, and says so in the note. Returns whether
-// it switched. One getsockopt while a switch is still possible; nothing afterwards.
+// (the kernel would restart slow start on this write and shrink the window); or slow start ended
+// without a loss far below the path's bandwidth-delay product (cubic's HyStart misled by ACKs
+// queued behind traffic the other way; growth at a long RTT is then slow) -- switches the socket
+// to the fallback, for good, and says so in the note. Returns whether it switched. One getsockopt
+// while a switch is still possible; nothing afterwards.
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning);
+// The decision of fall_back_if_unsuited(), pure: why `info` calls for the fallback, or "".
+std::string fallback_reason(const tcp_info& info, const SocketTuning& tuning);
 // Re-applies the per-connection options to an accepted socket (buffers are inherited from the
 // listener, whose SYN-ACK advertised them).
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning);

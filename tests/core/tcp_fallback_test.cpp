@@ -126,3 +126,30 @@ TEST_CASE("without a fallback (LONGPIPE_CONGESTION_FALLBACK=none) a connection k
   CHECK(kernel_congestion(pair.client.get()) == "cubic");
   CHECK(tuning.note.empty());
 }
+
+TEST_CASE("a slow start that ended without a loss far below the path's BDP calls for the fallback") {
+  lp::SocketTuning tuning;
+  tuning.path_bdp_bytes = 10462500;  // geo: 155 Mbit/s x 540 ms
+  tcp_info info{};
+  info.tcpi_snd_mss = 1448;
+  info.tcpi_snd_cwnd = 553;
+  info.tcpi_unacked = 553;  // data in flight: no idle restart
+  info.tcpi_rto = 1'000'000;
+
+  info.tcpi_snd_ssthresh = 0;  // the kernel's "still in the initial slow start"
+  CHECK(lp::fallback_reason(info, tuning).empty());
+
+  info.tcpi_snd_ssthresh = 541;  // cubic's HyStart ended it at 0.8 MB (measured on geo)
+  CHECK(lp::fallback_reason(info, tuning).find("slow start ended without a loss at 541 segments") != std::string::npos);
+
+  info.tcpi_snd_ssthresh = 4000;  // 5.8 MB: an exit near the BDP is HyStart doing its job
+  CHECK(lp::fallback_reason(info, tuning).empty());
+
+  info.tcpi_total_retrans = 3;  // a loss is its own reason, whatever the window
+  CHECK(lp::fallback_reason(info, tuning) == "3 retransmission(s)");
+
+  tuning.path_bdp_bytes = 0;  // no path known: the rule cannot apply
+  info.tcpi_total_retrans = 0;
+  info.tcpi_snd_ssthresh = 541;
+  CHECK(lp::fallback_reason(info, tuning).empty());
+}
