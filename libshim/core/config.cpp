@@ -185,8 +185,9 @@ const std::vector<Setting>& settings() {
               },
               [](const Config& c) { return c.congestion; }},
       Setting{"CONGESTION_FALLBACK",
-              "congestion control a stream switches to, once, when a retransmission, an idle restart or a slow "
-              "start ended without a loss far below the BDP shows its own one is unsuited ('none' = never switch)",
+              "congestion control a stream switches to, once, when a retransmission or an idle restart shows "
+              "its own one is unsuited ('none' = never switch; also restarts a slow start that ended without a "
+              "loss below half the BDP)",
               [](Config& c, const std::string& v) {
                 if (v != "none" && (!is_congestion_name(v) || v == "system")) {
                   fail("CONGESTION_FALLBACK", v, "a congestion control name such as bbr, or 'none'");

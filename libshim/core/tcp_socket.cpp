@@ -21,12 +21,14 @@ constexpr std::uint32_t kIdleRestartMarginMs = 100;
 // its handshake) loses nothing by it and keeps its congestion control.
 constexpr std::uint32_t kLinuxInitialWindow = 10;
 // fall_back_if_unsuited() takes a slow start that ended without a loss below this share of the
-// path's bandwidth-delay product for a false exit. cubic's HyStart ends slow start when ACKs come
-// late or spread out, and traffic in the other direction does exactly that: ACKs queue behind the
-// peer's own data. Measured on geo (one rank per site, MPI_Allreduce of 4 MiB right after a series
-// of 4 MiB MPI_Bcast from the other site): slow start ended at 553 segments (0.8 MB of a 10 MB BDP)
-// and cubic's growth at 540 ms then took 14 s to reach 1700 segments, so every 4 MiB took two
-// round trips (1270 ms per call; 497 ms with HyStart off). A real exit near the BDP keeps cubic.
+// path's bandwidth-delay product for a false exit, and restarts it. cubic's HyStart ends slow start
+// when ACKs come late or spread out, and traffic in the other direction does exactly that: ACKs
+// queue behind the peer's own data. Measured on geo (one rank per site, MPI_Allreduce of 4 MiB right
+// after a series of 4 MiB MPI_Bcast from the other site): slow start ended at 553 segments (0.8 MB
+// of a 10 MB BDP) and cubic's growth at 540 ms then took 14 s to reach 1700 segments, so every
+// 4 MiB took two round trips (1270 ms per call; 497 ms with HyStart off). Below half the BDP a
+// slow start cannot overfill the path, so nothing is lost by going on; a real exit near the BDP
+// stands. Switching to bbr instead gave 710 ms per call (bbr paces a burst after a pause).
 constexpr double kFalseSlowStartExitBdpShare = 0.5;
 
 // Linux doubles SO_SNDBUF/SO_RCVBUF values for bookkeeping overhead and reports the doubled value.
@@ -83,21 +85,24 @@ void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning) 
   if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length) == 0) tuning.congestion = name;
 }
 
-std::string fallback_reason(const tcp_info& info, const SocketTuning& tuning) {
-  if (info.tcpi_total_retrans > 0) return std::to_string(info.tcpi_total_retrans) + " retransmission(s)";
+CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tuning) {
+  if (info.tcpi_total_retrans > 0) {
+    return {CongestionRemedy::kFallBack, std::to_string(info.tcpi_total_retrans) + " retransmission(s)"};
+  }
   if (info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
       info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000) {
-    return "an idle restart (" + std::to_string(info.tcpi_last_data_sent) + " ms idle, RTO " +
-           std::to_string(info.tcpi_rto / 1000) + " ms)";
+    return {CongestionRemedy::kFallBack, "an idle restart (" + std::to_string(info.tcpi_last_data_sent) +
+                                             " ms idle, RTO " + std::to_string(info.tcpi_rto / 1000) + " ms)"};
   }
   if (info.tcpi_snd_ssthresh != 0 &&  // 0: still in the initial slow start
       static_cast<double>(info.tcpi_snd_ssthresh) * info.tcpi_snd_mss <
           kFalseSlowStartExitBdpShare * static_cast<double>(tuning.path_bdp_bytes)) {
-    return "slow start ended without a loss at " + std::to_string(info.tcpi_snd_ssthresh) +
-           " segments, below half the path's bandwidth-delay product (" + std::to_string(tuning.path_bdp_bytes) +
-           " bytes)";
+    return {CongestionRemedy::kRestartSlowStart,
+            "slow start ended without a loss at " + std::to_string(info.tcpi_snd_ssthresh) +
+                " segments, below half the path's bandwidth-delay product (" +
+                std::to_string(tuning.path_bdp_bytes) + " bytes)"};
   }
-  return "";
+  return {};
 }
 
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning) {
@@ -105,11 +110,19 @@ bool fall_back_if_unsuited(int fd, SocketTuning& tuning) {
   tcp_info info{};
   socklen_t length = sizeof info;
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
-  const std::string why = fallback_reason(info, tuning);
-  if (why.empty()) return false;
+  const CongestionVerdict verdict = judge_congestion(info, tuning);
+  if (verdict.remedy == CongestionRemedy::kNone) return false;
   const std::string before = tuning.congestion;
+  if (verdict.remedy == CongestionRemedy::kRestartSlowStart) {
+    // bbr's init sets ssthresh to "infinite" and keeps the window; switching straight back leaves
+    // the connection on its own congestion control, in slow start from the window it has.
+    choose_congestion(fd, tuning.congestion_fallback, tuning);
+    choose_congestion(fd, before, tuning);
+    if (++tuning.slow_start_restarts == 1) tuning.note += "slow start restarted after " + verdict.why + "; ";
+    return false;
+  }
   choose_congestion(fd, tuning.congestion_fallback, tuning);
-  tuning.note += "switched from " + before + " to " + tuning.congestion + " after " + why + "; ";
+  tuning.note += "switched from " + before + " to " + tuning.congestion + " after " + verdict.why + "; ";
   tuning.congestion_fallback.clear();  // once: never back (bbr leaves the socket paced)
   return true;
 }

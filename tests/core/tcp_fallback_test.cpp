@@ -127,7 +127,8 @@ TEST_CASE("without a fallback (LONGPIPE_CONGESTION_FALLBACK=none) a connection k
   CHECK(tuning.note.empty());
 }
 
-TEST_CASE("a slow start that ended without a loss far below the path's BDP calls for the fallback") {
+TEST_CASE("a slow start that ended without a loss far below the path's BDP is restarted; a loss calls for the fallback") {
+  using lp::CongestionRemedy;
   lp::SocketTuning tuning;
   tuning.path_bdp_bytes = 10462500;  // geo: 155 Mbit/s x 540 ms
   tcp_info info{};
@@ -137,19 +138,23 @@ TEST_CASE("a slow start that ended without a loss far below the path's BDP calls
   info.tcpi_rto = 1'000'000;
 
   info.tcpi_snd_ssthresh = 0;  // the kernel's "still in the initial slow start"
-  CHECK(lp::fallback_reason(info, tuning).empty());
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
 
   info.tcpi_snd_ssthresh = 541;  // cubic's HyStart ended it at 0.8 MB (measured on geo)
-  CHECK(lp::fallback_reason(info, tuning).find("slow start ended without a loss at 541 segments") != std::string::npos);
+  const lp::CongestionVerdict early = lp::judge_congestion(info, tuning);
+  CHECK(early.remedy == CongestionRemedy::kRestartSlowStart);
+  CHECK(early.why.find("slow start ended without a loss at 541 segments") != std::string::npos);
 
   info.tcpi_snd_ssthresh = 4000;  // 5.8 MB: an exit near the BDP is HyStart doing its job
-  CHECK(lp::fallback_reason(info, tuning).empty());
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
 
   info.tcpi_total_retrans = 3;  // a loss is its own reason, whatever the window
-  CHECK(lp::fallback_reason(info, tuning) == "3 retransmission(s)");
+  const lp::CongestionVerdict loss = lp::judge_congestion(info, tuning);
+  CHECK(loss.remedy == CongestionRemedy::kFallBack);
+  CHECK(loss.why == "3 retransmission(s)");
 
   tuning.path_bdp_bytes = 0;  // no path known: the rule cannot apply
   info.tcpi_total_retrans = 0;
   info.tcpi_snd_ssthresh = 541;
-  CHECK(lp::fallback_reason(info, tuning).empty());
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
 }
