@@ -158,3 +158,30 @@ TEST_CASE("a slow start that ended without a loss far below the path's BDP is re
   info.tcpi_snd_ssthresh = 541;
   CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
 }
+
+TEST_CASE("an idle restart that leaves half a BDP of window or more keeps cubic; a smaller one calls for bbr") {
+  using lp::CongestionRemedy;
+  lp::SocketTuning tuning;
+  tuning.path_bdp_bytes = 10462500;  // geo
+  tcp_info info{};
+  info.tcpi_snd_mss = 1448;
+  info.tcpi_unacked = 0;
+  info.tcpi_rto = 916'000;  // microseconds
+
+  info.tcpi_snd_cwnd = 13301;       // 19 MB: after a 4 MiB collective series (measured on geo)
+  info.tcpi_last_data_sent = 1208;  // one halving: 9.6 MB left, more than half the BDP
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+
+  info.tcpi_last_data_sent = 3000;  // three halvings: 2.4 MB left
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
+
+  info.tcpi_snd_cwnd = 120;         // a 1 KiB workload's window: 170 KB even before the halving
+  info.tcpi_last_data_sent = 1208;
+  const lp::CongestionVerdict small = lp::judge_congestion(info, tuning);
+  CHECK(small.remedy == CongestionRemedy::kFallBack);
+  CHECK(small.why.find("an idle restart (1208 ms idle, RTO 916 ms)") != std::string::npos);
+
+  tuning.path_bdp_bytes = 0;        // no path known: switch, as before the rule existed
+  info.tcpi_snd_cwnd = 13301;
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
+}
