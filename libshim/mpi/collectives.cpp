@@ -278,9 +278,11 @@ int SiteCollectives::allreduce(const void* send, void* receive, int count, MPI_D
     // MPI_IN_PLACE: this rank's data is in `receive`.
     rc = PMPI_Reduce(send == MPI_IN_PLACE ? receive : send, nullptr, count, type, op, 0, spanning->local);
   }
-  // Every rank takes part in the site's broadcast even after an error of its leader's (no hang).
-  const int broadcast = site_bcast(receive, count, type, 0, spanning->local);
-  return rc != MPI_SUCCESS ? rc : broadcast;
+  // The site's ranks, asleep in release_site while their leader exchanges, learn its outcome (after
+  // an error none waits or takes a result that is not one); then the result.
+  rc = release_site(layout, spanning->local, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  return PMPI_Bcast(receive, count, type, 0, spanning->local);
 }
 
 }  // namespace lp::mpi

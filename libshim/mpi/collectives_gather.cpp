@@ -277,13 +277,16 @@ int SiteCollectives::TwoLevel::allgather_blocks(const void* send, int send_count
   } else {
     rc = PMPI_Gatherv(send, send_count, send_type, nullptr, nullptr, nullptr, receive_type, 0, local);
   }
-  // Every rank takes part in the site's broadcast even after an error of its leader's (no hang).
+  // The site's ranks, asleep in release_site while their leader exchanges, learn its outcome; then
+  // the whole result.
+  rc = release_site(layout, local, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
   MPI_Datatype everything = MPI_DATATYPE_NULL;
-  int broadcast = PMPI_Type_indexed(size(), counts, displacements, receive_type, &everything);
-  if (broadcast == MPI_SUCCESS) broadcast = PMPI_Type_commit(&everything);
-  if (broadcast == MPI_SUCCESS) broadcast = PMPI_Bcast(receive, 1, everything, 0, local);
+  rc = PMPI_Type_indexed(size(), counts, displacements, receive_type, &everything);
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&everything);
+  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(receive, 1, everything, 0, local);
   if (everything != MPI_DATATYPE_NULL) PMPI_Type_free(&everything);
-  return rc != MPI_SUCCESS ? rc : broadcast;
+  return rc;
 }
 
 int SiteCollectives::gather(const void* send, int send_count, MPI_Datatype send_type, void* receive,

@@ -10,7 +10,8 @@
  *   and 1 print the outcome, then rank 0 calls MPI_Abort.
  *   front_end_unreachable ibarrier -> the same with MPI_Ibarrier + MPI_Wait as the second barrier.
  *   front_end_unreachable scatter -> the same with an MPI_Scatter from rank 2 (the stopped leader is
- *   the root) as the second collective. */
+ *   the root) as the second collective.
+ *   front_end_unreachable alltoall -> the same with an MPI_Alltoall. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 #define GIVE_UP_SECONDS 60
 
 static void collective_with_a_stopped_leader(int rank, const char* kind) {
-  int rc, error_class, blocks[4] = {0, 1, 2, 3}, mine = -1;
+  int rc, error_class, blocks[4] = {0, 1, 2, 3}, mine = -1, received[4];
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Barrier(MPI_COMM_WORLD); /* the leaders' session is up */
   if (rank == 2) raise(SIGSTOP);
@@ -32,6 +33,8 @@ static void collective_with_a_stopped_leader(int rank, const char* kind) {
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
   } else if (strcmp(kind, "scatter") == 0) {
     rc = MPI_Scatter(blocks, 1, MPI_INT, &mine, 1, MPI_INT, 2, MPI_COMM_WORLD);
+  } else if (strcmp(kind, "alltoall") == 0) {
+    rc = MPI_Alltoall(blocks, 1, MPI_INT, received, 1, MPI_INT, MPI_COMM_WORLD);
   } else {
     rc = MPI_Barrier(MPI_COMM_WORLD);
   }
@@ -51,7 +54,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (argc > 1 && (strcmp(argv[1], "barrier") == 0 || strcmp(argv[1], "ibarrier") == 0 ||
-                   strcmp(argv[1], "scatter") == 0)) {
+                   strcmp(argv[1], "scatter") == 0 || strcmp(argv[1], "alltoall") == 0)) {
     collective_with_a_stopped_leader(rank, argv[1]);
   }
   if (rank == 1) {
