@@ -1,0 +1,131 @@
+#include "path_estimator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lp {
+
+using std::chrono::microseconds;
+
+PathEstimator::PathEstimator(std::optional<Duration> rtt_hint, std::optional<double> rate_cap_bytes_per_second)
+    : rtt_hint_(rtt_hint), rate_cap_(rate_cap_bytes_per_second) {}
+
+void PathEstimator::on_handshake_rtt(Duration rtt) {
+  rtt = std::max(rtt, PathTuning::kMinimumRtt);
+  handshake_rtt_ = handshake_rtt_ ? std::min(*handshake_rtt_, rtt) : rtt;
+}
+
+void PathEstimator::on_rtt(Duration smoothed, Duration minimum) {
+  if (smoothed.count() > 0) smoothed_rtt_ = smoothed;
+  if (minimum.count() > 0) kernel_min_rtt_ = kernel_min_rtt_ ? std::min(*kernel_min_rtt_, minimum) : minimum;
+}
+
+void PathEstimator::on_delivery_rate(double bytes_per_second, bool app_limited) {
+  if (!(bytes_per_second > 0) || !std::isfinite(bytes_per_second)) return;
+  if (bytes_per_second > max_rate_) max_rate_ = bytes_per_second;
+  if (app_limited || pipe_full_) return;  // only a sender with more to send can show the pipe is full
+  if (max_rate_ >= full_pipe_baseline_ * PathTuning::kFullPipeGrowth) {
+    full_pipe_baseline_ = max_rate_;
+    rounds_without_growth_ = 0;
+    return;
+  }
+  if (++rounds_without_growth_ >= PathTuning::kFullPipeRounds) pipe_full_ = true;
+}
+
+void PathEstimator::on_congestion_window(std::uint32_t segments, std::uint32_t mss) {
+  max_cwnd_ = std::max(max_cwnd_, segments);
+  if (mss > 0) mss_ = mss;
+}
+
+bool validate_warm_start(const PathSnapshot& cached, microseconds handshake_rtt) {
+  if (cached.min_rtt.count() <= 0 || handshake_rtt.count() <= 0) return false;
+  const double cached_us = static_cast<double>(cached.min_rtt.count());
+  const double slack = std::max(cached_us * PathTuning::kWarmStartRttTolerance,
+                                static_cast<double>(PathTuning::kWarmStartRttSlack.count()));
+  return std::abs(static_cast<double>(handshake_rtt.count()) - cached_us) <= slack;
+}
+
+bool PathEstimator::offer_warm_start(const PathSnapshot& cached) {
+  if (!handshake_rtt_ || !validate_warm_start(cached, *handshake_rtt_)) return false;
+  warm_start_ = cached;
+  return true;
+}
+
+std::optional<PathEstimator::Duration> PathEstimator::min_rtt() const {
+  if (kernel_min_rtt_ && handshake_rtt_) return std::min(*kernel_min_rtt_, *handshake_rtt_);
+  return kernel_min_rtt_ ? kernel_min_rtt_ : handshake_rtt_;
+}
+
+std::optional<PathEstimator::Duration> PathEstimator::rtt() const {
+  if (auto measured = min_rtt()) return measured;
+  return rtt_hint_;
+}
+
+double PathEstimator::rate_bytes_per_second() const {
+  double rate = max_rate_;
+  // Until this session has filled the pipe itself, a validated warm start knows better.
+  if (warm_start_ && !pipe_full_) rate = std::max(rate, warm_start_->rate_bytes_per_second);
+  if (rate_cap_) rate = rate > 0 ? std::min(rate, *rate_cap_) : *rate_cap_;
+  return rate;
+}
+
+double PathEstimator::bdp_bytes() const {
+  const auto round_trip = rtt();
+  if (!round_trip) return 0;
+  return rate_bytes_per_second() * static_cast<double>(round_trip->count()) / 1e6;
+}
+
+BufferPlan PathEstimator::buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send,
+                                  std::size_t autotune_receive) const {
+  const double bdp = bdp_bytes();
+  double send = PathTuning::kSendBufferBdps * bdp;
+  if (!pipe_full_) {
+    // Never the limit while the window still grows; the warm start's own choice as a floor.
+    send = std::max(send, PathTuning::kGrowthHeadroom * static_cast<double>(max_cwnd_) * mss_);
+    if (warm_start_) send = std::max(send, static_cast<double>(warm_start_->send_buffer));
+  }
+  double receive = PathTuning::kReceiveBufferBdps * bdp;
+  if (warm_start_) receive = std::max(receive, static_cast<double>(warm_start_->receive_buffer));
+  auto at_least_floor = [](double bytes) {
+    return std::max(static_cast<std::size_t>(bytes), PathTuning::kMinimumBuffer);
+  };
+  BufferPlan plan;
+  if (bdp > 0 || max_cwnd_ > 0 || warm_start_) {
+    const std::size_t wanted_send = at_least_floor(send);
+    // Raised while growing; once the pipe is full, settled at the BDP multiple (down as well).
+    if (pipe_full_ ? wanted_send != current_send : wanted_send > std::max(current_send, autotune_send)) {
+      plan.send = wanted_send;
+    }
+    const std::size_t wanted_receive = at_least_floor(receive);
+    if (bdp > 0 && wanted_receive > std::max(current_receive, autotune_receive)) plan.receive = wanted_receive;
+  }
+  return plan;
+}
+
+std::optional<PathSnapshot> PathEstimator::snapshot(std::size_t send_buffer, std::size_t receive_buffer) const {
+  const auto minimum = min_rtt();
+  if (!minimum) return std::nullopt;
+  PathSnapshot out;
+  out.min_rtt = *minimum;
+  // Only what this session measured itself goes back into the cache: a warm start's rate is
+  // passed on only while nothing contradicts it.
+  out.rate_bytes_per_second = max_rate_ > 0 ? max_rate_ : (warm_start_ ? warm_start_->rate_bytes_per_second : 0);
+  if (rate_cap_ && out.rate_bytes_per_second > *rate_cap_) out.rate_bytes_per_second = *rate_cap_;
+  out.congestion_window = max_cwnd_;
+  out.send_buffer = send_buffer;
+  out.receive_buffer = receive_buffer;
+  return out;
+}
+
+microseconds coalesce_delay(std::size_t pending_bytes, std::uint32_t mss, std::uint32_t unacked,
+                            std::uint32_t congestion_window, std::optional<microseconds> rtt) {
+  if (!rtt || mss == 0 || congestion_window == 0 || pending_bytes >= mss) return microseconds(0);
+  // Room for twice what is in flight: a packet per write costs nothing yet. A full window: the
+  // kernel queues and coalesces the write itself.
+  if (2u * unacked < congestion_window || unacked >= congestion_window) return microseconds(0);
+  const auto fraction = microseconds(static_cast<std::int64_t>(static_cast<double>(rtt->count()) *
+                                                               PathTuning::kCoalesceRttFraction));
+  return std::min(PathTuning::kMaxCoalesceDelay, fraction);
+}
+
+}  // namespace lp
