@@ -404,7 +404,9 @@ std::string Config::describe() const {
            "samples); socket buffers sized from it";
     if (!measured_receive_buffer()) out << " (receive fixed at " << effective_receive_buffer() << " bytes)";
     if (!measured_send_buffer()) out << " (send fixed at " << effective_send_buffer() << " bytes)";
-    out << "; warm start " << (path_cache == "off" ? std::string("off") : "from " + path_cache) << "\n";
+    out << "; warm-start cache "
+        << (path_cache == "auto" ? std::string("$XDG_CACHE_HOME/longpipe/paths or ~/.cache/longpipe/paths") : path_cache)
+        << "\n";
   } else {
     out << "# bandwidth-delay product " << static_cast<std::size_t>(bdp_bytes())
         << " bytes (LONGPIPE_BANDWIDTH x LONGPIPE_RTT); socket buffers: receive " << effective_receive_buffer()

@@ -35,9 +35,6 @@ constexpr std::size_t kReadBudget = 4u << 20;
 constexpr std::size_t kHandshakeReadBudget = 1024;
 // TCP_INFO is read for the statistics at most this often (per connected session).
 constexpr milliseconds kTcpInfoInterval{500};
-// Writes below this may be held back to coalesce (path_estimator.h's coalesce_delay decides):
-// one TCP_INFO read per small write, none for bulk.
-constexpr std::size_t kMaxCoalescedWrite = 1500;
 
 // SIGUSR1 -> this eventfd -> the progress thread writes LONGPIPE_STATS (no work in the handler).
 std::atomic<int> g_stats_signal_fd{-1};
@@ -338,21 +335,12 @@ void Engine::Impl::drain_commands(Clock::time_point now) {
 
 void Engine::Impl::flush(Connection& connection, Clock::time_point now) {
   if (connection.state == ConnectionState::kClosed || !connection.link) return;
-  if (connection.pending_output() > 0 && connection.state == ConnectionState::kEstablished && connection.session) {
-    // Hold a small write back briefly while the congestion window is more than half used, so that
-    // the rest of a burst joins it: Linux counts the window in packets (path_estimator.h).
-    if (connection.coalesce_until != Clock::time_point{} && now < connection.coalesce_until) return;
-    if (connection.coalesce_until == Clock::time_point{} &&
-        connection.pending_output() < kMaxCoalescedWrite) {
-      const LinkPathInfo info = connection.link->path_info();
-      const auto delay = coalesce_delay(connection.pending_output(), info.snd_mss, info.unacked, info.snd_cwnd,
-                                        connection.session->path().rtt());
-      if (delay.count() > 0) {
-        connection.coalesce_until = now + delay;
-        return;
-      }
+  if (hold_small_write(connection, now)) {  // coalescing while the window fills (path_keeper.h)
+    if (connection.writable_interest) {      // the deadline writes it: no EPOLLOUT spinning meanwhile
+      connection.writable_interest = false;
+      set_interest(connection);
     }
-    connection.coalesce_until = {};
+    return;
   }
   if (connection.pending_output() > 0) {
     std::string error;

@@ -10,6 +10,9 @@
 namespace lp {
 namespace {
 
+// Writes below this may be held back to coalesce: bulk writes never pay for the TCP_INFO read.
+constexpr std::size_t kMaxCoalescedWrite = 1500;
+
 // Linux doubles a requested buffer for bookkeeping; tcp_[rw]mem and SO_*BUF report the doubled size.
 constexpr std::size_t kKernelBufferFactor = 2;
 
@@ -27,6 +30,29 @@ std::size_t autotune_limit(const char* file) {
 double to_ms(std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
 }  // namespace
+
+bool hold_small_write(Connection& connection, std::chrono::steady_clock::time_point now) {
+  using Clock = std::chrono::steady_clock;
+  if (connection.pending_output() == 0 || connection.state != ConnectionState::kEstablished ||
+      connection.session == nullptr || !connection.link) {
+    return false;
+  }
+  if (connection.pending_output() >= kMaxCoalescedWrite) {  // a full segment waits: no reason to hold it
+    connection.coalesce_until = {};
+    return false;
+  }
+  if (connection.coalesce_until != Clock::time_point{}) {
+    if (now < connection.coalesce_until) return true;
+    connection.coalesce_until = {};  // its time has come
+    return false;
+  }
+  const LinkPathInfo info = connection.link->path_info();
+  const auto delay = coalesce_delay(connection.pending_output(), info.snd_mss, info.unacked, info.snd_cwnd,
+                                    connection.session->path().rtt());
+  if (delay.count() <= 0) return false;
+  connection.coalesce_until = now + delay;
+  return true;
+}
 
 PathKeeper::PathKeeper(const Config& config)
     : config_(config),

@@ -5,6 +5,7 @@
 // clock, /proc/sys/net/ipv4/tcp_[rw]mem); every decision is PathEstimator's or PathCache's.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -15,7 +16,13 @@
 
 namespace lp {
 
+class Connection;
 class Session;
+
+// Whether an established connection's pending write, smaller than a segment, should wait a little
+// so that the rest of a burst joins it (coalesce_delay in path_estimator.h decides from TCP_INFO and
+// the session's RTT); sets and clears connection.coalesce_until. One TCP_INFO read per small write.
+bool hold_small_write(Connection& connection, std::chrono::steady_clock::time_point now);
 
 class PathKeeper {
  public:
