@@ -51,6 +51,8 @@ struct LinkPathInfo {
   std::uint32_t snd_cwnd = 0;        // segments
   std::uint32_t snd_mss = 0;
   std::uint32_t unacked = 0;         // segments in flight
+  std::size_t send_buffer = 0;       // the kernel's sizes now (autotuned or set; as getsockopt reports them)
+  std::size_t receive_buffer = 0;
 };
 
 // One link (a TCP connection) of a session. Never blocks.

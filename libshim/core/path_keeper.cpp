@@ -90,6 +90,7 @@ void PathKeeper::refresh(Session& session) {
   PathStatistics& report = session.counters().path;
   report.measured_buffers = config_.measured_send_buffer() || config_.measured_receive_buffer();
   std::size_t send = 0, receive = 0;
+  report.kernel_send_buffer = report.kernel_receive_buffer = 0;
   for (Connection* stream : session.streams().streams()) {
     if (stream == nullptr || !stream->link) continue;
     if (session.path_cache_key.empty()) {
@@ -97,6 +98,8 @@ void PathKeeper::refresh(Session& session) {
     }
     const LinkPathInfo info = stream->link->path_info();
     if (!info.valid) continue;
+    report.kernel_send_buffer = std::max(report.kernel_send_buffer, info.send_buffer);
+    report.kernel_receive_buffer = std::max(report.kernel_receive_buffer, info.receive_buffer);
     path.on_rtt(std::chrono::microseconds(info.rtt_us), std::chrono::microseconds(info.min_rtt_us));
     path.on_delivery_rate(info.delivery_rate, info.app_limited);
     path.on_congestion_window(info.snd_cwnd, info.snd_mss);

@@ -39,6 +39,7 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"smoothed_rtt_ms\":" << p.smoothed_rtt_ms << ",\"rate_mbit\":" << p.rate_mbit
       << ",\"pipe_full\":" << json_bool(p.pipe_full) << ",\"measured_buffers\":" << json_bool(p.measured_buffers)
       << ",\"send_buffer\":" << p.send_buffer << ",\"receive_buffer\":" << p.receive_buffer
+      << ",\"kernel_send_buffer\":" << p.kernel_send_buffer << ",\"kernel_receive_buffer\":" << p.kernel_receive_buffer
       << ",\"max_cwnd\":" << p.max_cwnd << ",\"warm_start\":" << json_string(p.warm_start)
       << ",\"warm_start_rtt_ms\":" << p.warm_start_rtt_ms << "}}";
 }

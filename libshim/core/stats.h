@@ -22,6 +22,8 @@ struct PathStatistics {
   bool measured_buffers = true;  // false: LONGPIPE_RTT and _BANDWIDTH (or explicit sizes) fix them
   std::size_t send_buffer = 0;   // requested on the streams (0 = kernel autotuning)
   std::size_t receive_buffer = 0;
+  std::size_t kernel_send_buffer = 0;     // what the kernel holds now, largest stream (getsockopt: doubled)
+  std::size_t kernel_receive_buffer = 0;
   std::uint32_t max_cwnd = 0;    // segments
   std::string warm_start = "none";  // none | used | rejected (RTT disagreed) | off
   double warm_start_rtt_ms = 0;     // the cached entry's min RTT, when one was found

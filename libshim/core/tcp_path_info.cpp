@@ -14,6 +14,11 @@ LinkPathInfo read_link_path_info(int fd) {
   LinkPathInfo out;
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return out;
   out.valid = true;
+  int size = 0;
+  socklen_t size_length = sizeof size;
+  if (::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &size_length) == 0) out.send_buffer = static_cast<std::size_t>(size);
+  size_length = sizeof size;
+  if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, &size_length) == 0) out.receive_buffer = static_cast<std::size_t>(size);
   out.rtt_us = info.tcpi_rtt;
   out.snd_cwnd = info.tcpi_snd_cwnd;
   out.snd_mss = info.tcpi_snd_mss;
