@@ -33,8 +33,6 @@ constexpr std::size_t kReadBudget = 4u << 20;
 // Bytes read from a connection that has not authenticated, per turn: the largest handshake frames
 // (HELLO, AUTH and a sealed IDENTIFY) fit, so an unauthenticated peer makes us buffer no more.
 constexpr std::size_t kHandshakeReadBudget = 1024;
-// TCP_INFO is read for the statistics at most this often (per connected session).
-constexpr milliseconds kTcpInfoInterval{500};
 
 // SIGUSR1 -> this eventfd -> the progress thread writes LONGPIPE_STATS (no work in the handler).
 std::atomic<int> g_stats_signal_fd{-1};
@@ -298,7 +296,7 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
   if (session.failed()) return;  // published by drain_commands
   SessionStatistics& counters = session.counters();
   if (Connection* first = session.streams().first();
-      first && first->link && now - session.tcp_info_refreshed >= kTcpInfoInterval) {
+      first && first->link && now - session.tcp_info_refreshed >= session.path().sample_interval()) {
     counters.tcp = first->link->window_info();
     path_keeper_.refresh(session);
     describe_stream_congestion(session);
@@ -410,7 +408,7 @@ Clock::time_point Engine::Impl::next_deadline(Clock::time_point now) const {
   }
   for (const auto& [peer, session] : endpoint_.sessions()) {
     if (!session->failed() && session->streams().first() != nullptr) {
-      wake = std::min(wake, session->tcp_info_refreshed + kTcpInfoInterval);
+      wake = std::min(wake, session->tcp_info_refreshed + session->path().sample_interval());
     }
   }
   return wake;

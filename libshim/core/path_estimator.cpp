@@ -34,7 +34,14 @@ void PathEstimator::on_delivery_rate(double bytes_per_second, bool app_limited) 
 
 void PathEstimator::on_congestion_window(std::uint32_t segments, std::uint32_t mss) {
   max_cwnd_ = std::max(max_cwnd_, segments);
-  if (mss > 0) mss_ = mss;
+  (void)mss;  // kept in the interface: a window in bytes is what a datagram carrier would report
+}
+
+std::chrono::milliseconds PathEstimator::sample_interval() const {
+  const auto round_trip = rtt();
+  if (pipe_full_ || !round_trip) return PathTuning::kSampleInterval;
+  return std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(*round_trip), PathTuning::kMinSampleInterval,
+                    PathTuning::kSampleInterval);
 }
 
 bool validate_warm_start(const PathSnapshot& cached, microseconds handshake_rtt) {
@@ -77,28 +84,25 @@ double PathEstimator::bdp_bytes() const {
 
 BufferPlan PathEstimator::buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send,
                                   std::size_t autotune_receive) const {
+  BufferPlan plan;
   const double bdp = bdp_bytes();
-  double send = PathTuning::kSendBufferBdps * bdp;
-  if (!pipe_full_) {
-    // Never the limit while the window still grows; the warm start's own choice as a floor.
-    send = std::max(send, PathTuning::kGrowthHeadroom * static_cast<double>(max_cwnd_) * mss_);
-    if (warm_start_) send = std::max(send, static_cast<double>(warm_start_->send_buffer));
-  }
-  double receive = PathTuning::kReceiveBufferBdps * bdp;
-  if (warm_start_) receive = std::max(receive, static_cast<double>(warm_start_->receive_buffer));
+  if (!(bdp > 0)) return plan;  // nothing measured: the kernel's autotuning carries on
   auto at_least_floor = [](double bytes) {
     return std::max(static_cast<std::size_t>(bytes), PathTuning::kMinimumBuffer);
   };
-  BufferPlan plan;
-  if (bdp > 0 || max_cwnd_ > 0 || warm_start_) {
-    const std::size_t wanted_send = at_least_floor(send);
-    // Raised while growing; once the pipe is full, settled at the BDP multiple (down as well).
-    if (pipe_full_ ? wanted_send != current_send : wanted_send > std::max(current_send, autotune_send)) {
-      plan.send = wanted_send;
-    }
-    const std::size_t wanted_receive = at_least_floor(receive);
-    if (bdp > 0 && wanted_receive > std::max(current_receive, autotune_receive)) plan.receive = wanted_receive;
+  if (!pipe_full_) {
+    // Growing: kGrowthHeadroom x the BDP measured so far lets the window double before the next
+    // sample; raised only where autotuning stops, never lowered.
+    const std::size_t wanted = at_least_floor(PathTuning::kSendBufferBdps * PathTuning::kGrowthHeadroom * bdp);
+    if (wanted > std::max(current_send, autotune_send)) plan.send = wanted;
+  } else {
+    // Full: about one BDP in flight, so that no sender overfills the bottleneck's queue; below the
+    // autotuning limit that is the kernel's own business unless we set the buffer before.
+    const std::size_t wanted = std::max(at_least_floor(PathTuning::kSendBufferBdps * bdp), autotune_send);
+    if (current_send != 0 ? wanted != current_send : wanted > autotune_send) plan.send = wanted;
   }
+  const std::size_t wanted_receive = at_least_floor(PathTuning::kReceiveBufferBdps * bdp);
+  if (wanted_receive > std::max(current_receive, autotune_receive)) plan.receive = wanted_receive;
   return plan;
 }
 

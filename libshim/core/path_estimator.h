@@ -7,11 +7,11 @@
 //   rate:       delivery-rate samples (TCP_INFO tcpi_delivery_rate: bytes acknowledged over the
 //               time they took). A sample taken while the sender was application-limited only
 //               counts when it raises the estimate (it shows at least that much; BBR's rule).
-//   buffers:    send buffer kSendBufferBdps x rate x min RTT once the pipe is full (about one BDP
-//               in flight: a sender cannot overfill the bottleneck queue), and until then at least
-//               kGrowthHeadroom x the congestion window, so that the buffer never holds slow start
-//               back; receive buffer kReceiveBufferBdps x BDP. Only ever raised on a live socket
-//               while the rate is still growing.
+//   buffers:    left to the kernel's autotuning until it would stop (tcp_wmem / tcp_rmem maximum);
+//               beyond: send buffer kGrowthHeadroom x kSendBufferBdps x the BDP measured so far
+//               while the rate grows (raised only), kSendBufferBdps x BDP once the pipe is full
+//               (about one BDP in flight: a sender cannot overfill the bottleneck queue); receive
+//               buffer kReceiveBufferBdps x BDP.
 //   warm start: a cached entry (path_cache.h) is used only when the handshake's round trip agrees
 //               with the cached minimum (validate_warm_start), and only as a starting point: the
 //               first full-pipe measurement replaces it.
@@ -37,8 +37,11 @@ struct PathTuning {
   static constexpr double kSendBufferBdps = 0.7;
   // The advertised window covers one BDP with room to spare (config.cpp).
   static constexpr double kReceiveBufferBdps = 2.0;
-  // While the rate still grows, the send buffer stays this many congestion windows (Linux's own
-  // tcp_sndbuf_expand uses 2 windows) ahead, so that the buffer never caps slow start.
+  // While the rate still grows, the send buffer allows this many times the BDP measured so far
+  // (the window doubles per round trip in slow start, and samples come about once a round trip):
+  // room to grow without letting a startup overshoot (bbr's 2.89 gain) fill a one-BDP queue many
+  // times over, which a buffer sized from the congestion window did (geo, 1 MiB: 20 534 segments,
+  // 3 BDP in flight).
   static constexpr double kGrowthHeadroom = 2.0;
   // BBR's full-pipe rule: the rate estimate grew by less than 25 % in 3 rounds of samples taken
   // while the sender was not application-limited.
@@ -49,6 +52,11 @@ struct PathTuning {
   static constexpr double kWarmStartRttTolerance = 0.25;
   // ... or within this absolute slack (a few ms of scheduling on a loaded host at short RTTs).
   static constexpr std::chrono::microseconds kWarmStartRttSlack{3000};
+  // While the rate still grows the driver samples a session every round trip (samples drive the
+  // buffers), but not more often than kMinSampleInterval; otherwise every kSampleInterval (the
+  // statistics' TCP_INFO refresh).
+  static constexpr std::chrono::milliseconds kMinSampleInterval{50};
+  static constexpr std::chrono::milliseconds kSampleInterval{500};
   // Small writes are held back at most this long to coalesce while a stream's congestion window
   // is more than half used (coalesce_delay below), and never more than kCoalesceRttFraction of the
   // path's RTT: on a LAN the wait would cost more than the round trip it saves.
@@ -86,7 +94,7 @@ class PathEstimator {
   void on_rtt(Duration smoothed, Duration minimum);
   // A delivery-rate sample of one stream; `app_limited`: the sender had less to send than it may.
   void on_delivery_rate(double bytes_per_second, bool app_limited);
-  // A stream's congestion window (segments of `mss` bytes).
+  // A stream's congestion window (segments of `mss` bytes): reported and cached.
   void on_congestion_window(std::uint32_t segments, std::uint32_t mss);
   // A cached entry for this path: kept if the handshake's RTT agrees (see validate_warm_start).
   // Returns whether it is used. Call after the first handshake sample.
@@ -104,6 +112,8 @@ class PathEstimator {
   bool pipe_full() const { return pipe_full_; }
   bool warm_start_used() const { return warm_start_.has_value(); }
   std::uint32_t max_congestion_window() const { return max_cwnd_; }
+  // How soon the driver should sample again (kMinSampleInterval .. kSampleInterval).
+  std::chrono::milliseconds sample_interval() const;
   // Buffers wanted now: `current_send` / `current_receive` are the sizes requested so far (0 =
   // kernel autotuning), `autotune_send` / `autotune_receive` what the kernel's autotuning reaches
   // on its own (tcp_wmem / tcp_rmem maximum, in requested units). While the rate still grows a
@@ -127,7 +137,6 @@ class PathEstimator {
   int rounds_without_growth_ = 0;
   bool pipe_full_ = false;
   std::uint32_t max_cwnd_ = 0;
-  std::uint32_t mss_ = 0;
   std::optional<PathSnapshot> warm_start_;
 };
 

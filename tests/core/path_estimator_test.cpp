@@ -64,26 +64,34 @@ TEST_CASE("LONGPIPE_BANDWIDTH caps the measured rate and stands in for it before
   CHECK(path.rate_bytes_per_second() == Approx(100 * kMbit));
 }
 
-TEST_CASE("buffers: ahead of the congestion window while growing, kSendBufferBdps x BDP once full", "[path]") {
+TEST_CASE("buffers: beyond autotuning only; 2 x 0.7 BDP while growing, 0.7 BDP once full", "[path]") {
   PathEstimator path(std::nullopt, std::nullopt);
   path.on_handshake_rtt(100ms);
   path.on_congestion_window(100, 1448);
+  CHECK(path.buffers(0, 0).send == 0);  // no rate yet: the kernel's autotuning carries on
+  CHECK(path.max_congestion_window() == 100);
+  // Growing at 200 Mbit/s x 100 ms = 2.5 MB.
+  path.on_delivery_rate(200 * kMbit, false);
+  const double growing_bdp = 200 * kMbit * 0.1;
   BufferPlan plan = path.buffers(0, 0);
-  CHECK(plan.send == static_cast<std::size_t>(PathTuning::kGrowthHeadroom * 100 * 1448));
-  CHECK(plan.receive == 0);  // no rate yet: receive autotuning carries on
-  // Growing: only ever raised, and only beyond what the kernel's autotuning reaches itself.
+  CHECK(plan.send == static_cast<std::size_t>(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * growing_bdp));
+  CHECK(plan.receive == static_cast<std::size_t>(PathTuning::kReceiveBufferBdps * growing_bdp));
+  // Not where autotuning reaches as far, and never lowered while growing.
+  CHECK(path.buffers(0, 0, 4u << 20, 16u << 20).send == 0);
+  CHECK(path.buffers(0, 0, 4u << 20, 16u << 20).receive == 0);
   CHECK(path.buffers(10u << 20, 0).send == 0);
-  CHECK(path.buffers(0, 0, 2u << 20, 16u << 20).send == 0);
-  CHECK(path.buffers(0, 0, 200000, 16u << 20).send == plan.send);
-  // 400 Mbit/s x 100 ms = 5 MB.
+  // Full at 400 Mbit/s: 5 MB; settles at 0.7 BDP, down as well.
   for (int i = 0; i < 4; ++i) path.on_delivery_rate(400 * kMbit, false);
   REQUIRE(path.pipe_full());
   const double bdp = 400 * kMbit * 0.1;
-  plan = path.buffers(10u << 20, 0);
-  CHECK(plan.send == static_cast<std::size_t>(PathTuning::kSendBufferBdps * bdp));  // settles, down too
+  plan = path.buffers(10u << 20, 0, 1u << 20, 1u << 20);
+  CHECK(plan.send == static_cast<std::size_t>(PathTuning::kSendBufferBdps * bdp));
   CHECK(plan.receive == static_cast<std::size_t>(PathTuning::kReceiveBufferBdps * bdp));
-  CHECK(path.buffers(plan.send, plan.receive).send == 0);  // nothing to change
-  CHECK(path.buffers(plan.send, plan.receive).receive == 0);
+  CHECK(path.buffers(plan.send, plan.receive, 1u << 20, 1u << 20).send == 0);  // nothing to change
+  CHECK(path.buffers(plan.send, plan.receive, 1u << 20, 1u << 20).receive == 0);
+  // A full pipe the kernel's autotuning covers stays the kernel's, unless we set the buffer before.
+  CHECK(path.buffers(0, 0, 8u << 20, 32u << 20).send == 0);
+  CHECK(path.buffers(10u << 20, 0, 8u << 20, 32u << 20).send == (8u << 20));
 }
 
 TEST_CASE("buffers never below the floor", "[path]") {
@@ -107,9 +115,10 @@ TEST_CASE("warm start: validated against the handshake's RTT, used until the ses
     REQUIRE(path.offer_warm_start(cached));
     CHECK(path.warm_start_used());
     CHECK(path.rate_bytes_per_second() == Approx(155 * kMbit));
-    const BufferPlan plan = path.buffers(0, 0);
-    CHECK(plan.send >= cached.send_buffer);
-    CHECK(plan.receive >= cached.receive_buffer);
+    const BufferPlan plan = path.buffers(0, 0);  // from the lent rate: 155 Mbit/s x 560 ms
+    CHECK(static_cast<double>(plan.send) ==
+          Approx(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * 155 * kMbit * 0.56).epsilon(1e-6));
+    CHECK(static_cast<double>(plan.receive) == Approx(PathTuning::kReceiveBufferBdps * 155 * kMbit * 0.56).epsilon(1e-6));
     // The session's own full-pipe measurement replaces the cached rate, also when lower.
     for (int i = 0; i < 4; ++i) path.on_delivery_rate(50 * kMbit, false);
     REQUIRE(path.pipe_full());
@@ -160,4 +169,16 @@ TEST_CASE("coalesce_delay: small writes wait only while the window is more than 
   CHECK(coalesce_delay(100, 1448, 14, 27, std::nullopt) == 0us);
   CHECK(coalesce_delay(100, 1448, 14, 27, std::optional<std::chrono::microseconds>(20ms)) == 200us);
   CHECK(coalesce_delay(100, 0, 14, 27, rtt) == 0us);
+}
+
+TEST_CASE("sampling: every round trip while the rate grows (50-500 ms), every 500 ms once full", "[path]") {
+  PathEstimator path(std::nullopt, std::nullopt);
+  CHECK(path.sample_interval() == PathTuning::kSampleInterval);
+  path.on_handshake_rtt(100ms);
+  CHECK(path.sample_interval() == 100ms);
+  PathEstimator short_path(std::nullopt, std::nullopt);
+  short_path.on_handshake_rtt(2ms);
+  CHECK(short_path.sample_interval() == PathTuning::kMinSampleInterval);
+  for (int i = 0; i < 4; ++i) path.on_delivery_rate(400 * kMbit, false);
+  CHECK(path.sample_interval() == PathTuning::kSampleInterval);
 }
