@@ -86,6 +86,9 @@ class CarrierLink {
     (void)send;
     (void)receive;
   }
+  // The path's bandwidth-delay product as measured (SocketTuning::path_bdp_bytes: the congestion
+  // fallback judges slow-start exits by it).
+  virtual void set_path_bdp(std::size_t bytes) { (void)bytes; }
 };
 
 class Carrier {

@@ -106,6 +106,13 @@ BufferPlan PathEstimator::buffers(std::size_t current_send, std::size_t current_
   return plan;
 }
 
+double PathEstimator::judged_bdp_bytes(double stand_in_rate_bytes_per_second, Duration stand_in_rtt) const {
+  const double seconds = static_cast<double>(rtt().value_or(stand_in_rtt).count()) / 1e6;
+  const double rate = pipe_full_ ? rate_bytes_per_second()
+                                 : std::max(rate_bytes_per_second(), stand_in_rate_bytes_per_second);
+  return rate * seconds;
+}
+
 std::optional<PathSnapshot> PathEstimator::snapshot(std::size_t send_buffer, std::size_t receive_buffer) const {
   const auto minimum = min_rtt();
   if (!minimum) return std::nullopt;

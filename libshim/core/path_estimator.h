@@ -121,6 +121,10 @@ class PathEstimator {
   // 500 ms samples can); once the pipe is full the send buffer settles at kSendBufferBdps x BDP.
   BufferPlan buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send = 0,
                      std::size_t autotune_receive = 0) const;
+  // The BDP the congestion fallback judges a slow-start exit by (tcp_socket.h): the measured one
+  // once the pipe was full; before, at least the stand-in (LONGPIPE_BANDWIDTH or its default) at
+  // the measured round trip, since a rate measured while growing or app-limited is a lower bound.
+  double judged_bdp_bytes(double stand_in_rate_bytes_per_second, Duration stand_in_rtt) const;
   // What to save in the warm-start cache (nothing worth saving without a measured RTT).
   std::optional<PathSnapshot> snapshot(std::size_t send_buffer, std::size_t receive_buffer) const;
 

@@ -107,6 +107,9 @@ void PathKeeper::refresh(Session& session) {
   if (!session.warm_start_looked_up && path.handshake_rtt() && !session.path_cache_key.empty()) {
     look_up_warm_start(session);
   }
+  // With the hints both set the fallback keeps judging by them (tcp_socket.cpp), as before.
+  const double judged_bdp = path.judged_bdp_bytes(config_.bandwidth_mbit * 1e6 / 8,
+                                                  std::chrono::duration_cast<std::chrono::microseconds>(config_.rtt));
   for (Connection* stream : session.streams().streams()) {
     if (stream == nullptr || !stream->link) continue;
     const SocketTuning& tuning = stream->link->tuning();
@@ -114,6 +117,7 @@ void PathKeeper::refresh(Session& session) {
     if (!config_.measured_send_buffer()) plan.send = 0;
     if (!config_.measured_receive_buffer()) plan.receive = 0;
     if (plan.send != 0 || plan.receive != 0) stream->link->resize_buffers(plan.send, plan.receive);
+    if (!(config_.rtt_given && config_.bandwidth_given)) stream->link->set_path_bdp(static_cast<std::size_t>(judged_bdp));
     send = std::max(send, stream->link->tuning().requested_send);
     receive = std::max(receive, stream->link->tuning().requested_receive);
   }

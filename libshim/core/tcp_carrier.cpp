@@ -85,6 +85,7 @@ class TcpLink : public CarrierLink {
   void resize_buffers(std::size_t send, std::size_t receive) override {
     resize_socket_buffers(fd_.get(), send, receive, tuning_);
   }
+  void set_path_bdp(std::size_t bytes) override { tuning_.path_bdp_bytes = bytes; }
 
  private:
   FileDescriptor fd_;

@@ -182,3 +182,16 @@ TEST_CASE("sampling: every round trip while the rate grows (50-500 ms), every 50
   for (int i = 0; i < 4; ++i) path.on_delivery_rate(400 * kMbit, false);
   CHECK(path.sample_interval() == PathTuning::kSampleInterval);
 }
+
+TEST_CASE("the BDP the congestion fallback judges by: the stand-in until the pipe was full", "[path]") {
+  PathEstimator path(std::nullopt, std::nullopt);
+  const double geo_rate = 155 * kMbit;
+  CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(geo_rate * 0.54));  // nothing measured
+  path.on_handshake_rtt(20ms);
+  CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(geo_rate * 0.02));  // the measured RTT
+  path.on_delivery_rate(1 * kMbit, true);  // a low, app-limited sample is a lower bound only
+  CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(geo_rate * 0.02));
+  for (int i = 0; i < 4; ++i) path.on_delivery_rate(10 * kMbit, false);
+  REQUIRE(path.pipe_full());
+  CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(10 * kMbit * 0.02));
+}
