@@ -24,12 +24,16 @@ void PathEstimator::on_delivery_rate(double bytes_per_second, bool app_limited) 
   if (!(bytes_per_second > 0) || !std::isfinite(bytes_per_second)) return;
   if (bytes_per_second > max_rate_) max_rate_ = bytes_per_second;
   if (app_limited || pipe_full_) return;  // only a sender with more to send can show the pipe is full
+  const auto minimum = min_rtt();
+  const bool queueing = smoothed_rtt_ && minimum &&
+                        static_cast<double>(smoothed_rtt_->count()) >=
+                            PathTuning::kQueueRttFactor * static_cast<double>(minimum->count());
   if (max_rate_ >= full_pipe_baseline_ * PathTuning::kFullPipeGrowth) {
     full_pipe_baseline_ = max_rate_;
     rounds_without_growth_ = 0;
     return;
   }
-  if (++rounds_without_growth_ >= PathTuning::kFullPipeRounds) pipe_full_ = true;
+  if (queueing && ++rounds_without_growth_ >= PathTuning::kFullPipeRounds) pipe_full_ = true;
 }
 
 void PathEstimator::on_congestion_window(std::uint32_t segments, std::uint32_t mss) {
@@ -85,22 +89,28 @@ double PathEstimator::bdp_bytes() const {
 BufferPlan PathEstimator::buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send,
                                   std::size_t autotune_receive) const {
   BufferPlan plan;
-  const double bdp = bdp_bytes();
-  if (!(bdp > 0)) return plan;  // nothing measured: the kernel's autotuning carries on
   auto at_least_floor = [](double bytes) {
     return std::max(static_cast<std::size_t>(bytes), PathTuning::kMinimumBuffer);
   };
+  const double bdp = bdp_bytes();
+  const auto round_trip = rtt();
+  // A long path's send buffer is ours from the first RTT sample on (kBurstSendBuffer says why).
+  const bool managed = round_trip && *round_trip >= PathTuning::kManagedSendRtt;
+  const double floor = managed ? static_cast<double>(PathTuning::kBurstSendBuffer) : 0.0;
   if (!pipe_full_) {
     // Growing: kGrowthHeadroom x the BDP measured so far lets the window double before the next
-    // sample; raised only where autotuning stops, never lowered.
-    const std::size_t wanted = at_least_floor(PathTuning::kSendBufferBdps * PathTuning::kGrowthHeadroom * bdp);
-    if (wanted > std::max(current_send, autotune_send)) plan.send = wanted;
+    // sample; raised only, and on a short path only where autotuning stops.
+    const std::size_t wanted =
+        at_least_floor(std::max(floor, PathTuning::kSendBufferBdps * PathTuning::kGrowthHeadroom * bdp));
+    if ((managed || bdp > 0) && wanted > std::max(current_send, managed ? 0 : autotune_send)) plan.send = wanted;
   } else {
-    // Full: about one BDP in flight, so that no sender overfills the bottleneck's queue; below the
-    // autotuning limit that is the kernel's own business unless we set the buffer before.
-    const std::size_t wanted = std::max(at_least_floor(PathTuning::kSendBufferBdps * bdp), autotune_send);
-    if (current_send != 0 ? wanted != current_send : wanted > autotune_send) plan.send = wanted;
+    // Full: about one BDP in flight, so that no sender overfills the bottleneck's queue; on a short
+    // path below the autotuning limit that is the kernel's own business unless we set it before.
+    const std::size_t wanted =
+        std::max(at_least_floor(std::max(floor, PathTuning::kSendBufferBdps * bdp)), managed ? 0 : autotune_send);
+    if (current_send != 0 ? wanted != current_send : (managed || wanted > autotune_send)) plan.send = wanted;
   }
+  if (!(bdp > 0)) return plan;  // no rate yet: receive autotuning carries on
   const std::size_t wanted_receive = at_least_floor(PathTuning::kReceiveBufferBdps * bdp);
   if (wanted_receive > std::max(current_receive, autotune_receive)) plan.receive = wanted_receive;
   return plan;

@@ -47,6 +47,19 @@ struct PathTuning {
   // while the sender was not application-limited.
   static constexpr double kFullPipeGrowth = 1.25;
   static constexpr int kFullPipeRounds = 3;
+  // ... and only rounds in which a queue shows (smoothed RTT at least this much above the minimum)
+  // count: a burst of small messages that ends is not application-limited while it lasts, yet its
+  // rate stops growing for want of data, not of capacity (lp-perf's 1 KiB batches were taken for a
+  // full 4.8 Mbit/s pipe on a 400 Mbit/s link). A bottleneck that is really full queues.
+  static constexpr double kQueueRttFactor = 1.25;
+  // On paths of at least kManagedSendRtt the send buffer is ours from the first sample on, never
+  // below this: the engine hands a connection up to 1 MiB at once (StreamScheduler's output
+  // high-water), and Linux's autotuning only grows a send buffer after a write found it full, so a
+  // burst larger than any before waited a round trip for it (100 x 1 KiB batches at 100 ms RTT).
+  // Below kManagedSendRtt that costs little and autotuning follows the window per ACK, faster
+  // than samples could.
+  static constexpr std::size_t kBurstSendBuffer = 1u << 20;
+  static constexpr std::chrono::milliseconds kManagedSendRtt{50};
   // A warm-start entry is trusted only if the handshake's round trip lies within this fraction of
   // the cached minimum (queueing on a busy path adds some; another route changes it by more) ...
   static constexpr double kWarmStartRttTolerance = 0.25;

@@ -39,10 +39,11 @@ TEST_CASE("the handshake gives the first RTT; the smallest sample wins; TCP_INFO
   CHECK(path.min_rtt() == PathTuning::kMinimumRtt);
 }
 
-TEST_CASE("rate: application-limited samples only raise it; the pipe is full after 3 rounds without 25 % growth",
+TEST_CASE("rate: application-limited samples only raise it; the pipe is full after 3 queueing rounds without 25 % growth",
           "[path]") {
   PathEstimator path(std::nullopt, std::nullopt);
   path.on_handshake_rtt(100ms);
+  path.on_rtt(130ms, 100ms);  // a queue: smoothed RTT 30 % above the minimum
   path.on_delivery_rate(10 * kMbit, true);
   CHECK(path.rate_bytes_per_second() == Approx(10 * kMbit));
   path.on_delivery_rate(5 * kMbit, true);  // lower and app-limited: ignored
@@ -57,6 +58,17 @@ TEST_CASE("rate: application-limited samples only raise it; the pipe is full aft
   CHECK(path.rate_bytes_per_second() == Approx(170 * kMbit));
 }
 
+TEST_CASE("a rate that stops growing without a queue is a burst that ended, not a full pipe", "[path]") {
+  PathEstimator path(std::nullopt, std::nullopt);
+  path.on_handshake_rtt(100ms);
+  path.on_rtt(101ms, 100ms);
+  for (int i = 0; i < 10; ++i) path.on_delivery_rate(4.8 * kMbit, false);
+  CHECK_FALSE(path.pipe_full());
+  path.on_rtt(140ms, 100ms);
+  for (int i = 0; i < 3; ++i) path.on_delivery_rate(4.8 * kMbit, false);
+  CHECK(path.pipe_full());
+}
+
 TEST_CASE("LONGPIPE_BANDWIDTH caps the measured rate and stands in for it before a sample", "[path]") {
   PathEstimator path(std::nullopt, 100 * kMbit);
   CHECK(path.rate_bytes_per_second() == Approx(100 * kMbit));
@@ -64,23 +76,25 @@ TEST_CASE("LONGPIPE_BANDWIDTH caps the measured rate and stands in for it before
   CHECK(path.rate_bytes_per_second() == Approx(100 * kMbit));
 }
 
-TEST_CASE("buffers: beyond autotuning only; 2 x 0.7 BDP while growing, 0.7 BDP once full", "[path]") {
+TEST_CASE("buffers on a long path: the burst floor at once, 2 x 0.7 BDP while growing, 0.7 BDP once full", "[path]") {
   PathEstimator path(std::nullopt, std::nullopt);
   path.on_handshake_rtt(100ms);
   path.on_congestion_window(100, 1448);
-  CHECK(path.buffers(0, 0).send == 0);  // no rate yet: the kernel's autotuning carries on
   CHECK(path.max_congestion_window() == 100);
+  // No rate yet: the floor (a burst of the engine's largest output fits), autotuning or not.
+  BufferPlan plan = path.buffers(0, 0, 2u << 20, 16u << 20);
+  CHECK(plan.send == PathTuning::kBurstSendBuffer);
+  CHECK(plan.receive == 0);  // receive autotuning carries on
   // Growing at 200 Mbit/s x 100 ms = 2.5 MB.
   path.on_delivery_rate(200 * kMbit, false);
   const double growing_bdp = 200 * kMbit * 0.1;
-  BufferPlan plan = path.buffers(0, 0);
+  plan = path.buffers(PathTuning::kBurstSendBuffer, 0);
   CHECK(plan.send == static_cast<std::size_t>(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * growing_bdp));
   CHECK(plan.receive == static_cast<std::size_t>(PathTuning::kReceiveBufferBdps * growing_bdp));
-  // Not where autotuning reaches as far, and never lowered while growing.
-  CHECK(path.buffers(0, 0, 4u << 20, 16u << 20).send == 0);
-  CHECK(path.buffers(0, 0, 4u << 20, 16u << 20).receive == 0);
-  CHECK(path.buffers(10u << 20, 0).send == 0);
-  // Full at 400 Mbit/s: 5 MB; settles at 0.7 BDP, down as well.
+  CHECK(path.buffers(0, 0, 4u << 20, 16u << 20).receive == 0);  // autotuning reaches as far
+  CHECK(path.buffers(10u << 20, 0).send == 0);                  // never lowered while growing
+  // Full at 400 Mbit/s (a queue shows): 5 MB; settles at 0.7 BDP, down as well.
+  path.on_rtt(140ms, 100ms);
   for (int i = 0; i < 4; ++i) path.on_delivery_rate(400 * kMbit, false);
   REQUIRE(path.pipe_full());
   const double bdp = 400 * kMbit * 0.1;
@@ -89,9 +103,21 @@ TEST_CASE("buffers: beyond autotuning only; 2 x 0.7 BDP while growing, 0.7 BDP o
   CHECK(plan.receive == static_cast<std::size_t>(PathTuning::kReceiveBufferBdps * bdp));
   CHECK(path.buffers(plan.send, plan.receive, 1u << 20, 1u << 20).send == 0);  // nothing to change
   CHECK(path.buffers(plan.send, plan.receive, 1u << 20, 1u << 20).receive == 0);
-  // A full pipe the kernel's autotuning covers stays the kernel's, unless we set the buffer before.
-  CHECK(path.buffers(0, 0, 8u << 20, 32u << 20).send == 0);
-  CHECK(path.buffers(10u << 20, 0, 8u << 20, 32u << 20).send == (8u << 20));
+}
+
+TEST_CASE("buffers on a short path: the kernel's autotuning, except beyond its limit", "[path]") {
+  PathEstimator path(std::nullopt, std::nullopt);
+  path.on_handshake_rtt(20ms);
+  CHECK(path.buffers(0, 0, 2u << 20, 16u << 20).send == 0);  // no rate: nothing to do
+  path.on_delivery_rate(400 * kMbit, false);                 // 1 MB BDP
+  CHECK(path.buffers(0, 0, 2u << 20, 16u << 20).send == 0);  // 1.4 MB: autotuning reaches it
+  CHECK(path.buffers(0, 0, 1u << 20, 16u << 20).send ==
+        static_cast<std::size_t>(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * 400 * kMbit * 0.02));
+  path.on_rtt(30ms, 20ms);
+  for (int i = 0; i < 4; ++i) path.on_delivery_rate(400 * kMbit, false);
+  REQUIRE(path.pipe_full());
+  CHECK(path.buffers(0, 0, 2u << 20, 16u << 20).send == 0);          // the kernel's business
+  CHECK(path.buffers(10u << 20, 0, 2u << 20, 16u << 20).send == (2u << 20));  // we set it: settle
 }
 
 TEST_CASE("buffers never below the floor", "[path]") {
@@ -120,6 +146,7 @@ TEST_CASE("warm start: validated against the handshake's RTT, used until the ses
           Approx(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * 155 * kMbit * 0.56).epsilon(1e-6));
     CHECK(static_cast<double>(plan.receive) == Approx(PathTuning::kReceiveBufferBdps * 155 * kMbit * 0.56).epsilon(1e-6));
     // The session's own full-pipe measurement replaces the cached rate, also when lower.
+    path.on_rtt(700ms, 540ms);
     for (int i = 0; i < 4; ++i) path.on_delivery_rate(50 * kMbit, false);
     REQUIRE(path.pipe_full());
     CHECK(path.rate_bytes_per_second() == Approx(50 * kMbit));
@@ -135,7 +162,10 @@ TEST_CASE("warm start: validated against the handshake's RTT, used until the ses
     CHECK_FALSE(path.offer_warm_start(cached));
     CHECK_FALSE(path.warm_start_used());
     CHECK(path.rate_bytes_per_second() == 0);
-    CHECK(path.buffers(0, 0).send == 0);  // exactly a cold start
+    PathEstimator cold(std::nullopt, std::nullopt);  // exactly a cold start
+    cold.on_handshake_rtt(100ms);
+    CHECK(path.buffers(0, 0).send == cold.buffers(0, 0).send);
+    CHECK(path.buffers(0, 0).receive == cold.buffers(0, 0).receive);
   }
   SECTION("a much longer round trip (a queue, another route): refused") {
     PathEstimator path(std::nullopt, std::nullopt);
@@ -179,6 +209,7 @@ TEST_CASE("sampling: every round trip while the rate grows (50-500 ms), every 50
   PathEstimator short_path(std::nullopt, std::nullopt);
   short_path.on_handshake_rtt(2ms);
   CHECK(short_path.sample_interval() == PathTuning::kMinSampleInterval);
+  path.on_rtt(150ms, 100ms);
   for (int i = 0; i < 4; ++i) path.on_delivery_rate(400 * kMbit, false);
   CHECK(path.sample_interval() == PathTuning::kSampleInterval);
 }
@@ -191,6 +222,7 @@ TEST_CASE("the BDP the congestion fallback judges by: the stand-in until the pip
   CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(geo_rate * 0.02));  // the measured RTT
   path.on_delivery_rate(1 * kMbit, true);  // a low, app-limited sample is a lower bound only
   CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(geo_rate * 0.02));
+  path.on_rtt(30ms, 20ms);
   for (int i = 0; i < 4; ++i) path.on_delivery_rate(10 * kMbit, false);
   REQUIRE(path.pipe_full());
   CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(10 * kMbit * 0.02));
