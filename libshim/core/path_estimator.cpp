@@ -141,9 +141,9 @@ std::optional<PathSnapshot> PathEstimator::snapshot(std::size_t send_buffer, std
 microseconds coalesce_delay(std::size_t pending_bytes, std::uint32_t mss, std::uint32_t unacked,
                             std::uint32_t congestion_window, std::optional<microseconds> rtt) {
   if (!rtt || mss == 0 || congestion_window == 0 || pending_bytes >= mss) return microseconds(0);
-  // Room for twice what is in flight: a packet per write costs nothing yet. A full window: the
-  // kernel queues and coalesces the write itself.
-  if (2u * unacked < congestion_window || unacked >= congestion_window) return microseconds(0);
+  // Nothing in flight: the first message of a burst goes at once (no latency for a lone message).
+  // A full window: the kernel queues and coalesces the write itself.
+  if (unacked == 0 || unacked >= congestion_window) return microseconds(0);
   const auto fraction = microseconds(static_cast<std::int64_t>(static_cast<double>(rtt->count()) *
                                                                PathTuning::kCoalesceRttFraction));
   return std::min(PathTuning::kMaxCoalesceDelay, fraction);

@@ -70,9 +70,9 @@ struct PathTuning {
   // statistics' TCP_INFO refresh).
   static constexpr std::chrono::milliseconds kMinSampleInterval{50};
   static constexpr std::chrono::milliseconds kSampleInterval{500};
-  // Small writes are held back at most this long to coalesce while a stream's congestion window
-  // is more than half used (coalesce_delay below), and never more than kCoalesceRttFraction of the
-  // path's RTT: on a LAN the wait would cost more than the round trip it saves.
+  // Small writes are held back at most this long to coalesce while a stream has data in flight
+  // (coalesce_delay below), and never more than kCoalesceRttFraction of the path's RTT: on a LAN
+  // the wait would cost more than the round trip it saves.
   static constexpr std::chrono::microseconds kMaxCoalesceDelay{1000};
   static constexpr double kCoalesceRttFraction = 0.01;
 };
@@ -165,9 +165,11 @@ bool validate_warm_start(const PathSnapshot& cached, std::chrono::microseconds h
 
 // How long to hold a small write back so that more of a burst joins it in one segment: Linux
 // counts its congestion window in packets, so 100 small messages written one by one fill 100
-// slots of it (issue 11: a 27-packet window sent 100 small answers in two round trips). Nothing is
-// held while the window has room for twice what is in flight, a full segment is waiting, or the
-// round trip is unknown. Pure, for tests.
+// slots of it (issue 11: a 27-packet window sent 100 small answers in two round trips). A write is
+// held only while data is in flight and the window is not full (Nagle's rule with a timer of 1 %
+// of the round trip instead of a whole round trip); nothing is held when nothing is in flight (a
+// lone message goes at once), when a full segment is waiting, or when the round trip is unknown.
+// Pure, for tests.
 std::chrono::microseconds coalesce_delay(std::size_t pending_bytes, std::uint32_t mss, std::uint32_t unacked,
                                          std::uint32_t congestion_window, std::optional<std::chrono::microseconds> rtt);
 

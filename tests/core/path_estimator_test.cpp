@@ -189,11 +189,12 @@ TEST_CASE("validate_warm_start: the tolerance and the absolute slack at short RT
   CHECK_FALSE(lp::validate_warm_start(cached, 1ms));
 }
 
-TEST_CASE("coalesce_delay: small writes wait only while the window is more than half used", "[path]") {
+TEST_CASE("coalesce_delay: small writes wait only while data is in flight and the window is not full", "[path]") {
   using lp::coalesce_delay;
   const auto rtt = std::optional<std::chrono::microseconds>(100ms);
-  CHECK(coalesce_delay(100, 1448, 5, 27, rtt) == 0us);      // room for twice the flight
-  CHECK(coalesce_delay(100, 1448, 14, 27, rtt) == 1000us);  // half used: wait 1 % of the RTT, <= 1 ms
+  CHECK(coalesce_delay(100, 1448, 0, 27, rtt) == 0us);      // nothing in flight: a lone message goes at once
+  CHECK(coalesce_delay(100, 1448, 1, 27, rtt) == 1000us);   // in flight: wait 1 % of the RTT, <= 1 ms
+  CHECK(coalesce_delay(100, 1448, 14, 27, rtt) == 1000us);
   CHECK(coalesce_delay(100, 1448, 27, 27, rtt) == 0us);     // full: the kernel queues and coalesces
   CHECK(coalesce_delay(1448, 1448, 14, 27, rtt) == 0us);    // a full segment is waiting
   CHECK(coalesce_delay(100, 1448, 14, 27, std::nullopt) == 0us);
