@@ -17,6 +17,7 @@
 #include "event_loop.h"
 #include "host_port.h"
 #include "mailbox.h"
+#include "path_keeper.h"
 #include "system_call.h"
 #include "tcp_carrier.h"
 #include "thread_pinning.h"
@@ -32,8 +33,6 @@ constexpr std::size_t kReadBudget = 4u << 20;
 // Bytes read from a connection that has not authenticated, per turn: the largest handshake frames
 // (HELLO, AUTH and a sealed IDENTIFY) fit, so an unauthenticated peer makes us buffer no more.
 constexpr std::size_t kHandshakeReadBudget = 1024;
-// TCP_INFO is read for the statistics at most this often (per connected session).
-constexpr milliseconds kTcpInfoInterval{500};
 
 // SIGUSR1 -> this eventfd -> the progress thread writes LONGPIPE_STATS (no work in the handler).
 std::atomic<int> g_stats_signal_fd{-1};
@@ -120,6 +119,11 @@ class Engine::Impl {
   Source listen_tag_ = Source::kListen, wake_tag_ = Source::kWake, stats_tag_ = Source::kStatsSignal;
   bool reading_paused_ = false;
   EndpointStatistics published_;
+  PathKeeper path_keeper_;  // measured path state, warm-start cache
+  // The endpoint's counters with the path cache's (published when either changed).
+  EndpointStatistics endpoint_statistics() const;
+  // Writes connections whose small writes were held back to coalesce (coalesce_delay) and are due.
+  void flush_coalesced(Clock::time_point now);
 };
 
 Engine::Impl::Impl(Config config)
@@ -128,7 +132,8 @@ Engine::Impl::Impl(Config config)
       local_endpoint_(endpoint_name(config_, carrier_->port())),
       mailbox_(config_.window_full, {config_.window_messages, config_.window_bytes}),
       endpoint_(config_, local_endpoint_, [] { return Authenticator::make_nonce(); }),
-      stats_signal_fd_(SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))) {
+      stats_signal_fd_(SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))),
+      path_keeper_(config_) {
   loop_.add(carrier_->listen_fd(), &listen_tag_, true, false);
   loop_.add(mailbox_.wake_fd(), &wake_tag_, true, false);
   loop_.add(stats_signal_fd_.get(), &stats_tag_, true, false);
@@ -200,6 +205,7 @@ void Engine::Impl::run() {
     for (auto& [peer, session] : endpoint_.sessions()) service(*session, now, reading_paused_);
     endpoint_.expire_handshakes(now);
     drain_commands(now);
+    flush_coalesced(now);
     sweep_closed();
     for (Session* session : endpoint_.reclaimable()) {
       const std::string peer = session->peer();
@@ -213,7 +219,8 @@ void Engine::Impl::run() {
   drain_commands(now);
   endpoint_.close_all("engine shutting down", false, now);
   sweep_closed();
-  mailbox_.publish_endpoint(endpoint_.statistics());
+  path_keeper_.save(endpoint_.sessions());
+  mailbox_.publish_endpoint(endpoint_statistics());
   mailbox_.stopped();
 }
 
@@ -289,8 +296,9 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
   if (session.failed()) return;  // published by drain_commands
   SessionStatistics& counters = session.counters();
   if (Connection* first = session.streams().first();
-      first && first->link && now - session.tcp_info_refreshed >= kTcpInfoInterval) {
+      first && first->link && now - session.tcp_info_refreshed >= session.path().sample_interval()) {
     counters.tcp = first->link->window_info();
+    path_keeper_.refresh(session);
     describe_stream_congestion(session);
     session.tcp_info_refreshed = now;
   }
@@ -325,6 +333,13 @@ void Engine::Impl::drain_commands(Clock::time_point now) {
 
 void Engine::Impl::flush(Connection& connection, Clock::time_point now) {
   if (connection.state == ConnectionState::kClosed || !connection.link) return;
+  if (hold_small_write(connection, now)) {  // coalescing while the window fills (path_keeper.h)
+    if (connection.writable_interest) {      // the deadline writes it: no EPOLLOUT spinning meanwhile
+      connection.writable_interest = false;
+      set_interest(connection);
+    }
+    return;
+  }
   if (connection.pending_output() > 0) {
     std::string error;
     std::size_t written = 0;
@@ -362,8 +377,10 @@ void Engine::Impl::sweep_closed() {
     }
     endpoint_.erase(connection);
   }
-  const EndpointStatistics& statistics = endpoint_.statistics();
-  if (statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
+  const EndpointStatistics statistics = endpoint_statistics();
+  if (statistics.warm_starts_used != published_.warm_starts_used ||
+      statistics.warm_starts_rejected != published_.warm_starts_rejected || statistics.path_cache_file != published_.path_cache_file ||
+      statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
       statistics.malformed != published_.malformed || statistics.refused_busy != published_.refused_busy ||
       statistics.refused_frames != published_.refused_frames ||
       statistics.identity_refused != published_.identity_refused) {
@@ -372,11 +389,26 @@ void Engine::Impl::sweep_closed() {
   }
 }
 
+EndpointStatistics Engine::Impl::endpoint_statistics() const {
+  EndpointStatistics statistics = endpoint_.statistics();
+  path_keeper_.add_statistics(statistics);
+  return statistics;
+}
+
+void Engine::Impl::flush_coalesced(Clock::time_point now) {
+  for (auto& [raw, connection] : endpoint_.connections()) {
+    if (connection->coalesce_until != Clock::time_point{} && now >= connection->coalesce_until) flush(*connection, now);
+  }
+}
+
 Clock::time_point Engine::Impl::next_deadline(Clock::time_point now) const {
   Clock::time_point wake = endpoint_.next_deadline(now);
+  for (const auto& [raw, connection] : endpoint_.connections()) {
+    if (connection->coalesce_until != Clock::time_point{}) wake = std::min(wake, connection->coalesce_until);
+  }
   for (const auto& [peer, session] : endpoint_.sessions()) {
     if (!session->failed() && session->streams().first() != nullptr) {
-      wake = std::min(wake, session->tcp_info_refreshed + kTcpInfoInterval);
+      wake = std::min(wake, session->tcp_info_refreshed + session->path().sample_interval());
     }
   }
   return wake;

@@ -17,6 +17,7 @@
 #include "arq.h"
 #include "config.h"
 #include "message.h"
+#include "path_estimator.h"
 #include "stats.h"
 #include "stream_scheduler.h"
 #include "wire_frame.h"
@@ -41,6 +42,9 @@ class Session {
   Arq& arq() { return arq_; }
   const Arq& arq() const { return arq_; }
   SessionStatistics& counters() { return counters_; }
+  // What the session measured about its path (round trip, rate) and the buffers that follow.
+  PathEstimator& path() { return path_; }
+  const PathEstimator& path() const { return path_; }
 
   // An authenticated connection joins. If the tie-break rejects it or an older one, that loser is
   // returned (the caller closes it with CLOSE(duplicate)); `attached` says whether this one stays.
@@ -120,6 +124,10 @@ class Session {
   // The mailbox's side of this session (the driver's handle; protocol code does not touch it).
   std::shared_ptr<MailboxSlot> mailbox;
   Clock::time_point tcp_info_refreshed{};
+  // The warm start (path_cache.h), the driver's business: looked up once the handshake measured
+  // a round trip; the cache key (the peer's address) of the first stream.
+  bool warm_start_looked_up = false;
+  std::string path_cache_key;
 
  private:
   // The path's round-trip time, and `count` of them within the probe bounds (kMinProbeInterval,
@@ -143,6 +151,7 @@ class Session {
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;
+  PathEstimator path_;
 };
 
 }  // namespace lp

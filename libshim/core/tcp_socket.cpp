@@ -57,10 +57,19 @@ bool set_buffer(int fd, int forced_option, int option, std::size_t wanted, const
 }
 
 void size_buffers(int fd, const Config& config, SocketTuning& tuning) {
-  tuning.requested_receive = config.effective_receive_buffer();
-  tuning.requested_send = config.effective_send_buffer();
-  tuning.forced = set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, tuning.requested_receive, "setsockopt SO_RCVBUF") &
-                  set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, tuning.requested_send, "setsockopt SO_SNDBUF");
+  // A measured buffer starts with the kernel's autotuning (0 requested): an unlocked receive
+  // buffer also makes the SYN announce the largest window scale the host allows, so that the
+  // buffer can be raised on the live socket once the path is measured (resize_buffers).
+  tuning.requested_receive = config.measured_receive_buffer() ? 0 : config.effective_receive_buffer();
+  tuning.requested_send = config.measured_send_buffer() ? 0 : config.effective_send_buffer();
+  bool forced = true;
+  if (tuning.requested_receive != 0) {
+    forced &= set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, tuning.requested_receive, "setsockopt SO_RCVBUF");
+  }
+  if (tuning.requested_send != 0) {
+    forced &= set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, tuning.requested_send, "setsockopt SO_SNDBUF");
+  }
+  tuning.forced = forced && (tuning.requested_receive != 0 || tuning.requested_send != 0);
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   if (tuning.receive_buffer < tuning.requested_receive * kKernelBufferFactor ||
@@ -161,9 +170,32 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
   return fd;
 }
 
+void resize_socket_buffers(int fd, std::size_t send, std::size_t receive, SocketTuning& tuning) {
+  // Best effort: a refused size leaves the socket as it was, and the granted size is what counts.
+  if (receive != 0) {
+    const int value = static_cast<int>(std::min<std::size_t>(receive, INT32_MAX / 2));
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &value, sizeof value) != 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, sizeof value);
+    }
+    tuning.requested_receive = receive;
+  }
+  if (send != 0) {
+    const int value = static_cast<int>(std::min<std::size_t>(send, INT32_MAX / 2));
+    if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &value, sizeof value) != 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, sizeof value);
+    }
+    tuning.requested_send = send;
+  }
+  int value = 0;
+  socklen_t length = sizeof value;
+  if (::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &length) == 0) tuning.send_buffer = static_cast<std::size_t>(value);
+  length = sizeof value;
+  if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &length) == 0) tuning.receive_buffer = static_cast<std::size_t>(value);
+}
+
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
-  tuning.requested_receive = config.effective_receive_buffer();
-  tuning.requested_send = config.effective_send_buffer();
+  tuning.requested_receive = config.measured_receive_buffer() ? 0 : config.effective_receive_buffer();
+  tuning.requested_send = config.measured_send_buffer() ? 0 : config.effective_send_buffer();
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");

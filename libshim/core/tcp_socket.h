@@ -54,6 +54,12 @@ CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tun
 // listener, whose SYN-ACK advertised them).
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning);
 
+// Requests socket buffers on a live socket (0 = leave that one; SO_*BUFFORCE where permitted) and
+// records the request and the granted sizes in `tuning`. Raising SO_RCVBUF works on a live socket
+// up to the window scale announced in the SYN (size_buffers leaves measured buffers unlocked, so
+// that scale is the host's largest).
+void resize_socket_buffers(int fd, std::size_t send, std::size_t receive, SocketTuning& tuning);
+
 // Binds and listens per LONGPIPE_LISTEN; returns the socket and fills the port actually bound.
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port);
 
