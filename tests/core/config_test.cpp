@@ -57,8 +57,14 @@ TEST_CASE("values are read and converted") {
   CHECK(hybrid.congestion_for_stream(2) == "cubic");
 }
 
-TEST_CASE("path hints: unset (measured) by default; set, they fix the buffers as before") {
-  const Config measured = Config::from_variables({});
+TEST_CASE("path hints: numbers (fixed buffers) by default; auto, the path measured per session") {
+  const Config fixed = Config::from_variables({});
+  CHECK(fixed.rtt_given);
+  CHECK(fixed.bandwidth_given);
+  CHECK_FALSE(fixed.measured_send_buffer());
+  CHECK_FALSE(fixed.measured_receive_buffer());
+  CHECK(fixed.describe().find("LONGPIPE_RTT=540") != std::string::npos);
+  const Config measured = Config::from_variables({{"LONGPIPE_RTT", "auto"}, {"LONGPIPE_BANDWIDTH", "auto"}});
   CHECK_FALSE(measured.rtt_given);
   CHECK_FALSE(measured.bandwidth_given);
   CHECK(measured.measured_send_buffer());
@@ -66,14 +72,15 @@ TEST_CASE("path hints: unset (measured) by default; set, they fix the buffers as
   CHECK(measured.path_cache == "auto");
   CHECK(measured.describe().find("LONGPIPE_RTT=auto") != std::string::npos);
   CHECK(measured.describe().find("path measured per session") != std::string::npos);
-  const Config one = Config::from_variables({{"LONGPIPE_BANDWIDTH", "50"}});
+  const Config one = Config::from_variables({{"LONGPIPE_BANDWIDTH", "50"}, {"LONGPIPE_RTT", "auto"}});
   CHECK(one.bandwidth_given);
   CHECK(one.measured_send_buffer());  // a cap only: the RTT is still measured
   const Config both = Config::from_variables({{"LONGPIPE_BANDWIDTH", "10"}, {"LONGPIPE_RTT", "100"}});
   CHECK_FALSE(both.measured_send_buffer());
   CHECK_FALSE(both.measured_receive_buffer());
   CHECK(both.describe().find("bandwidth-delay product 125000 bytes") != std::string::npos);
-  const Config explicit_send = Config::from_variables({{"LONGPIPE_SEND_BUFFER", "100000"}});
+  const Config explicit_send =
+      Config::from_variables({{"LONGPIPE_SEND_BUFFER", "100000"}, {"LONGPIPE_RTT", "auto"}, {"LONGPIPE_BANDWIDTH", "auto"}});
   CHECK_FALSE(explicit_send.measured_send_buffer());
   CHECK(explicit_send.measured_receive_buffer());
   CHECK(Config::from_variables({{"LONGPIPE_RTT", "auto"}}).rtt_given == false);
