@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
+
+#include "datagram_wire.h"
 
 namespace lp {
 
@@ -19,6 +22,15 @@ ArqConfig arq_config_from(const Config& config) {
   arq.backoff_factor = config.rto_backoff;
   arq.ack_delay = config.ack_delay;
   arq.ack_every_messages = static_cast<std::uint32_t>(config.ack_every);
+  if (config.datagram_carrier()) {
+    // Selective repeat over datagrams; the windows count units of kDatagramUnit bytes
+    // (datagram_channel.h), so the byte window sets how many: 64 MiB = 47935 units.
+    arq.mode = ArqMode::kDatagram;
+    const auto units = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(std::numeric_limits<std::uint32_t>::max(), std::max<std::uint64_t>(config.window_messages, config.window_bytes / kDatagramUnit + 1)));
+    arq.send_window_messages = arq.receive_window_messages = units;
+    arq.max_sack_ranges = kDatagramSackRanges;
+  }
   return arq;
 }
 
@@ -333,6 +345,16 @@ void Endpoint::note_refused_frame(Connection& connection, Clock::time_point now)
 // patience for a silent path (session.h).
 void Endpoint::note_host_refused(Connection& connection) {
   if (connection.session != nullptr) connection.session->note_refused();
+}
+
+void Endpoint::note_datagram_refused(Session& session, bool malformed) {
+  if (malformed) {
+    ++session.counters().malformed_frames;
+    ++statistics_.malformed;
+  } else {
+    ++session.counters().refused_frames;
+    ++statistics_.refused_frames;
+  }
 }
 
 void Endpoint::note_rejected(Connection& connection) {

@@ -33,7 +33,18 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"snd_mss\":" << s.tcp.snd_mss << ",\"rtt_ms\":" << s.tcp.rtt_us / 1000.0
       << ",\"total_retrans\":" << s.tcp.total_retrans << ",\"send_buffer\":" << s.tuning.send_buffer
       << ",\"receive_buffer\":" << s.tuning.receive_buffer << ",\"congestion\":" << json_string(s.tuning.congestion)
-      << ",\"note\":" << json_string(s.tuning.note) << "}}";
+      << ",\"note\":" << json_string(s.tuning.note) << "}";
+  const DatagramStatistics& d = s.datagram;
+  out << ",\"carrier\":" << (d.used ? "\"udp\"" : "\"tcp\"");
+  if (d.used) {
+    out << ",\"datagram\":{\"datagrams_sent\":" << d.datagrams_sent << ",\"datagrams_received\":" << d.datagrams_received
+        << ",\"pacer_phase\":" << json_string(d.pacer_phase) << ",\"pacing_rate_mbit\":" << d.pacing_rate_mbit
+        << ",\"bandwidth_mbit\":" << d.bandwidth_mbit << ",\"window_bytes\":" << d.window_bytes
+        << ",\"min_rtt_ms\":" << d.min_rtt_ms << ",\"lost_datagrams\":" << d.lost_datagrams
+        << ",\"backoffs_for_delay\":" << d.backoffs_for_delay << ",\"backoffs_for_loss\":" << d.backoffs_for_loss
+        << "}";
+  }
+  out << "}";
 }
 
 }  // namespace
