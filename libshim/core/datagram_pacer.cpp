@@ -19,6 +19,12 @@ constexpr double kStartupGain = 2.885;
 // Start-up ends when the rate grew less than this over kStartupFlatRounds rounds: the pipe is full.
 constexpr double kStartupGrowth = 1.25;
 constexpr int kStartupFlatRounds = 3;
+// ... or as soon as a round's smallest RTT exceeds the minimum by an eighth of it, within [4, 16]
+// ms (HyStart's delay increase, RFC 9406): the queue is filling, and one more doubling would
+// overflow it; a burst of losses that large leaves more holes than an ACK's SACK ranges can name,
+// and the recovery from it costs more round trips than start-up saves.
+constexpr ArqDuration kStartupDelayMin = std::chrono::milliseconds(4);
+constexpr ArqDuration kStartupDelayMax = std::chrono::milliseconds(16);
 // Start-up's first window: 64 datagrams (~94 KB), more than TCP's 10 segments because a long path
 // pays every doubling with a whole round trip (540 ms on geo), and a datagram path has no one else
 // to share its first round with that TCP's small window would protect.
@@ -32,13 +38,31 @@ constexpr double kCruiseWindowGain = 2.0;
 constexpr double kProbeGain = 1.25;
 constexpr double kDrainAfterProbeGain = 0.75;
 constexpr std::uint64_t kCycleRounds = 8;
-// A standing queue: the smallest RTT of a round above the minimum by a quarter of it, and by at
-// least kQueueDelayFloor (a loaded host delays ACKs by milliseconds, which is not a queue on the
-// path). A probe round's queue (a quarter of the minimum at most) is gone within the round after
-// it, and the smallest RTT of a round is taken before the probe queue builds, so probing alone
-// does not trigger it; a bottleneck queue of one bandwidth-delay product is caught at a quarter full.
+// A probe that raised the estimate by this much found room (a path that got faster, or an
+// estimate a back-off left too low): the next probe follows at once instead of a cycle later,
+// so the rate grows by kProbeGain every two rounds until the path is full.
+constexpr double kProbeGrowth = 1.1;
+// Drain ends when what is in flight fits one bandwidth-delay product, or after this many rounds:
+// after heavy loss the ACKs of datagrams beyond the SACK ranges an ACK carries come late, and what
+// the pacer counts in flight stays high for a while although the queue is gone.
+constexpr int kMaxDrainRounds = 4;
+// A standing queue: the smallest RTT of a round above the minimum by a quarter of it, by at least
+// kQueueDelayFloor (a loaded host delays ACKs by milliseconds, which is not a queue on the path),
+// and by kQueueDelayDeviations mean deviations of the RTT (the path's own jitter: with per-packet
+// jitter the minimum of thousands of samples lies far below a round's smallest) up to half the
+// minimum (a queue that grows raises the deviation too: it must not hide itself). A probe round's
+// queue (a quarter of the minimum at most) is gone within the round after it, and the smallest
+// RTT of a round is taken before the probe queue builds, so probing alone does not trigger it; a
+// bottleneck queue of one bandwidth-delay product is caught at a quarter full.
 constexpr double kQueueDelayRatio = 1.25;
 constexpr ArqDuration kQueueDelayFloor = std::chrono::milliseconds(10);
+constexpr int kQueueDelayDeviations = 4;
+// The window covers the smoothed RTT (so per-packet jitter does not shrink it below what the rate
+// needs), but never more than this many minimum RTTs (a queue must not feed the window).
+constexpr double kWindowRttCap = 2.0;
+// ... for this many rounds running: jitter and a loaded host's scheduling delays raise a round's
+// smallest RTT now and then; a standing queue raises it round after round.
+constexpr int kQueueRounds = 3;
 // A back-off paces at this fraction of the rate delivered in the round that showed the queue (or
 // the loss): below the bottleneck, so the queue drains, and close to it, so the path stays full.
 constexpr double kDelayBackoffFactor = 0.85;
@@ -57,6 +81,7 @@ constexpr std::uint64_t kReorderThreshold = 3;
 // and at least this long, earlier than it: jitter of a millisecond reorders datagrams paced
 // tens of microseconds apart.
 constexpr ArqDuration kMinReorderWindow = std::chrono::milliseconds(2);
+constexpr int kReorderDeviations = 4;
 // The minimum RTT is forgotten after this long without a sample as small (a path that really got
 // longer); idle time does not count, since no round ends without ACKs.
 constexpr ArqDuration kMinRttWindow = std::chrono::seconds(10);
@@ -98,14 +123,26 @@ double DatagramPacer::pacing_rate() const { return std::max(kMinPacingRate, paci
 
 std::size_t DatagramPacer::window_bytes() const {
   if (round_bandwidth_max() <= 0) return static_cast<std::size_t>(kInitialWindowBytes);
-  const double bdp = bandwidth() * seconds_of(min_rtt_.value_or(initial_rtt_));
+  const ArqDuration min_rtt = min_rtt_.value_or(initial_rtt_);
+  const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
+  const double bdp = bandwidth() * seconds_of(rtt);
   return static_cast<std::size_t>(std::max(kMinWindowBytes, window_gain_ * bdp));
 }
 
 void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   const bool retransmission = highest_id_sent_ && id <= *highest_id_sent_;
-  // The ARQ re-sends it (fast retransmit, or a timeout): it judged the old copy lost.
-  if (auto it = outstanding_.find(id); it != outstanding_.end()) mark_lost(it);
+  // The ARQ re-sends it. Its fast retransmit also fires on reordering, which is not congestion:
+  // the old copy counts as lost only if the reordering window says so too (else it just leaves
+  // the count in flight).
+  if (auto it = outstanding_.find(id); it != outstanding_.end()) {
+    if (newest_delivered_sent_at_ - it->second.sent_at >= reorder_window()) {
+      mark_lost(it);
+    } else {
+      in_flight_ -= it->second.bytes;
+      send_order_.erase(it->second.send_index);
+      outstanding_.erase(it);
+    }
+  }
   if (!highest_id_sent_ || id > *highest_id_sent_) highest_id_sent_ = id;
   if (in_flight_ == 0) {
     // Nothing in flight: the next delivery-rate interval starts now, not at the last delivery.
@@ -162,16 +199,26 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
 
   // Lost: sent kReorderThreshold sends and a reordering window before the newest delivered one
   // (RACK's rule: reordering within a quarter of the minimum RTT is not loss).
-  const ArqDuration reorder_window = min_rtt_ ? *min_rtt_ / 4 : kMinReorderWindow;
+  newest_delivered_sent_at_ = std::max(newest_delivered_sent_at_, newest->sent_at);
+  const ArqDuration window = reorder_window();
   while (!send_order_.empty() && send_order_.begin()->first + kReorderThreshold <= newest->send_index) {
     auto it = outstanding_.find(send_order_.begin()->second);
-    if (newest->sent_at - it->second.sent_at < std::max(reorder_window, kMinReorderWindow)) break;
+    if (newest->sent_at - it->second.sent_at < window) break;
     mark_lost(it);
   }
 
   {
     const ArqDuration rtt = duration_cast<ArqDuration>(now - newest->sent_at);
     round_min_rtt_ = std::min(round_min_rtt_.value_or(rtt), rtt);
+    // RFC 6298's smoothing (1/8, 1/4): the path's jitter, for the window and the queue test.
+    if (!smoothed_rtt_) {
+      smoothed_rtt_ = rtt;
+      rtt_deviation_ = rtt / 2;
+    } else {
+      const ArqDuration error = rtt > *smoothed_rtt_ ? rtt - *smoothed_rtt_ : *smoothed_rtt_ - rtt;
+      rtt_deviation_ = (3 * rtt_deviation_ + error) / 4;
+      smoothed_rtt_ = (7 * *smoothed_rtt_ + rtt) / 8;
+    }
     if (!min_rtt_ || rtt <= *min_rtt_) {
       min_rtt_ = rtt;
       min_rtt_stamp_ = now;
@@ -193,6 +240,12 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   }
 }
 
+ArqDuration DatagramPacer::reorder_window() const {
+  // RACK's quarter of the minimum RTT, widened to the path's jitter (kReorderDeviations mean
+  // deviations: packets that left a few hundred microseconds apart swap places under jitter).
+  return std::max({kMinReorderWindow, min_rtt_ ? *min_rtt_ / 4 : ArqDuration::zero(), kReorderDeviations * rtt_deviation_});
+}
+
 void DatagramPacer::on_timeout() {
   while (!outstanding_.empty()) mark_lost(outstanding_.begin());
 }
@@ -204,12 +257,14 @@ void DatagramPacer::back_off(double new_rate) {
   round_max_[(round_count_ + 1) % kRing] = std::max(new_rate, kMinPacingRate);
   rounds_since_backoff_ = 0;
   phase_ = Phase::kDrain;
+  drain_rounds_ = 0;
   pacing_gain_ = kDrainAfterProbeGain;
   window_gain_ = kCruiseWindowGain;
 }
 
 void DatagramPacer::enter_drain() {
   phase_ = Phase::kDrain;
+  drain_rounds_ = 0;
   rounds_since_backoff_ = 0;  // the queue and losses start-up left behind are its own, not the path's
   pacing_gain_ = 1 / kStartupGain;
   window_gain_ = kStartupGain;
@@ -221,9 +276,15 @@ void DatagramPacer::end_round(ArqTime now) {
   const double total = lost + static_cast<double>(round_delivered_bytes_);
   const bool heavy_loss = total > 0 && lost / total > kHeavyLossFraction;
   heavy_loss_rounds_ = heavy_loss ? heavy_loss_rounds_ + 1 : 0;
-  const bool queueing = min_rtt_ && round_min_rtt_ && rounds_since_backoff_ >= kBackoffHoldRounds &&
-                        *round_min_rtt_ > std::max<ArqDuration>(duration_cast<ArqDuration>(*min_rtt_ * kQueueDelayRatio),
-                                                                *min_rtt_ + kQueueDelayFloor);
+  const bool delayed =
+      min_rtt_ && round_min_rtt_ &&
+      *round_min_rtt_ > std::max({duration_cast<ArqDuration>(*min_rtt_ * kQueueDelayRatio), *min_rtt_ + kQueueDelayFloor,
+                                  *min_rtt_ + std::min(kQueueDelayDeviations * rtt_deviation_, *min_rtt_ / 2)});
+  delayed_rounds_ = delayed ? delayed_rounds_ + 1 : 0;
+  const bool startup_delay =
+      min_rtt_ && round_min_rtt_ && *round_min_rtt_ > *min_rtt_ + std::clamp(*min_rtt_ / 8, kStartupDelayMin, kStartupDelayMax);
+  // Only while cruising: start-up's queue is drained by the drain phase anyway.
+  const bool queueing = phase_ == Phase::kCruise && delayed_rounds_ >= kQueueRounds && rounds_since_backoff_ >= kBackoffHoldRounds;
   // Forget a minimum RTT not seen again for kMinRttWindow: the path itself got longer.
   if (min_rtt_ && round_min_rtt_ && now - min_rtt_stamp_ > kMinRttWindow) {
     min_rtt_ = round_min_rtt_;
@@ -237,7 +298,7 @@ void DatagramPacer::end_round(ArqTime now) {
   round_delivered_bytes_ = round_lost_bytes_ = 0;
   round_min_rtt_.reset();
 
-  if (phase_ == Phase::kStartup && (heavy_loss || queueing)) {
+  if (phase_ == Phase::kStartup && (heavy_loss || startup_delay)) {
     // Start-up overfilled the path: the estimate (the largest rate delivered) is the bottleneck's;
     // drain the queue it built and cruise at it.
     enter_drain();
@@ -250,6 +311,7 @@ void DatagramPacer::end_round(ArqTime now) {
     return;
   }
   if (queueing) {
+    delayed_rounds_ = 0;
     // The rate the bottleneck delivered while the queue stood, not the older, larger estimate
     // (another flow took part of it); a round cut short by losses says less than half of it.
     ++backoffs_for_delay_;
@@ -266,19 +328,28 @@ void DatagramPacer::end_round(ArqTime now) {
       }
       break;
     case Phase::kDrain:
-      if (static_cast<double>(in_flight_) <= bandwidth() * seconds_of(min_rtt_.value_or(initial_rtt_))) {
+      if (static_cast<double>(in_flight_) <= bandwidth() * seconds_of(min_rtt_.value_or(initial_rtt_)) ||
+          ++drain_rounds_ >= kMaxDrainRounds) {
         phase_ = Phase::kCruise;
-        cycle_start_round_ = round_count_;
+        cycle_step_ = 0;
         pacing_gain_ = 1.0;
         window_gain_ = kCruiseWindowGain;
       }
       break;
-    case Phase::kCruise: {
-      const std::uint64_t step = (round_count_ - cycle_start_round_) % kCycleRounds;
-      // Step 0 is the round that just began when cruising started: probe from the second cycle on.
-      pacing_gain_ = step == kCycleRounds - 1 ? kProbeGain : step == 0 && round_count_ != cycle_start_round_ ? kDrainAfterProbeGain : 1.0;
+    case Phase::kCruise:
+      if (pacing_gain_ == kProbeGain) {
+        pacing_gain_ = kDrainAfterProbeGain;  // the probe's queue goes in the next round
+      } else if (pacing_gain_ == kDrainAfterProbeGain) {
+        // The probe's own datagrams were acknowledged in this round: did they find room?
+        const bool room = bandwidth() >= bandwidth_before_probe_ * kProbeGrowth;
+        pacing_gain_ = room ? kProbeGain : 1.0;
+        if (room) bandwidth_before_probe_ = bandwidth();
+        cycle_step_ = 0;
+      } else if (++cycle_step_ >= kCycleRounds - 2) {
+        pacing_gain_ = kProbeGain;
+        bandwidth_before_probe_ = bandwidth();
+      }
       break;
-    }
   }
 }
 

@@ -16,7 +16,8 @@
 //   - Start-up paces at 2/ln 2 x the rate (doubling what is delivered every round trip) from an
 //     initial window, until the rate stops growing by kStartupGrowth for kStartupFlatRounds rounds;
 //     a drain phase then empties the queue start-up built, and cruising paces at the rate with a
-//     short probe (x kProbeGain, then x kDrainAfterProbeGain) every kCycleRounds rounds.
+//     short probe (x kProbeGain, then x kDrainAfterProbeGain) every kCycleRounds rounds, or at once
+//     again while probes find room (the estimate grew by kProbeGrowth).
 //   - Random loss is not congestion: delivery-rate samples already exclude what was lost, so a
 //     few percent of loss costs a few percent of rate, not a halving as in TCP Reno or CUBIC.
 //   - It backs off (rate x kBackoffFactor, the estimate's history forgotten) when the smallest RTT
@@ -96,6 +97,7 @@ class DatagramPacer {
   void end_round(ArqTime now);
   void back_off(double new_rate);
   void enter_drain();
+  ArqDuration reorder_window() const;
   double round_bandwidth_max() const;
 
   ArqDuration initial_rtt_;
@@ -103,6 +105,7 @@ class DatagramPacer {
   std::map<std::uint64_t, Sent> outstanding_;  // by id
   std::map<std::uint64_t, std::uint64_t> send_order_;  // send_index -> id, of outstanding_
   std::optional<std::uint64_t> highest_id_sent_;
+  ArqTime newest_delivered_sent_at_{};  // send time of the most recently sent datagram delivered
   std::uint64_t next_send_index_ = 0;
   std::size_t in_flight_ = 0;
   ArqTime next_send_{};
@@ -124,12 +127,17 @@ class DatagramPacer {
   std::optional<ArqDuration> round_min_rtt_;
 
   std::optional<ArqDuration> min_rtt_;
+  std::optional<ArqDuration> smoothed_rtt_;
+  ArqDuration rtt_deviation_{0};
   ArqTime min_rtt_stamp_{};
   double full_bandwidth_ = 0;                    // start-up: the rate to beat
   int flat_rounds_ = 0;
   int heavy_loss_rounds_ = 0;
   int rounds_since_backoff_ = 1 << 20;
-  std::uint64_t cycle_start_round_ = 0;
+  std::uint64_t cycle_step_ = 0;           // rounds at gain 1 since the last probe
+  double bandwidth_before_probe_ = 0;
+  int drain_rounds_ = 0;
+  int delayed_rounds_ = 0;                  // rounds running whose smallest RTT showed a queue
   double pacing_gain_;
   double window_gain_;
 
