@@ -37,8 +37,10 @@ constexpr std::size_t kMaxDatagramSize = 1472;
 // header) - 8 (frame header) - 8 (sequence) - 16 (tag) - 1 (fragment flags) = 1427; 1400 keeps
 // IPv6 (1452) and a few bytes of slack.
 constexpr std::size_t kDatagramUnit = 1400;
-// SACK ranges an ACK may carry and still fit a datagram (14 + 16 per range <= 1436 bytes).
+// SACK ranges an ACK datagram may carry and still fit (14 + 16 per range <= 1436 bytes); an ACK
+// of more ranges goes as several datagrams, up to kDatagramAckParts.
 constexpr std::uint32_t kDatagramSackRanges = 80;
+constexpr std::uint32_t kDatagramAckParts = 8;
 
 // Sequences seen recently: refuses duplicates and replays of authentic datagrams, and anything
 // older than the window (treated as lost; the ARQ re-sends what matters).

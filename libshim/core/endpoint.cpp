@@ -29,7 +29,7 @@ ArqConfig arq_config_from(const Config& config) {
     const auto units = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(std::numeric_limits<std::uint32_t>::max(), std::max<std::uint64_t>(config.window_messages, config.window_bytes / kDatagramUnit + 1)));
     arq.send_window_messages = arq.receive_window_messages = units;
-    arq.max_sack_ranges = kDatagramSackRanges;
+    arq.max_sack_ranges = kDatagramSackRanges * kDatagramAckParts;  // sent as several ACK datagrams
   }
   return arq;
 }

@@ -121,7 +121,7 @@ class PacedTransfer {
   static ArqConfig config() {
     ArqConfig config = lp::test::datagram_config();
     config.send_window_messages = config.receive_window_messages = 50'000;
-    config.max_sack_ranges = 80;  // as the datagram carrier configures it (what fits a datagram)
+    config.max_sack_ranges = 640;  // as the datagram carrier configures it (8 ACK datagrams of 80)
     return config;
   }
 
