@@ -230,7 +230,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   if (interval > ArqTime::duration::zero() && (!min_rtt_ || interval >= *min_rtt_)) {
     const double rate = static_cast<double>(delivered_ - newest->delivered_at_send) /
                         std::chrono::duration<double>(interval).count();
-    double& slot = round_max_[round_count_ % kRing];
+    double& slot = round_max_[filter_round_ % kRing];
     if (!newest->application_limited || rate > round_bandwidth_max()) slot = std::max(slot, rate);
   }
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
@@ -250,11 +250,14 @@ void DatagramPacer::on_timeout() {
   while (!outstanding_.empty()) mark_lost(outstanding_.begin());
 }
 
-void DatagramPacer::on_application_limited() { application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1); }
+void DatagramPacer::on_application_limited() {
+  application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1);
+  round_application_limited_ = true;
+}
 
 void DatagramPacer::back_off(double new_rate) {
   round_max_.fill(0);
-  round_max_[(round_count_ + 1) % kRing] = std::max(new_rate, kMinPacingRate);
+  round_max_[(filter_round_ + 1) % kRing] = std::max(new_rate, kMinPacingRate);
   rounds_since_backoff_ = 0;
   phase_ = Phase::kDrain;
   drain_rounds_ = 0;
@@ -271,7 +274,7 @@ void DatagramPacer::enter_drain() {
 }
 
 void DatagramPacer::end_round(ArqTime now) {
-  const double this_round = round_max_[round_count_ % kRing];
+  const double this_round = round_max_[filter_round_ % kRing];
   const double lost = static_cast<double>(round_lost_bytes_);
   const double total = lost + static_cast<double>(round_delivered_bytes_);
   const bool heavy_loss = total > 0 && lost / total > kHeavyLossFraction;
@@ -294,7 +297,14 @@ void DatagramPacer::end_round(ArqTime now) {
   ++rounds_since_backoff_;
   next_round_send_index_ = next_send_index_;
   round_started_ = now;
-  round_max_[round_count_ % kRing] = 0;
+  // The estimate ages only over rounds in which the sender was busy: rounds of an application
+  // that sends a few small messages between bursts would otherwise push the bursts' rate out of
+  // the filter within 10 round trips, and the next burst would start from nothing.
+  if (!round_application_limited_) {
+    ++filter_round_;
+    round_max_[filter_round_ % kRing] = 0;
+  }
+  round_application_limited_ = application_limited_until_ != 0;
   round_delivered_bytes_ = round_lost_bytes_ = 0;
   round_min_rtt_.reset();
 

@@ -118,6 +118,8 @@ class DatagramPacer {
 
   // Rounds: one ends when a datagram sent after the previous end is acknowledged.
   std::uint64_t round_count_ = 0;
+  std::uint64_t filter_round_ = 0;               // rounds in which the sender was not application-limited
+  bool round_application_limited_ = false;       // the sender ran out of data during this round
   std::uint64_t next_round_send_index_ = 0;
   ArqTime round_started_{};
   static constexpr std::size_t kRing = 10;       // = kBandwidthWindowRounds (checked in the .cpp)

@@ -56,7 +56,7 @@ void DatagramPort::deliver(Session& session, const DatagramAddress&, std::span<s
   }
 }
 
-void DatagramPort::on_readable(Endpoint& endpoint, Clock::time_point now, std::vector<Message>& received) {
+void DatagramPort::on_readable(Endpoint& endpoint, std::vector<Message>& received) {
   refresh(endpoint);  // sessions may have gone since the last turn
   std::vector<Session*> touched;
   carrier_.receive(
@@ -67,7 +67,9 @@ void DatagramPort::on_readable(Endpoint& endpoint, Clock::time_point now, std::v
           endpoint.note_datagram_refused_unknown();
           return;
         }
-        deliver(*it->second, from, bytes, now, endpoint);
+        // The time each datagram is handled, not the turn's: a turn that moves thousands of
+        // datagrams lasts long enough to shorten the RTT samples of ACKs read at its end.
+        deliver(*it->second, from, bytes, Clock::now(), endpoint);
         if (touched.empty() || touched.back() != it->second) touched.push_back(it->second);
       },
       kReadBudget);

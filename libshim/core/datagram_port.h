@@ -36,8 +36,10 @@ class DatagramPort {
   int fd() const { return carrier_.fd(); }
   const SocketTuning& tuning() const { return carrier_.tuning(); }
 
-  // Reads what arrived and hands it to the sessions; whole messages go to `received`.
-  void on_readable(Endpoint& endpoint, Clock::time_point now, std::vector<Message>& received);
+  // Reads what arrived and hands it to the sessions; whole messages go to `received`. Reads the
+  // clock per datagram (a turn that moves thousands of them is long: ACKs read at its end would
+  // give RTT samples shorter than the path).
+  void on_readable(Endpoint& endpoint, std::vector<Message>& received);
   // Sends every session's sealed datagrams. False: the socket is full (wait for writability).
   bool flush(Endpoint& endpoint);
 

@@ -243,7 +243,7 @@ void Engine::Impl::handle_event(const LoopEvent& event, Clock::time_point now) {
     mailbox_.drain_wake();
   } else if (event.tag == &datagram_tag_) {
     if (event.readable) {
-      datagrams_->on_readable(endpoint_, now, endpoint_.received());
+      datagrams_->on_readable(endpoint_, endpoint_.received());
       mailbox_.deliver(endpoint_.received());
     }
     if (event.writable) flush_datagrams();

@@ -257,6 +257,20 @@ TEST_CASE("paced datagrams: the window does not decay while idle", "[pacer][idle
   CHECK(static_cast<double>(transfer.delivered_bytes() - before) >= 0.6 * 2.5e6 * 0.95);
 }
 
+TEST_CASE("paced datagrams: a trickle of small messages between bursts keeps the estimate", "[pacer][idle]") {
+  PacedTransfer transfer({}, 10);
+  transfer.queue(5000);
+  transfer.run(at(10s), false);
+  REQUIRE(transfer.all_acknowledged());
+  const double before = transfer.pacer().bandwidth();
+  // 30 s of one message every 200 ms: rounds go on, but the sender is application-limited.
+  for (int i = 0; i < 150; ++i) {
+    transfer.queue(1);
+    transfer.run(transfer.now() + 200ms, false);
+  }
+  CHECK(transfer.pacer().bandwidth() >= 0.9 * before);
+}
+
 TEST_CASE("paced datagrams: sustained heavy loss backs off", "[pacer][loss]") {
   PacedTransfer transfer({.loss = 0.35}, 13);
   transfer.run(at(20s), true);
