@@ -22,7 +22,7 @@ using namespace lp::cfd;
 int run(int argc, char** argv) {
   CommandLine args(argc, argv,
                    "cfd-consumer --out DIR [--index I] [--render-every N] [--slow-ms MS] [--zoom Z] [--route default|direct]\n"
-                   "             [--allow-drops]\n"
+                   "             [--allow-drops] [--display all|live]\n"
                    "  Spawned by cfd-producer; renders each frame it receives to DIR/frame-NNNNNN.png.");
   FrameConsumer::Options options;
   options.consumer = args.integer("--index", 0, 0, 1000000);
@@ -32,9 +32,12 @@ int run(int argc, char** argv) {
   options.zoom = static_cast<int>(args.integer("--zoom", 1, 1, 16));
   const std::string route = args.text("--route", "default");
   options.drops_allowed = args.flag("--allow-drops");
+  const std::string display = args.text("--display", "all");
   args.finish();
   if (options.output_folder.empty()) throw std::invalid_argument("--out DIR is required");
   if (route != "default" && route != "direct") throw std::invalid_argument("--route must be default or direct");
+  if (display != "all" && display != "live") throw std::invalid_argument("--display must be all or live");
+  options.live = display == "live";
   options.host = local_host_name();
 
   pvmCall("pvm_mytid", pvm_mytid());

@@ -102,7 +102,9 @@ int run_consumer() {
 
 int main(int argc, char** argv) {
   CommandLine(argc, argv, kUsage);  // --help: prints the usage and exits, before any MPI (no job to end)
-  MPI_Init(&argc, &argv);
+  // Funneled: a live display renders on a thread of its own, which makes no MPI call.
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

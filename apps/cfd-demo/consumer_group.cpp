@@ -39,6 +39,7 @@ ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
                                      "--zoom",         std::to_string(consumer.zoom),
                                      "--route",        options_.route};
     if (consumer.drops_allowed) args.push_back("--allow-drops");
+    if (consumer.live) args.insert(args.end(), {"--display", "live"});
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);

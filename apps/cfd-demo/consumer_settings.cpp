@@ -13,6 +13,7 @@ FrameConsumer::Options ConsumerSettings::for_consumer(int index) const {
   options.slow_ms = index < static_cast<int>(slow_ms.size()) ? static_cast<int>(slow_ms[index]) : 0;
   options.zoom = zoom;
   options.drops_allowed = drops_allowed;
+  options.live = live;
   return options;
 }
 

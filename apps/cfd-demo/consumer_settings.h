@@ -18,6 +18,7 @@ struct ConsumerSettings {
   int zoom = 1;
   double summary_timeout_seconds = 0;  // after the end was announced; 0 = wait as long as needed
   bool drops_allowed = false;      // passed on: gaps from a configured drop policy are no failure
+  bool live = false;               // live display: rendering off the receive path, newest frame only
 
   // Consumer `index`'s options (its folder and slowness; host is left for the consumer to fill in).
   FrameConsumer::Options for_consumer(int index) const;

@@ -34,6 +34,10 @@ const char* const FrameProducer::kOptionsUsage =
     "  --render-every N      consumers render every N-th frame (0 = none; default 1)\n"
     "  --slow-ms LIST        extra milliseconds per frame for each consumer, e.g. 0,200\n"
     "  --zoom Z              PNG pixels per cell side (default 1)\n"
+    "  --display all|live    all: consumers render every frame as it is received (a recorder; a slow\n"
+    "                        renderer holds the transport back); live: they render off the receive path,\n"
+    "                        the newest frame whenever the renderer is free, and count the frames skipped\n"
+    "                        (default all)\n"
     "  --summary-timeout S   seconds to wait for the consumers' summaries (default 0 = no limit)\n"
     "  --allow-drops         the transport is configured to discard frames for a slow consumer\n"
     "                        (LONGPIPE_WINDOW_FULL=drop-oldest|keep-latest): gaps are reported as\n"
@@ -56,6 +60,9 @@ FrameProducer::Options FrameProducer::parse(CommandLine& args) {
   o.consumers.render_every = static_cast<int>(args.integer("--render-every", 1, 0, 1000000));
   o.consumers.slow_ms = args.integers("--slow-ms", 0, 600000);
   o.consumers.zoom = static_cast<int>(args.integer("--zoom", 1, 1, 16));
+  const std::string display = args.text("--display", "all");
+  if (display != "all" && display != "live") throw std::invalid_argument("--display must be all or live");
+  o.consumers.live = display == "live";
   o.consumers.summary_timeout_seconds = args.real("--summary-timeout", 0, 0, 1e7);
   o.consumers.drops_allowed = args.flag("--allow-drops");
   o.csv_path = args.text("--csv", "");

@@ -24,16 +24,23 @@ struct RunSummary {
   long long dropped_by_policy = 0;
   bool in_order = false;
   bool complete = false;
-  long long pngs_written = 0;
+  long long pngs_written = 0;       // frames shown (rendered to a PNG)
+  // "all": every frame rendered on the receive path; "live": off it, the newest frame whenever the
+  // display is free (FrameConsumer::Options::live).
+  std::string display = "all";
+  // Live display: frames received (and due to be rendered) that a newer frame replaced before the
+  // display was free for them. Always 0 for "all".
+  long long frames_skipped = 0;
   double seconds = 0;               // first frame received to last frame received
   double frames_per_second = 0;     // (frames received - 1) / seconds: the steady delivery rate
   // Frames received / (last receipt - first frame's send stamp): the rate seen over the whole run,
   // start-up (connection set-up, slow start, backlog) included.
   double end_to_end_frames_per_second = 0;
   double megabytes = 0;             // frame bytes received (MB = 10^6 bytes)
-  // Send (producer's stamp) to received and decoded, and to displayed (PNG written), in ms.
-  double receive_latency_mean_ms = 0, receive_latency_median_ms = 0, receive_latency_p95_ms = 0,
-         receive_latency_max_ms = 0;
+  // Send (producer's stamp) to received and decoded, and to displayed (PNG written), in ms. `first`
+  // is the first frame received (a fresh session's start-up shows there), reported beside the median.
+  double receive_latency_mean_ms = 0, receive_latency_median_ms = 0, receive_latency_p90_ms = 0,
+         receive_latency_p95_ms = 0, receive_latency_max_ms = 0, receive_latency_first_ms = 0;
   double display_latency_mean_ms = 0, display_latency_median_ms = 0, display_latency_p95_ms = 0,
          display_latency_max_ms = 0;
   std::string output_folder;

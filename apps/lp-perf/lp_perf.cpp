@@ -88,6 +88,19 @@ void collect_acknowledgements(Engine& engine, std::int32_t tag, std::size_t expe
   }
 }
 
+// One line of what the engine measured about the path to `peer` (its statistics' "path" object:
+// round trips, rate estimate, buffers chosen, warm start), e.g. for a reader comparing with R and B.
+std::string measured_path(const std::string& stats) {
+  const std::string marker = "\"path\":{";
+  const auto start = stats.find(marker);
+  if (start == std::string::npos) return "";
+  const auto end = stats.find('}', start);
+  std::string fields = stats.substr(start + marker.size(), end - start - marker.size());
+  std::string line;
+  for (char c : fields) line += c == '"' ? "" : c == ',' ? " " : c == ':' ? "=" : std::string(1, c);
+  return line;
+}
+
 struct BatchResult {
   std::size_t size = 0;
   std::size_t batch = 0;  // 1-based, over the whole run
@@ -231,7 +244,10 @@ int run(const Options& options) {
     json << "]}";
     first = false;
   }
-  json << "],\"engine\":" << engine.stats_json() << "}";
+  const std::string stats = engine.stats_json();
+  std::printf("\npath measured by the engine (ms, Mbit/s, bytes; buffers 0 = kernel autotuning):\n  %s\n",
+              measured_path(stats).c_str());
+  json << "],\"engine\":" << stats << "}";
   std::printf("\n%s\n", json.str().c_str());
   if (!options.json_path.empty()) std::ofstream(options.json_path) << json.str() << "\n";
   return 0;

@@ -25,6 +25,8 @@ struct SocketTuning {
   bool forced = false;             // SO_*BUFFORCE was allowed
   std::string congestion;          // in effect
   std::string congestion_fallback; // LONGPIPE_CONGESTION_FALLBACK ("" = never switch)
+  std::size_t path_bdp_bytes = 0;  // the path's bandwidth-delay product the fallback judges by
+  std::size_t slow_start_restarts = 0;  // after slow starts that ended early (tcp_socket.h)
   std::string note;                // why something differs from the request ("" if nothing)
 };
 
@@ -37,6 +39,20 @@ struct TcpWindowInfo {
   std::uint32_t rtt_us = 0;        // kernel's smoothed RTT
   std::uint32_t rttvar_us = 0;
   std::uint32_t total_retrans = 0;
+};
+
+// What a link shows of its path (TCP_INFO for TCP), for the session's PathEstimator.
+struct LinkPathInfo {
+  bool valid = false;
+  std::uint32_t rtt_us = 0;          // smoothed
+  std::uint32_t min_rtt_us = 0;      // the smallest the carrier saw
+  double delivery_rate = 0;          // bytes/s of the last delivery-rate sample
+  bool app_limited = true;           // that sample was taken while the sender had too little to send
+  std::uint32_t snd_cwnd = 0;        // segments
+  std::uint32_t snd_mss = 0;
+  std::uint32_t unacked = 0;         // segments in flight
+  std::size_t send_buffer = 0;       // the kernel's sizes now (autotuned or set; as getsockopt reports them)
+  std::size_t receive_buffer = 0;
 };
 
 // One link (a TCP connection) of a session. Never blocks.
@@ -60,6 +76,19 @@ class CarrierLink {
   virtual void abort_on_close() = 0;
   virtual const SocketTuning& tuning() const = 0;
   virtual TcpWindowInfo window_info() const = 0;
+  // Measured path state (path_estimator.h); a carrier without it reports nothing.
+  virtual LinkPathInfo path_info() const { return {}; }
+  // The peer's numeric address (the warm-start cache's key), "" if unknown.
+  virtual std::string peer_address() const { return ""; }
+  // Requests socket buffers of these sizes on the live link (0 = leave that one); the granted
+  // sizes show in tuning().
+  virtual void resize_buffers(std::size_t send, std::size_t receive) {
+    (void)send;
+    (void)receive;
+  }
+  // The path's bandwidth-delay product as measured (SocketTuning::path_bdp_bytes: the congestion
+  // fallback judges slow-start exits by it).
+  virtual void set_path_bdp(std::size_t bytes) { (void)bytes; }
 };
 
 class Carrier {

@@ -155,15 +155,43 @@ const std::vector<Setting>& settings() {
               [](const Config& c) { return window_full_name(c.window_full); }},
       size("MAX_MESSAGE", "largest message body sent or accepted", &Config::max_message, 1, kMaxMessageBytes,
            "(bytes)"),
-      Setting{"BANDWIDTH", "path rate in Mbit/s, for the bandwidth-delay product",
+      Setting{"BANDWIDTH",
+              "path rate in Mbit/s: 'auto' = measured (delivery rate); a number caps the measured rate, and "
+              "with LONGPIPE_RTT sizes the buffers before connect",
               [](Config& c, const std::string& v) {
-                c.bandwidth_mbit = parse_real("BANDWIDTH", v, 0.001, 1e6, "(Mbit/s)");
+                if (v == "auto") {
+                  c.bandwidth_given = false;
+                  return;
+                }
+                c.bandwidth_mbit = parse_real("BANDWIDTH", v, 0.001, 1e6, "(Mbit/s), or auto");
+                c.bandwidth_given = true;
               },
-              [](const Config& c) { return format_real(c.bandwidth_mbit); }},
-      timer("RTT", "path round-trip time in ms, for the bandwidth-delay product", &Config::rtt, 0),
-      size("RECEIVE_BUFFER", "TCP receive buffer in bytes (0 = 2 x the bandwidth-delay product)",
+              [](const Config& c) { return c.bandwidth_given ? format_real(c.bandwidth_mbit) : std::string("auto"); }},
+      Setting{"RTT",
+              "path round trip in ms: 'auto' = measured (handshake, TCP_INFO, ARQ); a number is the RTT "
+              "assumed before the first sample, and with LONGPIPE_BANDWIDTH sizes the buffers before connect",
+              [](Config& c, const std::string& v) {
+                if (v == "auto") {
+                  c.rtt_given = false;
+                  return;
+                }
+                c.rtt = Config::Milliseconds(parse_integer("RTT", v, 0, kMaxTimerMs, "(milliseconds), or auto"));
+                c.rtt_given = true;
+              },
+              [](const Config& c) { return c.rtt_given ? std::to_string(c.rtt.count()) : std::string("auto"); }},
+      Setting{"PATH_CACHE",
+              "warm-start cache of measured paths: auto ($XDG_CACHE_HOME/longpipe/paths or "
+              "~/.cache/longpipe/paths), off, or an absolute file name",
+              [](Config& c, const std::string& v) {
+                if (v != "auto" && v != "off" && (v.empty() || v.front() != '/' || v.back() == '/')) {
+                  fail("PATH_CACHE", v, "auto, off, or an absolute file name (e.g. /var/tmp/longpipe-paths)");
+                }
+                c.path_cache = v;
+              },
+              [](const Config& c) { return c.path_cache; }},
+      size("RECEIVE_BUFFER", "TCP receive buffer in bytes (0 = 2 x the bandwidth-delay product, measured unless both hints are set)",
            &Config::receive_buffer, 0, kMaxSocketBuffer, "(bytes)"),
-      size("SEND_BUFFER", "TCP send buffer in bytes (0 = 0.7 x the bandwidth-delay product; the kernel doubles it)",
+      size("SEND_BUFFER", "TCP send buffer in bytes (0 = 0.7 x the bandwidth-delay product, measured unless both hints are set; the kernel doubles it)",
            &Config::send_buffer, 0, kMaxSocketBuffer, "(bytes)"),
       size("STREAMS", "parallel TCP connections per session (messages striped, reassembled in order)",
            &Config::streams, 1, static_cast<std::int64_t>(kMaxStreams), "(connections)"),
@@ -186,7 +214,8 @@ const std::vector<Setting>& settings() {
               [](const Config& c) { return c.congestion; }},
       Setting{"CONGESTION_FALLBACK",
               "congestion control a stream switches to, once, when a retransmission or an idle restart shows "
-              "its own one is unsuited ('none' = never switch)",
+              "its own one is unsuited ('none' = never switch; also restarts a slow start that ended without a "
+              "loss below half the BDP)",
               [](Config& c, const std::string& v) {
                 if (v != "none" && (!is_congestion_name(v) || v == "system")) {
                   fail("CONGESTION_FALLBACK", v, "a congestion control name such as bbr, or 'none'");
@@ -382,8 +411,19 @@ std::string Config::describe() const {
     if (value != fallback) out << " (default: " << (fallback.empty() ? "empty" : fallback) << ")";
     out << "\n";
   }
-  out << "# bandwidth-delay product " << static_cast<std::size_t>(bdp_bytes()) << " bytes; socket buffers: receive "
-      << effective_receive_buffer() << ", send " << effective_send_buffer() << " bytes\n";
+  if (measured_receive_buffer() || measured_send_buffer()) {
+    out << "# path measured per session (round trip at the handshake and from TCP_INFO, rate from delivery-rate "
+           "samples); socket buffers sized from it";
+    if (!measured_receive_buffer()) out << " (receive fixed at " << effective_receive_buffer() << " bytes)";
+    if (!measured_send_buffer()) out << " (send fixed at " << effective_send_buffer() << " bytes)";
+    out << "; warm-start cache "
+        << (path_cache == "auto" ? std::string("$XDG_CACHE_HOME/longpipe/paths or ~/.cache/longpipe/paths") : path_cache)
+        << "\n";
+  } else {
+    out << "# bandwidth-delay product " << static_cast<std::size_t>(bdp_bytes())
+        << " bytes (LONGPIPE_BANDWIDTH x LONGPIPE_RTT); socket buffers: receive " << effective_receive_buffer()
+        << ", send " << effective_send_buffer() << " bytes\n";
+  }
   return out.str();
 }
 

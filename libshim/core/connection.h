@@ -73,8 +73,19 @@ class Connection {
   bool flush_before_close = false;           // a CLOSE frame is waiting: write it before closing
   bool abort_on_close = false;               // close abruptly (a reset, for testing)
   bool writable_interest = false;            // the event loop watches for writability
+  Clock::time_point coalesce_until{};        // a small write held back until then (coalesce_delay)
   bool read_paused = false;                  // not read while the receive queue is full
   std::unique_ptr<CarrierLink> link;         // null until the carrier opened it
+  // Round trips of the handshake (path_estimator.h): when the frame (or SYN) that the peer answers
+  // at once left, and the smallest answer time so far (zero = none yet).
+  Clock::time_point rtt_probe_sent{};
+  Clock::duration handshake_rtt{};
+  void note_handshake_answer(Clock::time_point now) {
+    if (rtt_probe_sent == Clock::time_point{}) return;
+    const Clock::duration sample = now - rtt_probe_sent;
+    if (handshake_rtt == Clock::duration{} || sample < handshake_rtt) handshake_rtt = sample;
+    rtt_probe_sent = {};
+  }
 
  private:
   Handshake handshake_;

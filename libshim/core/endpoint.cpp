@@ -86,6 +86,7 @@ void Endpoint::dial(Session& session, std::size_t stream, Clock::time_point now,
                          authenticator_.identity_token(session.peer()), now + attempt_limit),
       now));
   connection.state = ConnectionState::kConnecting;
+  connection.rtt_probe_sent = now;  // the SYN: connected one round trip later
   connection.peer_endpoint = session.peer();
   connection.session = &session;
   connection.stream = stream;
@@ -103,6 +104,8 @@ void Endpoint::on_connected(Connection& connection, const std::string& error, Cl
     close_connection(connection, error, now);
     return;
   }
+  connection.note_handshake_answer(now);  // SYN -> SYN-ACK
+  connection.rtt_probe_sent = now;        // HELLO: CHALLENGE comes one round trip later
   connection.handshake().start(connection.output());
   connection.state = ConnectionState::kHandshaking;
   mark_flush(connection);
@@ -170,15 +173,18 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
   switch (step) {
     case HandshakeStep::kPending:
+      if (connection.outgoing()) connection.note_handshake_answer(now);  // HELLO -> CHALLENGE
       mark_flush(connection);
       return;
     case HandshakeStep::kIdentified:
+      connection.rtt_probe_sent = now;  // CHALLENGE: AUTH comes one round trip later
       connection.peer_endpoint = handshake.peer_endpoint();
       connection.stream = handshake.stream();
       retunes_.push_back(&connection);
       mark_flush(connection);
       return;
     case HandshakeStep::kIdentityPresented: {
+      connection.note_handshake_answer(now);  // CHALLENGE -> AUTH
       Session& session = session_for(connection.peer_endpoint, now);
       if (!session.identity_matches(handshake.peer_token())) {
         // A key holder claiming another peer's endpoint, or that peer restarted while we still
@@ -238,6 +244,9 @@ void Endpoint::establish(Connection& connection, Clock::time_point now) {
   if (session.failed()) {
     close_connection(connection, "session already failed", now);
     return;
+  }
+  if (connection.handshake_rtt != Clock::duration{}) {
+    session.path().on_handshake_rtt(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
   }
   const Session::Attachment attachment = session.attach(connection, local_endpoint_, now);
   for (Connection* other : attachment.abandoned) {

@@ -18,6 +18,7 @@
 #include "event_loop.h"
 #include "host_port.h"
 #include "mailbox.h"
+#include "path_keeper.h"
 #include "system_call.h"
 #include "tcp_carrier.h"
 #include "thread_pinning.h"
@@ -33,8 +34,6 @@ constexpr std::size_t kReadBudget = 4u << 20;
 // Bytes read from a connection that has not authenticated, per turn: the largest handshake frames
 // (HELLO, AUTH and a sealed IDENTIFY) fit, so an unauthenticated peer makes us buffer no more.
 constexpr std::size_t kHandshakeReadBudget = 1024;
-// TCP_INFO is read for the statistics at most this often (per connected session).
-constexpr milliseconds kTcpInfoInterval{500};
 
 // SIGUSR1 -> this eventfd -> the progress thread writes LONGPIPE_STATS (no work in the handler).
 std::atomic<int> g_stats_signal_fd{-1};
@@ -125,6 +124,11 @@ class Engine::Impl {
   bool datagrams_blocked_ = false;  // the UDP socket was full: watching for writability
   bool reading_paused_ = false;
   EndpointStatistics published_;
+  PathKeeper path_keeper_;  // measured path state, warm-start cache
+  // The endpoint's counters with the path cache's (published when either changed).
+  EndpointStatistics endpoint_statistics() const;
+  // Writes connections whose small writes were held back to coalesce (coalesce_delay) and are due.
+  void flush_coalesced(Clock::time_point now);
 };
 
 Engine::Impl::Impl(Config config)
@@ -133,7 +137,8 @@ Engine::Impl::Impl(Config config)
       local_endpoint_(endpoint_name(config_, carrier_->port())),
       mailbox_(config_.window_full, {config_.window_messages, config_.window_bytes}),
       endpoint_(config_, local_endpoint_, [] { return Authenticator::make_nonce(); }),
-      stats_signal_fd_(SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))) {
+      stats_signal_fd_(SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))),
+      path_keeper_(config_) {
   loop_.add(carrier_->listen_fd(), &listen_tag_, true, false);
   loop_.add(mailbox_.wake_fd(), &wake_tag_, true, false);
   loop_.add(stats_signal_fd_.get(), &stats_tag_, true, false);
@@ -209,6 +214,7 @@ void Engine::Impl::run() {
     for (auto& [peer, session] : endpoint_.sessions()) service(*session, now, reading_paused_);
     endpoint_.expire_handshakes(now);
     drain_commands(now);
+    flush_coalesced(now);
     flush_datagrams();
     sweep_closed();
     for (Session* session : endpoint_.reclaimable()) {
@@ -223,7 +229,8 @@ void Engine::Impl::run() {
   drain_commands(now);
   endpoint_.close_all("engine shutting down", false, now);
   sweep_closed();
-  mailbox_.publish_endpoint(endpoint_.statistics());
+  path_keeper_.save(endpoint_.sessions());
+  mailbox_.publish_endpoint(endpoint_statistics());
   mailbox_.stopped();
 }
 
@@ -316,8 +323,9 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
   if (session.failed()) return;  // published by drain_commands
   SessionStatistics& counters = session.counters();
   if (Connection* first = session.streams().first();
-      first && first->link && now - session.tcp_info_refreshed >= kTcpInfoInterval) {
+      first && first->link && now - session.tcp_info_refreshed >= session.path().sample_interval()) {
     counters.tcp = first->link->window_info();
+    path_keeper_.refresh(session);
     describe_stream_congestion(session);
     session.tcp_info_refreshed = now;
   }
@@ -353,6 +361,13 @@ void Engine::Impl::drain_commands(Clock::time_point now) {
 
 void Engine::Impl::flush(Connection& connection, Clock::time_point now) {
   if (connection.state == ConnectionState::kClosed || !connection.link) return;
+  if (hold_small_write(connection, now)) {  // coalescing while the window fills (path_keeper.h)
+    if (connection.writable_interest) {      // the deadline writes it: no EPOLLOUT spinning meanwhile
+      connection.writable_interest = false;
+      set_interest(connection);
+    }
+    return;
+  }
   if (connection.pending_output() > 0) {
     std::string error;
     std::size_t written = 0;
@@ -399,8 +414,10 @@ void Engine::Impl::sweep_closed() {
     }
     endpoint_.erase(connection);
   }
-  const EndpointStatistics& statistics = endpoint_.statistics();
-  if (statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
+  const EndpointStatistics statistics = endpoint_statistics();
+  if (statistics.warm_starts_used != published_.warm_starts_used ||
+      statistics.warm_starts_rejected != published_.warm_starts_rejected || statistics.path_cache_file != published_.path_cache_file ||
+      statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
       statistics.malformed != published_.malformed || statistics.refused_busy != published_.refused_busy ||
       statistics.refused_frames != published_.refused_frames ||
       statistics.identity_refused != published_.identity_refused) {
@@ -409,11 +426,26 @@ void Engine::Impl::sweep_closed() {
   }
 }
 
+EndpointStatistics Engine::Impl::endpoint_statistics() const {
+  EndpointStatistics statistics = endpoint_.statistics();
+  path_keeper_.add_statistics(statistics);
+  return statistics;
+}
+
+void Engine::Impl::flush_coalesced(Clock::time_point now) {
+  for (auto& [raw, connection] : endpoint_.connections()) {
+    if (connection->coalesce_until != Clock::time_point{} && now >= connection->coalesce_until) flush(*connection, now);
+  }
+}
+
 Clock::time_point Engine::Impl::next_deadline(Clock::time_point now) const {
   Clock::time_point wake = endpoint_.next_deadline(now);
+  for (const auto& [raw, connection] : endpoint_.connections()) {
+    if (connection->coalesce_until != Clock::time_point{}) wake = std::min(wake, connection->coalesce_until);
+  }
   for (const auto& [peer, session] : endpoint_.sessions()) {
     if (!session->failed() && session->streams().first() != nullptr) {
-      wake = std::min(wake, session->tcp_info_refreshed + kTcpInfoInterval);
+      wake = std::min(wake, session->tcp_info_refreshed + session->path().sample_interval());
     }
   }
   return wake;

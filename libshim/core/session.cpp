@@ -44,7 +44,9 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
       datagram_(config.datagram_carrier() ? std::make_unique<DatagramChannel>(config) : nullptr),
       last_heard_(now),
       next_dial_(now),
-      backoff_(config.connect_retry_initial) {}
+      backoff_(config.connect_retry_initial),
+      path_(config.rtt_given ? std::optional<std::chrono::microseconds>(config.rtt) : std::nullopt,
+            config.bandwidth_given ? std::optional<double>(config.bandwidth_mbit * 1e6 / 8) : std::nullopt) {}
 
 Session::Attachment Session::attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now) {
   const bool carrier_was_down = streams_.established() == 0;
@@ -224,8 +226,11 @@ Session::Clock::duration Session::path_rtt() const {
   // includes the time messages queue in socket buffers, which a connect never waits for.
   const std::chrono::microseconds carrier_rtt(counters_.tcp.rtt_us);
   const ArqDuration message_rtt = arq_.stats().srtt;
+  // Before either, the handshake's round trip (path_estimator.h), else LONGPIPE_RTT or its default.
+  const auto measured = path_.handshake_rtt();
   return carrier_rtt.count() > 0   ? Clock::duration(carrier_rtt)
          : message_rtt.count() > 0 ? Clock::duration(message_rtt)
+         : measured                ? Clock::duration(*measured)
                                    : Clock::duration(config_.rtt);
 }
 

@@ -18,6 +18,7 @@
 #include "config.h"
 #include "datagram_channel.h"
 #include "message.h"
+#include "path_estimator.h"
 #include "stats.h"
 #include "stream_scheduler.h"
 #include "wire_frame.h"
@@ -42,6 +43,9 @@ class Session {
   Arq& arq() { return arq_; }
   const Arq& arq() const { return arq_; }
   SessionStatistics& counters() { return counters_; }
+  // What the session measured about its path (round trip, rate) and the buffers that follow.
+  PathEstimator& path() { return path_; }
+  const PathEstimator& path() const { return path_; }
   // The datagram path of a session on the datagram carrier (LONGPIPE_CARRIER=udp), else null: then
   // DATA and ACK travel as datagrams and the one TCP connection (stream 0) is the control connection.
   DatagramChannel* datagram() { return datagram_.get(); }
@@ -125,6 +129,10 @@ class Session {
   // The mailbox's side of this session (the driver's handle; protocol code does not touch it).
   std::shared_ptr<MailboxSlot> mailbox;
   Clock::time_point tcp_info_refreshed{};
+  // The warm start (path_cache.h), the driver's business: looked up once the handshake measured
+  // a round trip; the cache key (the peer's address) of the first stream.
+  bool warm_start_looked_up = false;
+  std::string path_cache_key;
 
  private:
   // The path's round-trip time, and `count` of them within the probe bounds (kMinProbeInterval,
@@ -151,6 +159,7 @@ class Session {
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;
+  PathEstimator path_;
 };
 
 }  // namespace lp

@@ -34,6 +34,14 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"total_retrans\":" << s.tcp.total_retrans << ",\"send_buffer\":" << s.tuning.send_buffer
       << ",\"receive_buffer\":" << s.tuning.receive_buffer << ",\"congestion\":" << json_string(s.tuning.congestion)
       << ",\"note\":" << json_string(s.tuning.note) << "}";
+  const PathStatistics& p = s.path;
+  out << ",\"path\":{\"handshake_rtt_ms\":" << p.handshake_rtt_ms << ",\"min_rtt_ms\":" << p.min_rtt_ms
+      << ",\"smoothed_rtt_ms\":" << p.smoothed_rtt_ms << ",\"rate_mbit\":" << p.rate_mbit
+      << ",\"pipe_full\":" << json_bool(p.pipe_full) << ",\"measured_buffers\":" << json_bool(p.measured_buffers)
+      << ",\"send_buffer\":" << p.send_buffer << ",\"receive_buffer\":" << p.receive_buffer
+      << ",\"kernel_send_buffer\":" << p.kernel_send_buffer << ",\"kernel_receive_buffer\":" << p.kernel_receive_buffer
+      << ",\"max_cwnd\":" << p.max_cwnd << ",\"warm_start\":" << json_string(p.warm_start)
+      << ",\"warm_start_rtt_ms\":" << p.warm_start_rtt_ms << "}";
   const DatagramStatistics& d = s.datagram;
   out << ",\"carrier\":" << (d.used ? "\"udp\"" : "\"tcp\"");
   if (d.used) {
@@ -78,7 +86,14 @@ std::string to_json(const EngineReport& report) {
       << ",\"malformed_frames\":" << report.endpoint.malformed << ",\"refused_busy\":" << report.endpoint.refused_busy
       << ",\"refused_frames\":" << report.endpoint.refused_frames
       << ",\"identity_refused\":" << report.endpoint.identity_refused
-      << ",\"receive_queue_messages\":" << report.receive_queue_messages << ",\"sessions\":[";
+      << ",\"receive_queue_messages\":" << report.receive_queue_messages << ",\"path_cache\":{\"file\":"
+      << json_string(report.endpoint.path_cache_file) << ",\"entries\":" << report.endpoint.path_cache_entries
+      << ",\"corrupt_lines\":" << report.endpoint.path_cache_corrupt_lines
+      << ",\"expired_lines\":" << report.endpoint.path_cache_expired_lines
+      << ",\"warm_starts_used\":" << report.endpoint.warm_starts_used
+      << ",\"warm_starts_rejected\":" << report.endpoint.warm_starts_rejected
+      << ",\"saved\":" << report.endpoint.path_cache_saved
+      << ",\"error\":" << json_string(report.endpoint.path_cache_error) << "},\"sessions\":[";
   bool first = true;
   for (const SessionReport& session : report.sessions) {
     if (!first) out << ",";

@@ -27,6 +27,23 @@ struct DatagramStatistics {
   std::uint64_t backoffs_for_loss = 0;
 };
 
+// What a session measured about its path and the buffers chosen from it (path_estimator.h).
+struct PathStatistics {
+  double handshake_rtt_ms = 0;   // 0 = not measured
+  double min_rtt_ms = 0;
+  double smoothed_rtt_ms = 0;    // TCP_INFO's
+  double rate_mbit = 0;          // the estimate buffers are sized from (0 = unknown)
+  bool pipe_full = false;
+  bool measured_buffers = true;  // false: LONGPIPE_RTT and _BANDWIDTH (or explicit sizes) fix them
+  std::size_t send_buffer = 0;   // requested on the streams (0 = kernel autotuning)
+  std::size_t receive_buffer = 0;
+  std::size_t kernel_send_buffer = 0;     // what the kernel holds now, largest stream (getsockopt: doubled)
+  std::size_t kernel_receive_buffer = 0;
+  std::uint32_t max_cwnd = 0;    // segments
+  std::string warm_start = "none";  // none | used | rejected (RTT disagreed) | off
+  double warm_start_rtt_ms = 0;     // the cached entry's min RTT, when one was found
+};
+
 // Counters of one session.
 struct SessionStatistics {
   ArqStats arq;
@@ -46,6 +63,7 @@ struct SessionStatistics {
   std::uint64_t messages_received = 0;      // delivered to the receive queue
   std::uint64_t bytes_received = 0;         // bodies only
   std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
+  PathStatistics path;
   DatagramStatistics datagram;
 };
 
@@ -58,6 +76,15 @@ struct EndpointStatistics {
   std::uint64_t refused_busy = 0;
   std::uint64_t refused_frames = 0;    // sealed frames that failed to open
   std::uint64_t identity_refused = 0;  // connections refused for claiming another process's session
+  // The warm-start cache (path_cache.h).
+  std::string path_cache_file;             // "" = off
+  std::uint64_t path_cache_entries = 0;    // usable entries read at start
+  std::uint64_t path_cache_corrupt_lines = 0;
+  std::uint64_t path_cache_expired_lines = 0;
+  std::uint64_t warm_starts_used = 0;
+  std::uint64_t warm_starts_rejected = 0;
+  std::uint64_t path_cache_saved = 0;      // entries written at the last save
+  std::string path_cache_error;            // why the last save failed ("" = fine)
 };
 
 struct SessionReport {

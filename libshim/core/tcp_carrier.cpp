@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "system_call.h"
+#include "tcp_path_info.h"
 #include "tcp_socket.h"
 #include "wire_frame.h"
 
@@ -79,6 +80,12 @@ class TcpLink : public CarrierLink {
 
   const SocketTuning& tuning() const override { return tuning_; }
   TcpWindowInfo window_info() const override { return read_window_info(fd_.get()); }
+  LinkPathInfo path_info() const override { return read_link_path_info(fd_.get()); }
+  std::string peer_address() const override { return read_peer_address(fd_.get()); }
+  void resize_buffers(std::size_t send, std::size_t receive) override {
+    resize_socket_buffers(fd_.get(), send, receive, tuning_);
+  }
+  void set_path_bdp(std::size_t bytes) override { tuning_.path_bdp_bytes = bytes; }
 
  private:
   FileDescriptor fd_;

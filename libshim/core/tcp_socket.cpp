@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -20,6 +21,16 @@ constexpr std::uint32_t kIdleRestartMarginMs = 100;
 // window larger than this, so a connection that has not grown past it yet (e.g. idle right after
 // its handshake) loses nothing by it and keeps its congestion control.
 constexpr std::uint32_t kLinuxInitialWindow = 10;
+// fall_back_if_unsuited() takes a slow start that ended without a loss below this share of the
+// path's bandwidth-delay product for a false exit, and restarts it. cubic's HyStart ends slow start
+// when ACKs come late or spread out, and traffic in the other direction does exactly that: ACKs
+// queue behind the peer's own data. Measured on geo (one rank per site, MPI_Allreduce of 4 MiB right
+// after a series of 4 MiB MPI_Bcast from the other site): slow start ended at 553 segments (0.8 MB
+// of a 10 MB BDP) and cubic's growth at 540 ms then took 14 s to reach 1700 segments, so every
+// 4 MiB took two round trips (1270 ms per call; 497 ms with HyStart off). Below half the BDP a
+// slow start cannot overfill the path, so nothing is lost by going on; a real exit near the BDP
+// stands. Switching to bbr instead gave 710 ms per call (bbr paces a burst after a pause).
+constexpr double kFalseSlowStartExitBdpShare = 0.5;
 
 // Linux doubles SO_SNDBUF/SO_RCVBUF values for bookkeeping overhead and reports the doubled value.
 constexpr std::size_t kKernelBufferFactor = 2;
@@ -46,10 +57,19 @@ bool set_buffer(int fd, int forced_option, int option, std::size_t wanted, const
 }
 
 void size_buffers(int fd, const Config& config, SocketTuning& tuning) {
-  tuning.requested_receive = config.effective_receive_buffer();
-  tuning.requested_send = config.effective_send_buffer();
-  tuning.forced = set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, tuning.requested_receive, "setsockopt SO_RCVBUF") &
-                  set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, tuning.requested_send, "setsockopt SO_SNDBUF");
+  // A measured buffer starts with the kernel's autotuning (0 requested): an unlocked receive
+  // buffer also makes the SYN announce the largest window scale the host allows, so that the
+  // buffer can be raised on the live socket once the path is measured (resize_buffers).
+  tuning.requested_receive = config.measured_receive_buffer() ? 0 : config.effective_receive_buffer();
+  tuning.requested_send = config.measured_send_buffer() ? 0 : config.effective_send_buffer();
+  bool forced = true;
+  if (tuning.requested_receive != 0) {
+    forced &= set_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, tuning.requested_receive, "setsockopt SO_RCVBUF");
+  }
+  if (tuning.requested_send != 0) {
+    forced &= set_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, tuning.requested_send, "setsockopt SO_SNDBUF");
+  }
+  tuning.forced = forced && (tuning.requested_receive != 0 || tuning.requested_send != 0);
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   if (tuning.receive_buffer < tuning.requested_receive * kKernelBufferFactor ||
@@ -75,24 +95,67 @@ void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning) 
   if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &length) == 0) tuning.congestion = name;
 }
 
+namespace {
+
+// Linux's idle restart (tcp_cwnd_restart) halves the window once for every RTO of idleness after
+// the first, down to the initial window, and keeps ssthresh at 3/4 of the old window or more. A
+// window that is still half a BDP or more after that sends any burst of up to that size at once,
+// and regrows to the old one in a round trip of slow start: cheaper than bbr, which paces a burst
+// after a pause at its bandwidth estimate (measured on geo, MPI_Allreduce of 4 MiB, 4 ranks per site:
+// 660-720 ms per call after an idle switch to bbr, 500-510 ms on cubic, limit 486 ms). A small
+// window (a 1 KiB workload's) does not survive: there the switch is the better deal (config.h).
+bool window_survives_idle_restart(const tcp_info& info, const SocketTuning& tuning) {
+  if (tuning.path_bdp_bytes == 0 || info.tcpi_rto == 0) return false;  // nothing to judge by: switch
+  const std::uint64_t idle_ms = info.tcpi_last_data_sent + kIdleRestartMarginMs;
+  const std::uint64_t rto_ms = std::max<std::uint64_t>(1, info.tcpi_rto / 1000);
+  std::uint64_t window = info.tcpi_snd_cwnd;
+  for (std::uint64_t left = idle_ms; left > rto_ms && window > kLinuxInitialWindow; left -= rto_ms) window /= 2;
+  window = std::max<std::uint64_t>(window, kLinuxInitialWindow);
+  return static_cast<double>(window) * info.tcpi_snd_mss >=
+         kFalseSlowStartExitBdpShare * static_cast<double>(tuning.path_bdp_bytes);
+}
+
+}  // namespace
+
+CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tuning) {
+  if (info.tcpi_total_retrans > 0) {
+    return {CongestionRemedy::kFallBack, std::to_string(info.tcpi_total_retrans) + " retransmission(s)"};
+  }
+  if (info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
+      info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000 &&
+      !window_survives_idle_restart(info, tuning)) {
+    return {CongestionRemedy::kFallBack, "an idle restart (" + std::to_string(info.tcpi_last_data_sent) +
+                                             " ms idle, RTO " + std::to_string(info.tcpi_rto / 1000) + " ms)"};
+  }
+  if (info.tcpi_snd_ssthresh != 0 &&  // 0: still in the initial slow start
+      static_cast<double>(info.tcpi_snd_ssthresh) * info.tcpi_snd_mss <
+          kFalseSlowStartExitBdpShare * static_cast<double>(tuning.path_bdp_bytes)) {
+    return {CongestionRemedy::kRestartSlowStart,
+            "slow start ended without a loss at " + std::to_string(info.tcpi_snd_ssthresh) +
+                " segments, below half the path's bandwidth-delay product (" +
+                std::to_string(tuning.path_bdp_bytes) + " bytes)"};
+  }
+  return {};
+}
+
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning) {
   if (tuning.congestion_fallback.empty() || tuning.congestion == tuning.congestion_fallback) return false;
   tcp_info info{};
   socklen_t length = sizeof info;
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return false;
-  std::string why;
-  if (info.tcpi_total_retrans > 0) {
-    why = std::to_string(info.tcpi_total_retrans) + " retransmission(s)";
-  } else if (info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
-             info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000) {
-    why = "an idle restart (" + std::to_string(info.tcpi_last_data_sent) + " ms idle, RTO " +
-          std::to_string(info.tcpi_rto / 1000) + " ms)";
-  } else {
+  const CongestionVerdict verdict = judge_congestion(info, tuning);
+  if (verdict.remedy == CongestionRemedy::kNone) return false;
+  const std::string before = tuning.congestion;
+  if (verdict.remedy == CongestionRemedy::kRestartSlowStart) {
+    // bbr's init sets ssthresh to "infinite" and keeps the window; switching straight back leaves
+    // the connection on its own congestion control, in slow start from the window it has.
+    choose_congestion(fd, tuning.congestion_fallback, tuning);
+    choose_congestion(fd, before, tuning);
+    if (++tuning.slow_start_restarts == 1) tuning.note += "slow start restarted after " + verdict.why + "; ";
     return false;
   }
-  const std::string before = tuning.congestion;
   choose_congestion(fd, tuning.congestion_fallback, tuning);
-  tuning.note += "switched from " + before + " to " + tuning.congestion + " after " + why + "; ";
+  tuning.note += "switched from " + before + " to " + tuning.congestion + " after " + verdict.why + "; ";
   tuning.congestion_fallback.clear();  // once: never back (bbr leaves the socket paced)
   return true;
 }
@@ -103,17 +166,42 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
   set_int_option(fd.get(), IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
   choose_congestion(fd.get(), config.congestion_for_stream(stream), tuning);
   tuning.congestion_fallback = config.congestion_fallback;
+  tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
   return fd;
 }
 
+void resize_socket_buffers(int fd, std::size_t send, std::size_t receive, SocketTuning& tuning) {
+  // Best effort: a refused size leaves the socket as it was, and the granted size is what counts.
+  if (receive != 0) {
+    const int value = static_cast<int>(std::min<std::size_t>(receive, INT32_MAX / 2));
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &value, sizeof value) != 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, sizeof value);
+    }
+    tuning.requested_receive = receive;
+  }
+  if (send != 0) {
+    const int value = static_cast<int>(std::min<std::size_t>(send, INT32_MAX / 2));
+    if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &value, sizeof value) != 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, sizeof value);
+    }
+    tuning.requested_send = send;
+  }
+  int value = 0;
+  socklen_t length = sizeof value;
+  if (::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &value, &length) == 0) tuning.send_buffer = static_cast<std::size_t>(value);
+  length = sizeof value;
+  if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, &length) == 0) tuning.receive_buffer = static_cast<std::size_t>(value);
+}
+
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
-  tuning.requested_receive = config.effective_receive_buffer();
-  tuning.requested_send = config.effective_send_buffer();
+  tuning.requested_receive = config.measured_receive_buffer() ? 0 : config.effective_receive_buffer();
+  tuning.requested_send = config.measured_send_buffer() ? 0 : config.effective_send_buffer();
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
   choose_congestion(fd, config.congestion_for_stream(0), tuning);  // until HELLO names the stream
   tuning.congestion_fallback = config.congestion_fallback;
+  tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
 }
 
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cstddef>
@@ -32,14 +33,32 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
 // Sets TCP_CONGESTION (unless "system"), noting a refusal; records the one in effect.
 void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning);
 // Called before writing to an established connection: if its congestion control is not the
-// fallback and TCP_INFO shows it is about to do badly -- a retransmission happened, or nothing is
+// fallback and TCP_INFO shows it is about to do badly -- a retransmission happened; or nothing is
 // in flight, the window has grown past the initial one and the last data left about one RTO ago
-// (the kernel would restart slow start on this write and shrink the window) -- switches the socket to the fallback, for good, and says so in the note. Returns whether
-// it switched. One getsockopt while a switch is still possible; nothing afterwards.
+// (the kernel would restart slow start on this write and shrink the window) -- switches the socket
+// to the fallback, for good, and says so in the note. Returns whether it switched. If instead slow
+// start ended without a loss far below the path's bandwidth-delay product (cubic's HyStart misled
+// by ACKs queued behind traffic the other way; growth at a long RTT is then slow), restarts slow
+// start from the current window: a switch to the fallback and straight back (bbr's init resets
+// ssthresh; the socket stays paced from then on, at twice the window per RTT in slow start).
+// One getsockopt while a switch is still possible; nothing afterwards.
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning);
+// The decision of fall_back_if_unsuited(), pure: what `info` calls for, and why.
+enum class CongestionRemedy { kNone, kFallBack, kRestartSlowStart };
+struct CongestionVerdict {
+  CongestionRemedy remedy = CongestionRemedy::kNone;
+  std::string why;
+};
+CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tuning);
 // Re-applies the per-connection options to an accepted socket (buffers are inherited from the
 // listener, whose SYN-ACK advertised them).
 void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning);
+
+// Requests socket buffers on a live socket (0 = leave that one; SO_*BUFFORCE where permitted) and
+// records the request and the granted sizes in `tuning`. Raising SO_RCVBUF works on a live socket
+// up to the window scale announced in the SYN (size_buffers leaves measured buffers unlocked, so
+// that scale is the host's largest).
+void resize_socket_buffers(int fd, std::size_t send, std::size_t receive, SocketTuning& tuning);
 
 // Binds and listens per LONGPIPE_LISTEN; returns the socket and fills the port actually bound.
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port);

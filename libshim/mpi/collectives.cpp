@@ -151,15 +151,15 @@ int SiteCollectives::barrier(MPI_Comm comm) {
       rc = front_end_.receive_bytes(world, private_context(*spanning), tag, comm, &body);
     }
   }
-  return release_site(*spanning, rc, comm);  // ... and let this site go
+  return release_site(layout, spanning->local, rc, comm);  // ... and let this site go
 }
 
-int SiteCollectives::release_site(Spanning& spanning, int leader_status, MPI_Comm comm) {
+int SiteCollectives::release_site(const SiteLayout& layout, MPI_Comm local, int leader_status, MPI_Comm comm) {
   int status = leader_status;
-  const int rc = site_bcast(&status, 1, MPI_INT, 0, spanning.local);
+  const int rc = site_bcast(&status, 1, MPI_INT, 0, local);
   if (rc != MPI_SUCCESS) return rc;
   // The leader has reported its own error already (front end: the communicator's handler).
-  if (status != MPI_SUCCESS && !spanning.layout.is_leader()) PMPI_Comm_call_errhandler(comm, status);
+  if (status != MPI_SUCCESS && !layout.is_leader()) PMPI_Comm_call_errhandler(comm, status);
   return status;
 }
 
@@ -192,7 +192,7 @@ int SiteCollectives::bcast(void* buffer, int count, MPI_Datatype type, int root,
     if (rc == MPI_SUCCESS) rc = unpack(packed, buffer, count, type, comm);
   }
   // The site's ranks learn whether the data came (none waits for data that never will).
-  rc = release_site(*spanning, rc, comm);
+  rc = release_site(layout, spanning->local, rc, comm);
   if (rc != MPI_SUCCESS) return rc;
   return PMPI_Bcast(buffer, count, type, 0, spanning->local);
 }
@@ -278,9 +278,11 @@ int SiteCollectives::allreduce(const void* send, void* receive, int count, MPI_D
     // MPI_IN_PLACE: this rank's data is in `receive`.
     rc = PMPI_Reduce(send == MPI_IN_PLACE ? receive : send, nullptr, count, type, op, 0, spanning->local);
   }
-  // Every rank takes part in the site's broadcast even after an error of its leader's (no hang).
-  const int broadcast = site_bcast(receive, count, type, 0, spanning->local);
-  return rc != MPI_SUCCESS ? rc : broadcast;
+  // The site's ranks, asleep in release_site while their leader exchanges, learn its outcome (after
+  // an error none waits or takes a result that is not one); then the result.
+  rc = release_site(layout, spanning->local, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  return PMPI_Bcast(receive, count, type, 0, spanning->local);
 }
 
 }  // namespace lp::mpi

@@ -109,7 +109,7 @@ class SiteCollectives {
 
   // The site's ranks wait for their leader (PMPI_Bcast of its status on the site's communicator)
   // and return its status: after an error of the leader's (MPI_ERRORS_RETURN) none is left waiting.
-  static int release_site(Spanning& spanning, int leader_status, MPI_Comm comm);
+  static int release_site(const SiteLayout& layout, MPI_Comm local, int leader_status, MPI_Comm comm);
 
   // Leaders: each sends its site's partial result to every other leader (or to `root` only) and
   // combines what arrives in site order (README.md, "Order of reduction") into `result`.

@@ -248,23 +248,20 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
     std::vector<long long> bytes;
     for (const auto& b : for_local) bytes.push_back(static_cast<long long>(b.size()));
     if (leader_rc == MPI_SUCCESS && !offsets_of(bytes, &scatter_counts, &scatter_offsets)) leader_rc = MPI_ERR_COUNT;
-    if (leader_rc != MPI_SUCCESS) {  // scatter nothing
-      std::fill(incoming_bytes.begin(), incoming_bytes.end(), 0);
-      scatter_counts.assign(static_cast<std::size_t>(local_size), 0);
-      scatter_offsets.assign(static_cast<std::size_t>(local_size), 0);
-      for_local.clear();
-    }
     for (const auto& b : for_local) scattered.insert(scattered.end(), b.begin(), b.end());
   }
+  // The site's ranks wait for their leader asleep and learn its outcome (none spins for the whole
+  // crossing, none waits after an error of the leader's).
+  rc = release_site(layout, spanning.local, leader_rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
   std::vector<int> my_incoming_bytes(static_cast<std::size_t>(size), 0);
   rc = PMPI_Scatter(incoming_bytes.data(), size, MPI_INT, my_incoming_bytes.data(), size, MPI_INT, 0, spanning.local);
-  if (rc != MPI_SUCCESS) return leader_rc != MPI_SUCCESS ? leader_rc : rc;
+  if (rc != MPI_SUCCESS) return rc;
   long long my_total = 0;
   for (int bytes : my_incoming_bytes) my_total += bytes;
   std::vector<std::byte> mine_in(static_cast<std::size_t>(my_total));
   rc = PMPI_Scatterv(scattered.data(), scatter_counts.data(), scatter_offsets.data(), MPI_BYTE, mine_in.data(),
                      static_cast<int>(my_total), MPI_BYTE, 0, spanning.local);
-  if (leader_rc != MPI_SUCCESS) return leader_rc;
   if (rc != MPI_SUCCESS) return rc;
 
   // 6. Every rank unpacks its blocks from other sites into place.
@@ -333,6 +330,7 @@ int SiteCollectives::reduce_scatter_across_sites(Spanning& spanning, const void*
 
   if (!layout.is_leader()) {
     int rc = PMPI_Reduce(input, nullptr, count, type, op, 0, spanning.local);
+    if (rc == MPI_SUCCESS) rc = release_site(layout, spanning.local, MPI_SUCCESS, comm);
     if (rc != MPI_SUCCESS) return rc;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
@@ -381,11 +379,11 @@ int SiteCollectives::reduce_scatter_across_sites(Spanning& spanning, const void*
     rc = PMPI_Reduce_local(accumulated, partials[site]->base(), site_count_elements, type, op);
     accumulated = partials[site]->base();
   }
-  // Every rank of the site takes part in the scatter even after an error here (no hang).
-  TypedScratch nothing(site_count_elements, type);
-  const int scattered = PMPI_Scatterv(rc == MPI_SUCCESS ? accumulated : nothing.base(), local_counts.data(),
-                                      local_first.data(), type, receive, local_counts[0], type, 0, spanning.local);
-  return rc != MPI_SUCCESS ? rc : scattered;
+  // The site's ranks, asleep in release_site meanwhile, learn the outcome; then the pieces.
+  rc = release_site(layout, spanning.local, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  return PMPI_Scatterv(accumulated, local_counts.data(), local_first.data(), type, receive, local_counts[0], type, 0,
+                       spanning.local);
 }
 
 // ---- Scan, Exscan ----
@@ -478,19 +476,17 @@ int SiteCollectives::scan_across_sites(Spanning& spanning, const void* send, voi
   }
   if (me == 0) return rc;  // the first site's results are complete
 
-  // 4. The prefix to every rank of the site (even after a leader's error: no rank left waiting),
-  // combined on the left.
+  // 4. The site's ranks, asleep in release_site meanwhile, learn the leader's outcome; then the
+  // prefix, combined on the left.
+  rc = release_site(layout, spanning.local, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
   std::unique_ptr<TypedScratch> received;
   if (local_rank != 0) {
     received = std::make_unique<TypedScratch>(count, type);
     prefix = received->base();
-  } else if (rc != MPI_SUCCESS || !prefix) {
-    received = std::make_unique<TypedScratch>(count, type);
-    prefix = received->base();
   }
-  const int broadcast = PMPI_Bcast(prefix, count, type, 0, spanning.local);
+  rc = PMPI_Bcast(prefix, count, type, 0, spanning.local);
   if (rc != MPI_SUCCESS) return rc;
-  if (broadcast != MPI_SUCCESS) return broadcast;
   // Exscan: the site's first rank has no result of its own inside the site: the prefix is its result.
   if (exclusive && local_rank == 0) return copy_elements(prefix, receive, count, type, comm);
   return PMPI_Reduce_local(prefix, receive, count, type, op);  // receive = prefix op receive

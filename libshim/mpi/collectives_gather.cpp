@@ -175,29 +175,30 @@ int SiteCollectives::TwoLevel::gather_blocks(const void* send, int send_count, M
 // header of their sizes (int32, local rank order); then Open MPI scatters inside the root's site
 // from the root's buffer (MPI_IN_PLACE passes through), and inside each other site from the
 // leader's copy of the message (MPI_BYTE), each rank unpacking its own block with its own type.
+// Other sites' ranks first learn whether their leader has the message (release_site), so none waits
+// in the site's scatter for data that will never come; the root's own site always gets its blocks.
 // `counts`, `displacements`: significant at the root only.
 int SiteCollectives::TwoLevel::scatter_blocks(const void* send, const int* counts, const int* displacements,
                                               MPI_Datatype send_type, void* receive, int receive_count,
                                               MPI_Datatype receive_type, int root) const {
   const int root_site = layout.site_index_of(root);
   const int me = layout.my_site_index();
-  int rc = MPI_SUCCESS;
+  int sent = MPI_SUCCESS;
   if (rank == root) {
     const MPI_Aint extent = extent_of(send_type);
-    for (int site = 0; site < layout.site_count() && rc == MPI_SUCCESS; ++site) {
+    for (int site = 0; site < layout.site_count() && sent == MPI_SUCCESS; ++site) {
       if (site == me) continue;
       const std::vector<int> ranks = ranks_at(site);
       std::vector<std::byte> message(ranks.size() * sizeof(std::int32_t));
-      for (std::size_t i = 0; i < ranks.size() && rc == MPI_SUCCESS; ++i) {
+      for (std::size_t i = 0; i < ranks.size() && sent == MPI_SUCCESS; ++i) {
         const int r = ranks[i];
         const std::size_t start = message.size();
-        rc = pack_append(at(send, displacements[r] * extent), counts[r], send_type, comm, &message);
+        sent = pack_append(at(send, displacements[r] * extent), counts[r], send_type, comm, &message);
         const auto size = static_cast<std::int32_t>(message.size() - start);
         std::memcpy(message.data() + i * sizeof size, &size, sizeof size);
       }
-      if (rc == MPI_SUCCESS) rc = send_to(leader_world(site), message);
+      if (sent == MPI_SUCCESS) sent = send_to(leader_world(site), message);
     }
-    if (rc != MPI_SUCCESS) return rc;
   }
   if (me == root_site) {
     std::vector<int> local_counts, local_displacements;
@@ -205,24 +206,29 @@ int SiteCollectives::TwoLevel::scatter_blocks(const void* send, const int* count
       local_counts = of_site(counts, me);
       local_displacements = of_site(displacements, me);
     }
-    return PMPI_Scatterv(send, local_counts.data(), local_displacements.data(), send_type, receive, receive_count,
-                         receive_type, layout.local_rank_of(root), local);
+    const int rc = PMPI_Scatterv(send, local_counts.data(), local_displacements.data(), send_type, receive,
+                                 receive_count, receive_type, layout.local_rank_of(root), local);
+    return sent != MPI_SUCCESS ? sent : rc;
   }
+  int local_size = 1;
+  PMPI_Comm_size(local, &local_size);
+  const std::size_t header = static_cast<std::size_t>(local_size) * sizeof(std::int32_t);
+  std::vector<std::byte> message;
+  std::vector<int> sizes(static_cast<std::size_t>(local_size)), offsets;
+  int rc = MPI_SUCCESS;
   if (layout.is_leader()) {
-    std::vector<std::byte> message;
     rc = receive_from(world_of(root), &message);
-    if (rc != MPI_SUCCESS) return rc;
-    int local_size = 1;
-    PMPI_Comm_size(local, &local_size);
-    const std::size_t header = static_cast<std::size_t>(local_size) * sizeof(std::int32_t);
-    std::vector<int> sizes(static_cast<std::size_t>(local_size)), offsets;
     std::size_t total = header;
-    if (message.size() >= header) std::memcpy(sizes.data(), message.data(), header);
+    if (rc == MPI_SUCCESS && message.size() >= header) std::memcpy(sizes.data(), message.data(), header);
     for (int size : sizes) {
       offsets.push_back(static_cast<int>(total - header));
       total += static_cast<std::size_t>(size);
     }
-    if (message.size() < header || total != message.size()) return MPI_ERR_TRUNCATE;  // not the root's layout
+    if (rc == MPI_SUCCESS && (message.size() < header || total != message.size())) rc = MPI_ERR_TRUNCATE;
+  }
+  rc = release_site(layout, local, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  if (layout.is_leader()) {
     const std::byte* blocks = message.data() + header;
     // The leader keeps its own block where it is (MPI_IN_PLACE) and unpacks it from the message.
     rc = PMPI_Scatterv(blocks, sizes.data(), offsets.data(), MPI_BYTE, MPI_IN_PLACE, 0, MPI_BYTE, 0, local);
@@ -271,13 +277,16 @@ int SiteCollectives::TwoLevel::allgather_blocks(const void* send, int send_count
   } else {
     rc = PMPI_Gatherv(send, send_count, send_type, nullptr, nullptr, nullptr, receive_type, 0, local);
   }
-  // Every rank takes part in the site's broadcast even after an error of its leader's (no hang).
+  // The site's ranks, asleep in release_site while their leader exchanges, learn its outcome; then
+  // the whole result.
+  rc = release_site(layout, local, rc, comm);
+  if (rc != MPI_SUCCESS) return rc;
   MPI_Datatype everything = MPI_DATATYPE_NULL;
-  int broadcast = PMPI_Type_indexed(size(), counts, displacements, receive_type, &everything);
-  if (broadcast == MPI_SUCCESS) broadcast = PMPI_Type_commit(&everything);
-  if (broadcast == MPI_SUCCESS) broadcast = PMPI_Bcast(receive, 1, everything, 0, local);
+  rc = PMPI_Type_indexed(size(), counts, displacements, receive_type, &everything);
+  if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&everything);
+  if (rc == MPI_SUCCESS) rc = PMPI_Bcast(receive, 1, everything, 0, local);
   if (everything != MPI_DATATYPE_NULL) PMPI_Type_free(&everything);
-  return rc != MPI_SUCCESS ? rc : broadcast;
+  return rc;
 }
 
 int SiteCollectives::gather(const void* send, int send_count, MPI_Datatype send_type, void* receive,

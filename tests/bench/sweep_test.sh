@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # sweep_test.sh DRIVER: apps/bench/sweep (./longpipe bench --sweep) across the ctest fixture's
 # instance (LP_WAN_INSTANCE; the driver brings the link up again per point and takes it down), two
-# short points (one with loss), small sizes, 2 batches, iperf3 for 2 s. Checks behaviour, not speed:
-# every point and field in the CSVs, positive floors, first and warm batches measured, the goodputs
-# present, the table and both plots written, and nothing left running.
+# short points (one with loss), small sizes, 2 batches, iperf3 and SRT (both modes) for 2 s. Checks
+# behaviour, not speed: every point and field in the CSVs, positive floors, first and warm batches
+# measured, the goodputs present (an SRT row per mode and point: bytes moved, checked by the driver
+# against those sent), the table and both plots written, and nothing left running.
 set -euo pipefail
 DRIVER=${1:?usage: sweep_test.sh apps/bench/sweep}
 OUT=$(mktemp -d /tmp/lp-bench-sweep.XXXXXX)
@@ -35,7 +36,8 @@ for name, (delay, loss) in points.items():
                 sys.exit(f"FAIL: {name} {label}: {key} = {row[f'{label}_{key}']!r}")
         if row[f"{label}_warm_batches"] != "1":
             sys.exit(f"FAIL: {name} {label}: {row[f'{label}_warm_batches']} warm batches, expected 1")
-    for key in ("longpipe_goodput_share", "cubic_goodput_share", "bbr_goodput_share"):
+    for key in ("longpipe_goodput_share", "cubic_goodput_share", "bbr_goodput_share", "srt_goodput_share",
+                "srt_paced_goodput_share"):
         if not float(row[key]) > 0:
             sys.exit(f"FAIL: {name}: {key} = {row[key]!r}")
     for key in ("load_start", "load_end", "seconds"):
@@ -49,10 +51,22 @@ for name in points:
     ccs = sorted(r["congestion"] for r in raw if r["point"] == name and r["tool"] == "iperf3")
     if ccs != ["bbr", "cubic"]:
         sys.exit(f"FAIL: {name}: iperf3 rows {ccs}")
+    srt = {r["congestion"]: r for r in raw if r["point"] == name and r["tool"] == "srt"}
+    if sorted(srt) != ["file", "paced"]:
+        sys.exit(f"FAIL: {name}: SRT rows {sorted(srt)}, expected file and paced")
+    for mode, r in srt.items():
+        if not (int(r["size_bytes"]) > 0 and float(r["seconds"]) > 0 and float(r["goodput_mbit"]) > 0
+                and r["kind"] in ("complete", "stopped")):
+            sys.exit(f"FAIL: {name}: SRT {mode} row {r}")
+        # Time-limited like iperf3 -t: the data phase (2 s) plus the handshake's round trips.
+        if float(r["seconds"]) > 2 + 2 * 2 * 25 / 1000 + 0.5 + 1:
+            sys.exit(f"FAIL: {name}: SRT {mode} ran {r['seconds']} s, past its time limit")
 meta = json.load(open(os.path.join(out, "meta.json")))
 if "LONGPIPE_BANDWIDTH" not in meta["dropped_longpipe_variables"]:
     sys.exit(f"FAIL: LONGPIPE_BANDWIDTH was not dropped: {meta}")
 table = open(os.path.join(out, "table.md")).read()
+if "SRT file" not in table or "SRT paced" not in table:
+    sys.exit("FAIL: table.md has no SRT columns")
 for name in points:
     if f"| {name} |" not in table:
         sys.exit(f"FAIL: table.md has no row for {name}")

@@ -14,13 +14,14 @@ check_pngs() {
 }
 
 # check_consumers_pngs BIN_DIR OUT_DIR RESULT_JSON CONSUMERS: check_pngs for every consumer, with
-# the frame count its summary in the producer's RESULT_JSON reports.
+# the count of PNGs its summary in the producer's RESULT_JSON reports (check_result.py checks that
+# count: one per frame received, or for a live display one per frame shown).
 check_consumers_pngs() {
-  local bin=$1 out=$2 result=$3 consumers=$4 i received
+  local bin=$1 out=$2 result=$3 consumers=$4 i shown
   for ((i = 0; i < consumers; ++i)); do
-    received=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["consumers"][int(sys.argv[2])]["frames_received"])' \
+    shown=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["consumers"][int(sys.argv[2])]["pngs_written"])' \
       "$result" "$i")
-    check_pngs "$bin" "$out" "$i" "$received"
+    check_pngs "$bin" "$out" "$i" "$shown"
   done
 }
 

@@ -47,6 +47,8 @@ echo "PNGs: $FRAMES frames and a contact sheet per consumer, all decode and show
 # Bad input is a clear error that names the option, before anything is spawned.
 if "$BIN/cfd-producer" --frames 0 >"$WORK/bad.out" 2>&1; then fail "--frames 0 was accepted"; fi
 grep -q -- "--frames" "$WORK/bad.out" || fail "the error does not name --frames: $(cat "$WORK/bad.out")"
+if "$BIN/cfd-producer" --display sometimes >"$WORK/bad.out" 2>&1; then fail "--display sometimes was accepted"; fi
+grep -q -- "--display must be all or live" "$WORK/bad.out" || fail "the error does not name --display: $(cat "$WORK/bad.out")"
 if "$BIN/cfd-producer" --grid 64x64 --re 5000 >"$WORK/bad.out" 2>&1; then fail "an unstable flow was accepted"; fi
 grep -q "relaxation time" "$WORK/bad.out" || fail "unclear error for an unstable flow: $(cat "$WORK/bad.out")"
 if "$BIN/cfd-consumer" --out "$WORK/orphan" >"$WORK/bad.out" 2>&1; then fail "a consumer without a parent ran"; fi

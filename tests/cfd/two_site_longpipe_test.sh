@@ -17,6 +17,12 @@
 #   engine's bounded queue fills, TCP pushes back, and only its session drops frames: the fast
 #   consumer receives every frame in order, the slow one an in-order subset whose gaps equal its
 #   session's dropped_by_policy (check_isolation.py). Behaviour only, no timing is asserted.
+# POLICY live: block (every frame delivered), both consumers live displays (--display live:
+#   rendering off the receive path), the second one's display slowed to 100 ms per frame, far
+#   below the producer's rate. Every frame still arrives once and in order at both (the receive
+#   path never waits for the display); each display shows frames in increasing order and ends on
+#   the last one received, shows or counts as skipped every frame, and the slow one skips frames
+#   (check_live.py). The PNGs written decode and are not blank.
 # Usage: two_site_longpipe_test.sh BIN_DIR LIBLONGPIPE [POLICY]
 set -euo pipefail
 
@@ -47,9 +53,11 @@ trap 'exit 130' INT TERM
 
 two_site_up "$LIBRARY"
 
-policy_env=() drops=()
+policy_env=() drops=() display=()
 case $POLICY in
   block) ;;
+  live)
+    FRAMES=60 SLOW_MS=0,100 display=(--display live) ;;
   # Four messages in flight plus four queued per consumer, which the producer must overrun within a
   # round trip (50 ms). One solver step per frame makes 60 frames in a burst of a few tens of ms even
   # on a loaded machine; at 20 steps the loaded solver made only ~25 frames/s, one per round trip,
@@ -64,7 +72,7 @@ case $POLICY in
   isolation)
     FRAMES=300 SLOW_MS=0,100 STEPS_PER_FRAME=100
     policy_env=(LONGPIPE_WINDOW_FULL=drop-oldest LONGPIPE_WINDOW_MESSAGES=16) drops=(--allow-drops) ;;
-  *) fail "unknown policy '$POLICY': expected block, drop-oldest, keep-latest or isolation" ;;
+  *) fail "unknown policy '$POLICY': expected block, drop-oldest, keep-latest, isolation or live" ;;
 esac
 readonly FRAMES SLOW_MS STEPS_PER_FRAME
 
@@ -75,7 +83,7 @@ status=0
 env "${policy_env[@]}" timeout "$RUN_SECONDS" "$HERE/../sites_exec_preloaded.sh" "$PVM_SITES" a "$LIBRARY" \
   env LONGPIPE_STATS="$WORK/producer.stats.json" \
   "$BIN/cfd-producer" --consumer-host $SITE_B --consumers $CONSUMERS --slow-ms $SLOW_MS --frames $FRAMES \
-  --grid 128x64 --steps-per-frame $STEPS_PER_FRAME --warmup-steps 1000 "${drops[@]}" --out "$WORK/out" \
+  --grid 128x64 --steps-per-frame $STEPS_PER_FRAME --warmup-steps 1000 "${drops[@]}" "${display[@]}" --out "$WORK/out" \
   --json "$WORK/result.json" --summary-timeout 60 >"$WORK/producer.out" 2>&1 || status=$?
 cat "$WORK/producer.out"
 ((status == 0)) || fail "cfd-producer exited with status $status"
@@ -89,8 +97,11 @@ if [[ $POLICY == isolation ]]; then
     --longpipe-stats "$WORK/producer.stats.json" ||
     fail "the slow consumer was not isolated from the fast one"
 fi
+if [[ $POLICY == live ]]; then
+  "$HERE/check_live.py" "$WORK/result.json" "$WORK/out" --slow 1 || fail "a live display did not show the newest frames"
+fi
 
 # Every frame a consumer received is a PNG that decodes and shows the field.
 check_consumers_pngs "$BIN" "$WORK/out" "$WORK/result.json" $CONSUMERS
-echo "PNGs: one per frame received and a contact sheet per consumer, all decode and show the field"
+echo "PNGs: one per frame shown and a contact sheet per consumer, all decode and show the field"
 echo PASS

@@ -57,7 +57,34 @@ TEST_CASE("values are read and converted") {
   CHECK(hybrid.congestion_for_stream(2) == "cubic");
 }
 
+TEST_CASE("path hints: unset (measured) by default; set, they fix the buffers as before") {
+  const Config measured = Config::from_variables({});
+  CHECK_FALSE(measured.rtt_given);
+  CHECK_FALSE(measured.bandwidth_given);
+  CHECK(measured.measured_send_buffer());
+  CHECK(measured.measured_receive_buffer());
+  CHECK(measured.path_cache == "auto");
+  CHECK(measured.describe().find("LONGPIPE_RTT=auto") != std::string::npos);
+  CHECK(measured.describe().find("path measured per session") != std::string::npos);
+  const Config one = Config::from_variables({{"LONGPIPE_BANDWIDTH", "50"}});
+  CHECK(one.bandwidth_given);
+  CHECK(one.measured_send_buffer());  // a cap only: the RTT is still measured
+  const Config both = Config::from_variables({{"LONGPIPE_BANDWIDTH", "10"}, {"LONGPIPE_RTT", "100"}});
+  CHECK_FALSE(both.measured_send_buffer());
+  CHECK_FALSE(both.measured_receive_buffer());
+  CHECK(both.describe().find("bandwidth-delay product 125000 bytes") != std::string::npos);
+  const Config explicit_send = Config::from_variables({{"LONGPIPE_SEND_BUFFER", "100000"}});
+  CHECK_FALSE(explicit_send.measured_send_buffer());
+  CHECK(explicit_send.measured_receive_buffer());
+  CHECK(Config::from_variables({{"LONGPIPE_RTT", "auto"}}).rtt_given == false);
+  CHECK(Config::from_variables({{"LONGPIPE_PATH_CACHE", "off"}}).path_cache == "off");
+  CHECK(Config::from_variables({{"LONGPIPE_PATH_CACHE", "/tmp/x"}}).path_cache == "/tmp/x");
+}
+
 TEST_CASE("bad values name the variable and the accepted range") {
+  CHECK(error_of({{"LONGPIPE_PATH_CACHE", "cache.txt"}}).find("LONGPIPE_PATH_CACHE='cache.txt' is invalid: expected auto, off, or an absolute file name") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_PATH_CACHE", ""}}).find("LONGPIPE_PATH_CACHE") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_RTT", "fast"}}).find("or auto") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "fast"}}).find("LONGPIPE_RTO_MIN_MS='fast'") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "0"}}).find("from 1 to") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_WINDOW_BYTES", "12x"}}).find("LONGPIPE_WINDOW_BYTES") != std::string::npos);

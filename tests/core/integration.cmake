@@ -28,3 +28,9 @@ longpipe_wan_test(NAME core.engine-datagram FIXTURE datagram-link COMMAND ${engi
 add_test(NAME core.config-errors COMMAND ${CMAKE_COMMAND}
   -DCONFIG_TOOL=$<TARGET_FILE:longpipe-config> -P ${CMAKE_CURRENT_LIST_DIR}/config_errors_itest.cmake)
 set_tests_properties(core.config-errors PROPERTIES LABELS "unit;engine")
+
+# Warm start across the emulated link (issue 11): a second fresh process reads the path cache the
+# first wrote; a disagreeing, damaged or old entry is not used (checked through the statistics).
+longpipe_wan_fixture(FIXTURE path-link ARGS --delay 25 --rate 50)
+longpipe_wan_test(NAME core.path-warm-start FIXTURE path-link COMMAND ${CMAKE_CURRENT_LIST_DIR}/path_cache_itest.sh
+                  LABELS engine TIMEOUT 120)

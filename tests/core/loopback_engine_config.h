@@ -1,6 +1,8 @@
-// The engine configuration the loopback tests share: a listener on 127.0.0.1, a short assumed
-// path (100 Mbit/s, 10 ms) so buffers stay small, no pinning (the test threads move freely) and
-// timers short enough for a test but long enough for a sanitizer build.
+// The engine configuration the loopback tests share: a listener on 127.0.0.1, buffers sized from
+// the measured path (the hints below stay unset, so the measured-path code runs under every
+// sanitizer build; on loopback the buffers stay small), no warm-start cache (tests leave the user's
+// cache alone), no pinning (the test threads move freely) and timers short enough for a test but
+// long enough for a sanitizer build.
 #pragma once
 
 #include <chrono>
@@ -17,6 +19,7 @@ inline Config loopback_engine_config(const std::string& key, std::chrono::millis
   config.key = key;
   config.bandwidth_mbit = 100;
   config.rtt = 10ms;
+  config.path_cache = "off";
   config.pin = {PinPolicy::Mode::kOff, -1};
   config.keepalive_interval = 200ms;
   config.dead_peer_timeout = dead_peer_timeout;

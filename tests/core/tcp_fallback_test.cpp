@@ -126,3 +126,62 @@ TEST_CASE("without a fallback (LONGPIPE_CONGESTION_FALLBACK=none) a connection k
   CHECK(kernel_congestion(pair.client.get()) == "cubic");
   CHECK(tuning.note.empty());
 }
+
+TEST_CASE("a slow start that ended without a loss far below the path's BDP is restarted; a loss calls for the fallback") {
+  using lp::CongestionRemedy;
+  lp::SocketTuning tuning;
+  tuning.path_bdp_bytes = 10462500;  // geo: 155 Mbit/s x 540 ms
+  tcp_info info{};
+  info.tcpi_snd_mss = 1448;
+  info.tcpi_snd_cwnd = 553;
+  info.tcpi_unacked = 553;  // data in flight: no idle restart
+  info.tcpi_rto = 1'000'000;
+
+  info.tcpi_snd_ssthresh = 0;  // the kernel's "still in the initial slow start"
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+
+  info.tcpi_snd_ssthresh = 541;  // cubic's HyStart ended it at 0.8 MB (measured on geo)
+  const lp::CongestionVerdict early = lp::judge_congestion(info, tuning);
+  CHECK(early.remedy == CongestionRemedy::kRestartSlowStart);
+  CHECK(early.why.find("slow start ended without a loss at 541 segments") != std::string::npos);
+
+  info.tcpi_snd_ssthresh = 4000;  // 5.8 MB: an exit near the BDP is HyStart doing its job
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+
+  info.tcpi_total_retrans = 3;  // a loss is its own reason, whatever the window
+  const lp::CongestionVerdict loss = lp::judge_congestion(info, tuning);
+  CHECK(loss.remedy == CongestionRemedy::kFallBack);
+  CHECK(loss.why == "3 retransmission(s)");
+
+  tuning.path_bdp_bytes = 0;  // no path known: the rule cannot apply
+  info.tcpi_total_retrans = 0;
+  info.tcpi_snd_ssthresh = 541;
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+}
+
+TEST_CASE("an idle restart that leaves half a BDP of window or more keeps cubic; a smaller one calls for bbr") {
+  using lp::CongestionRemedy;
+  lp::SocketTuning tuning;
+  tuning.path_bdp_bytes = 10462500;  // geo
+  tcp_info info{};
+  info.tcpi_snd_mss = 1448;
+  info.tcpi_unacked = 0;
+  info.tcpi_rto = 916'000;  // microseconds
+
+  info.tcpi_snd_cwnd = 13301;       // 19 MB: after a 4 MiB collective series (measured on geo)
+  info.tcpi_last_data_sent = 1208;  // one halving: 9.6 MB left, more than half the BDP
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+
+  info.tcpi_last_data_sent = 3000;  // three halvings: 2.4 MB left
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
+
+  info.tcpi_snd_cwnd = 120;         // a 1 KiB workload's window: 170 KB even before the halving
+  info.tcpi_last_data_sent = 1208;
+  const lp::CongestionVerdict small = lp::judge_congestion(info, tuning);
+  CHECK(small.remedy == CongestionRemedy::kFallBack);
+  CHECK(small.why.find("an idle restart (1208 ms idle, RTO 916 ms)") != std::string::npos);
+
+  tuning.path_bdp_bytes = 0;        // no path known: switch, as before the rule existed
+  info.tcpi_snd_cwnd = 13301;
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
+}

@@ -8,7 +8,10 @@
  *   the other site's leader, stops after a first barrier; in the next barrier rank 0 (its site's
  *   leader) gets the error and rank 1 must get it from its leader too, not wait forever. Ranks 0
  *   and 1 print the outcome, then rank 0 calls MPI_Abort.
- *   front_end_unreachable ibarrier -> the same with MPI_Ibarrier + MPI_Wait as the second barrier. */
+ *   front_end_unreachable ibarrier -> the same with MPI_Ibarrier + MPI_Wait as the second barrier.
+ *   front_end_unreachable scatter -> the same with an MPI_Scatter from rank 2 (the stopped leader is
+ *   the root) as the second collective.
+ *   front_end_unreachable alltoall -> the same with an MPI_Alltoall. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,21 +21,25 @@
 /* How long rank 0 keeps trying before it calls the test failed (well above the dead-peer time). */
 #define GIVE_UP_SECONDS 60
 
-static void barrier_with_a_stopped_leader(int rank, int nonblocking) {
-  int rc, error_class;
+static void collective_with_a_stopped_leader(int rank, const char* kind) {
+  int rc, error_class, blocks[4] = {0, 1, 2, 3}, mine = -1, received[4];
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Barrier(MPI_COMM_WORLD); /* the leaders' session is up */
   if (rank == 2) raise(SIGSTOP);
   if (rank == 3) pause(); /* its leader is gone: nothing can release it (the job's abort ends it) */
-  if (nonblocking) {
+  if (strcmp(kind, "ibarrier") == 0) {
     MPI_Request request;
     rc = MPI_Ibarrier(MPI_COMM_WORLD, &request);
     if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+  } else if (strcmp(kind, "scatter") == 0) {
+    rc = MPI_Scatter(blocks, 1, MPI_INT, &mine, 1, MPI_INT, 2, MPI_COMM_WORLD);
+  } else if (strcmp(kind, "alltoall") == 0) {
+    rc = MPI_Alltoall(blocks, 1, MPI_INT, received, 1, MPI_INT, MPI_COMM_WORLD);
   } else {
     rc = MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Error_class(rc, &error_class);
-  printf("rank %d: %s with the other site's leader stopped: %s (class %s)\n", rank, nonblocking ? "ibarrier" : "barrier",
+  printf("rank %d: %s with the other site's leader stopped: %s (class %s)\n", rank, kind,
          rc == MPI_SUCCESS ? "succeeded" : "failed", error_class == MPI_ERR_OTHER ? "MPI_ERR_OTHER" : "other");
   fflush(stdout);
   if (rank == 0) {
@@ -46,8 +53,10 @@ int main(int argc, char** argv) {
   int rank, value = 1, rc = MPI_SUCCESS, error_class, attempts;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (argc > 1 && strcmp(argv[1], "barrier") == 0) barrier_with_a_stopped_leader(rank, 0);
-  if (argc > 1 && strcmp(argv[1], "ibarrier") == 0) barrier_with_a_stopped_leader(rank, 1);
+  if (argc > 1 && (strcmp(argv[1], "barrier") == 0 || strcmp(argv[1], "ibarrier") == 0 ||
+                   strcmp(argv[1], "scatter") == 0 || strcmp(argv[1], "alltoall") == 0)) {
+    collective_with_a_stopped_leader(rank, argv[1]);
+  }
   if (rank == 1) {
     MPI_Recv(&value, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE); /* the session is up */
     raise(SIGSTOP);

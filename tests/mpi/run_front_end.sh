@@ -16,6 +16,8 @@
 #             unreachable-barrier the other site's leader stops; MPI_ERRORS_RETURN: both ranks of the
 #                                 first site get MPI_ERR_OTHER from MPI_Barrier (none waits forever)
 #             unreachable-ibarrier the same with MPI_Ibarrier + MPI_Wait
+#             unreachable-scatter the same with MPI_Scatter whose root is the stopped leader
+#             unreachable-alltoall the same with MPI_Alltoall
 #             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
 #             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
@@ -29,7 +31,7 @@
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_front_end.sh MODE semantics|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|bad-sites|loads-without-mpi}
+SCENARIO=${2:?usage: run_front_end.sh MODE semantics|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|unreachable-scatter|unreachable-alltoall|bad-sites|loads-without-mpi}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -111,7 +113,7 @@ case $SCENARIO in
       ! grep -q 'send to the stopped rank' "$WORK/out" || fail "MPI_ERRORS_ARE_FATAL returned to the program"
     fi
     ;;
-  unreachable-barrier | unreachable-ibarrier)
+  unreachable-barrier | unreachable-ibarrier | unreachable-scatter | unreachable-alltoall)
     JOB_ENV=(LONGPIPE_MPI_SITES=0,0,1,1 LONGPIPE_KEEPALIVE_MS=200 LONGPIPE_DEAD_PEER_MS=1500 LONGPIPE_SILENT_PATH_MS=2000)
     kind=${SCENARIO#unreachable-}
     rc=0

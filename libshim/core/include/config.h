@@ -67,8 +67,20 @@ struct Config {
   std::size_t max_message = 64u << 20;       // LONGPIPE_MAX_MESSAGE: largest body accepted or sent
 
   // --- TCP carrier ---
+  // Measured path state (libshim/README.md, "Measured path state and warm start"): by default the
+  // engine measures each path's round trip (handshake, TCP_INFO, the ARQ) and rate (delivery-rate
+  // samples) and sizes the socket buffers from them (path_estimator.h). LONGPIPE_RTT and
+  // LONGPIPE_BANDWIDTH are unset ("auto") by default; set, they are hints and caps: the RTT before
+  // the first sample, a ceiling on the measured rate, and with both set the buffers are sized
+  // from them before connect, as before measurement existed. The values below stand in while
+  // unset (the probe timers' RTT before any sample; lp-perf's default link rate).
   double bandwidth_mbit = 155.0;     // LONGPIPE_BANDWIDTH: path rate (Mbit/s) for the BDP
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
+  bool bandwidth_given = false;      // LONGPIPE_BANDWIDTH was set (not "auto")
+  bool rtt_given = false;            // LONGPIPE_RTT was set (not "auto")
+  // LONGPIPE_PATH_CACHE: the warm-start cache (path_cache.h): "auto" = $XDG_CACHE_HOME/longpipe/paths
+  // or ~/.cache/longpipe/paths, "off", or an absolute file name.
+  std::string path_cache = "auto";
   std::size_t receive_buffer = 0;    // LONGPIPE_RECEIVE_BUFFER: bytes; 0 = kReceiveBufferBdps x BDP
   std::size_t send_buffer = 0;       // LONGPIPE_SEND_BUFFER: bytes; 0 = kSendBufferBdps x BDP
   // The default carrier is two TCP connections per session: small messages on a cubic stream,
@@ -134,6 +146,9 @@ struct Config {
   // one-BDP router queue, and bbr v1 then takes the losses for a policer and caps its rate).
   std::size_t effective_receive_buffer() const;
   std::size_t effective_send_buffer() const;
+  // Whether a socket buffer is sized from measurements (neither an explicit size nor both hints).
+  bool measured_send_buffer() const { return send_buffer == 0 && !(rtt_given && bandwidth_given); }
+  bool measured_receive_buffer() const { return receive_buffer == 0 && !(rtt_given && bandwidth_given); }
   // The congestion control of stream `stream` (LONGPIPE_CONGESTION's list entry).
   std::string congestion_for_stream(std::size_t stream) const;
 

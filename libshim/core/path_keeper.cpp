@@ -1,0 +1,163 @@
+#include "path_keeper.h"
+
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+
+#include "connection.h"
+#include "session.h"
+
+namespace lp {
+namespace {
+
+// Writes below this may be held back to coalesce: bulk writes never pay for the TCP_INFO read.
+constexpr std::size_t kMaxCoalescedWrite = 1500;
+
+// Linux doubles a requested buffer for bookkeeping; tcp_[rw]mem and SO_*BUF report the doubled size.
+constexpr std::size_t kKernelBufferFactor = 2;
+
+std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+// The third field of /proc/sys/net/ipv4/tcp_[rw]mem: how far the kernel's autotuning grows a
+// socket's buffer on its own, in requested units (0 if unreadable: then every plan applies).
+std::size_t autotune_limit(const char* file) {
+  std::ifstream in(file);
+  std::size_t minimum = 0, initial = 0, maximum = 0;
+  if (!(in >> minimum >> initial >> maximum)) return 0;
+  return maximum / kKernelBufferFactor;
+}
+
+double to_ms(std::chrono::microseconds d) { return static_cast<double>(d.count()) / 1000.0; }
+
+}  // namespace
+
+bool hold_small_write(Connection& connection, std::chrono::steady_clock::time_point now) {
+  using Clock = std::chrono::steady_clock;
+  if (connection.pending_output() == 0 || connection.state != ConnectionState::kEstablished ||
+      connection.session == nullptr || !connection.link) {
+    return false;
+  }
+  if (connection.pending_output() >= kMaxCoalescedWrite) {  // a full segment waits: no reason to hold it
+    connection.coalesce_until = {};
+    return false;
+  }
+  if (connection.coalesce_until != Clock::time_point{}) {
+    if (now < connection.coalesce_until) return true;
+    connection.coalesce_until = {};  // its time has come
+    return false;
+  }
+  const LinkPathInfo info = connection.link->path_info();
+  const auto delay = coalesce_delay(connection.pending_output(), info.snd_mss, info.unacked, info.snd_cwnd,
+                                    connection.session->path().rtt());
+  if (delay.count() <= 0) return false;
+  connection.coalesce_until = now + delay;
+  return true;
+}
+
+PathKeeper::PathKeeper(const Config& config)
+    : config_(config),
+      file_(path_cache_file(config.path_cache,
+                            [](const char* name) {
+                              const char* value = std::getenv(name);
+                              return value == nullptr ? std::string() : std::string(value);
+                            })),
+      autotune_send_(autotune_limit("/proc/sys/net/ipv4/tcp_wmem")),
+      autotune_receive_(autotune_limit("/proc/sys/net/ipv4/tcp_rmem")) {
+  if (!file_.empty()) cache_ = PathCache::load(file_, now_unix());
+}
+
+void PathKeeper::look_up_warm_start(Session& session) {
+  PathStatistics& report = session.counters().path;
+  session.warm_start_looked_up = true;
+  if (file_.empty()) {
+    report.warm_start = "off";
+    return;
+  }
+  const auto cached = cache_.find(session.path_cache_key, now_unix());
+  if (!cached) return;
+  report.warm_start_rtt_ms = to_ms(cached->min_rtt);
+  if (session.path().offer_warm_start(*cached)) {
+    report.warm_start = "used";
+    ++used_;
+  } else {
+    report.warm_start = "rejected";  // the handshake's round trip disagrees: a cold start
+    ++rejected_;
+  }
+}
+
+void PathKeeper::refresh(Session& session) {
+  PathEstimator& path = session.path();
+  PathStatistics& report = session.counters().path;
+  report.measured_buffers = config_.measured_send_buffer() || config_.measured_receive_buffer();
+  std::size_t send = 0, receive = 0;
+  report.kernel_send_buffer = report.kernel_receive_buffer = 0;
+  for (Connection* stream : session.streams().streams()) {
+    if (stream == nullptr || !stream->link) continue;
+    if (session.path_cache_key.empty()) {
+      session.path_cache_key = path_cache_key(stream->link->peer_address(), session.peer());
+    }
+    const LinkPathInfo info = stream->link->path_info();
+    if (!info.valid) continue;
+    report.kernel_send_buffer = std::max(report.kernel_send_buffer, info.send_buffer);
+    report.kernel_receive_buffer = std::max(report.kernel_receive_buffer, info.receive_buffer);
+    path.on_rtt(std::chrono::microseconds(info.rtt_us), std::chrono::microseconds(info.min_rtt_us));
+    path.on_delivery_rate(info.delivery_rate, info.app_limited);
+    path.on_congestion_window(info.snd_cwnd, info.snd_mss);
+  }
+  if (!session.warm_start_looked_up && path.handshake_rtt() && !session.path_cache_key.empty()) {
+    look_up_warm_start(session);
+  }
+  // With the hints both set the fallback keeps judging by them (tcp_socket.cpp), as before.
+  const double judged_bdp = path.judged_bdp_bytes(config_.bandwidth_mbit * 1e6 / 8,
+                                                  std::chrono::duration_cast<std::chrono::microseconds>(config_.rtt));
+  for (Connection* stream : session.streams().streams()) {
+    if (stream == nullptr || !stream->link) continue;
+    const SocketTuning& tuning = stream->link->tuning();
+    BufferPlan plan = path.buffers(tuning.requested_send, tuning.requested_receive, autotune_send_, autotune_receive_);
+    if (!config_.measured_send_buffer()) plan.send = 0;
+    if (!config_.measured_receive_buffer()) plan.receive = 0;
+    if (plan.send != 0 || plan.receive != 0) stream->link->resize_buffers(plan.send, plan.receive);
+    if (!(config_.rtt_given && config_.bandwidth_given)) stream->link->set_path_bdp(static_cast<std::size_t>(judged_bdp));
+    send = std::max(send, stream->link->tuning().requested_send);
+    receive = std::max(receive, stream->link->tuning().requested_receive);
+  }
+  auto ms = [](std::optional<std::chrono::microseconds> d) { return d ? to_ms(*d) : 0.0; };
+  report.handshake_rtt_ms = ms(path.handshake_rtt());
+  report.min_rtt_ms = ms(path.min_rtt());
+  report.smoothed_rtt_ms = ms(path.smoothed_rtt());
+  report.rate_mbit = path.rate_bytes_per_second() * 8 / 1e6;
+  report.pipe_full = path.pipe_full();
+  report.send_buffer = send;
+  report.receive_buffer = receive;
+  report.max_cwnd = path.max_congestion_window();
+  // Remembered now, so that a session forgotten before the engine stops still leaves its entry.
+  if (!file_.empty() && !session.path_cache_key.empty()) {
+    if (auto snapshot = path.snapshot(send, receive)) updates_[session.path_cache_key] = {now_unix(), *snapshot};
+  }
+}
+
+void PathKeeper::save(const std::map<std::string, std::unique_ptr<Session>>& sessions) {
+  if (file_.empty()) return;
+  for (const auto& [peer, session] : sessions) {
+    if (session->path_cache_key.empty()) continue;
+    const PathStatistics& report = session->counters().path;
+    if (auto snapshot = session->path().snapshot(report.send_buffer, report.receive_buffer)) {
+      updates_[session->path_cache_key] = {now_unix(), *snapshot};
+    }
+  }
+  error_ = PathCache::save(file_, updates_, now_unix());
+  saved_ = error_.empty() ? updates_.size() : 0;
+}
+
+void PathKeeper::add_statistics(EndpointStatistics& statistics) const {
+  statistics.path_cache_file = file_;
+  statistics.path_cache_entries = cache_.size();
+  statistics.path_cache_corrupt_lines = cache_.corrupt_lines();
+  statistics.path_cache_expired_lines = cache_.expired_lines();
+  statistics.warm_starts_used = used_;
+  statistics.warm_starts_rejected = rejected_;
+  statistics.path_cache_saved = saved_;
+  statistics.path_cache_error = error_;
+}
+
+}  // namespace lp

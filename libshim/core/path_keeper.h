@@ -1,0 +1,52 @@
+// PathKeeper: the driver's side of measured path state. Reads each session's links (TCP_INFO) into
+// its PathEstimator, applies the buffer sizes the estimator asks for, offers the warm-start entry
+// once the handshake measured a round trip, and saves what sessions learnt in the per-user cache
+// (path_cache.h) when the engine stops. Does I/O (sockets' options, the cache file, the wall
+// clock, /proc/sys/net/ipv4/tcp_[rw]mem); every decision is PathEstimator's or PathCache's.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <string>
+
+#include "config.h"
+#include "path_cache.h"
+#include "stats.h"
+
+namespace lp {
+
+class Connection;
+class Session;
+
+// Whether an established connection's pending write, smaller than a segment, should wait a little
+// so that the rest of a burst joins it (coalesce_delay in path_estimator.h decides from TCP_INFO and
+// the session's RTT); sets and clears connection.coalesce_until. One TCP_INFO read per small write.
+bool hold_small_write(Connection& connection, std::chrono::steady_clock::time_point now);
+
+class PathKeeper {
+ public:
+  explicit PathKeeper(const Config& config);
+
+  // Samples the session's streams, resizes their buffers if the estimate asks for it, looks up the
+  // warm start, and fills counters().path. Called at the TCP_INFO refresh (engine.cpp).
+  void refresh(Session& session);
+  // Saves every session's snapshot (and those remembered from sessions already gone). Once, at stop.
+  void save(const std::map<std::string, std::unique_ptr<Session>>& sessions);
+  // The cache's counters, into the engine-wide statistics.
+  void add_statistics(EndpointStatistics& statistics) const;
+
+ private:
+  void look_up_warm_start(Session& session);
+
+  const Config& config_;
+  std::string file_;   // "" = off
+  PathCache cache_;
+  std::map<std::string, PathCache::Entry> updates_;  // key -> what a session learnt
+  std::size_t autotune_send_ = 0;     // what the kernel's autotuning reaches (requested units)
+  std::size_t autotune_receive_ = 0;
+  std::uint64_t used_ = 0, rejected_ = 0, saved_ = 0;
+  std::string error_;
+};
+
+}  // namespace lp

@@ -1,0 +1,47 @@
+#include "tcp_path_info.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+#include <cstddef>
+#include <sys/socket.h>
+
+namespace lp {
+
+LinkPathInfo read_link_path_info(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  LinkPathInfo out;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return out;
+  out.valid = true;
+  int size = 0;
+  socklen_t size_length = sizeof size;
+  if (::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, &size_length) == 0) out.send_buffer = static_cast<std::size_t>(size);
+  size_length = sizeof size;
+  if (::getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, &size_length) == 0) out.receive_buffer = static_cast<std::size_t>(size);
+  out.rtt_us = info.tcpi_rtt;
+  out.snd_cwnd = info.tcpi_snd_cwnd;
+  out.snd_mss = info.tcpi_snd_mss;
+  out.unacked = info.tcpi_unacked;
+  // Older kernels return a shorter struct: fields past `length` stay 0 (= not measured).
+  if (length > offsetof(tcp_info, tcpi_min_rtt)) out.min_rtt_us = info.tcpi_min_rtt;
+  if (length > offsetof(tcp_info, tcpi_delivery_rate)) {
+    out.delivery_rate = static_cast<double>(info.tcpi_delivery_rate);
+    out.app_limited = info.tcpi_delivery_rate_app_limited != 0;
+  }
+  return out;
+}
+
+std::string read_peer_address(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof address;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* raw = address.ss_family == AF_INET6
+                        ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr)
+                        : static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(&address)->sin_addr);
+  if (::inet_ntop(address.ss_family, raw, text, sizeof text) == nullptr) return "";
+  return text;
+}
+
+}  // namespace lp

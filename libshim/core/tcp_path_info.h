@@ -1,0 +1,16 @@
+// TCP_INFO's path fields (min_rtt, delivery rate, its app-limited flag, window and flight) and the
+// peer's address. Apart from tcp_socket.cpp: these fields need the kernel's <linux/tcp.h>, whose
+// struct tcp_info clashes with glibc's older one in <netinet/tcp.h>.
+#pragma once
+
+#include <string>
+
+#include "carrier.h"
+
+namespace lp {
+
+LinkPathInfo read_link_path_info(int fd);
+// getpeername() as a numeric address without the port ("" on failure).
+std::string read_peer_address(int fd);
+
+}  // namespace lp

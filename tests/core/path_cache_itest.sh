@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Warm start across the emulated link (ctest fixture path-link: 25 ms each way). Checked through the
+# statistics, never through timing:
+#   1. a fresh lp-perf run measures the path (handshake RTT ~50 ms) and saves it in its cache file
+#      (LONGPIPE_PATH_CACHE): one entry, keyed by the peer's address, mode 0600;
+#   2. a second fresh process finds that entry and uses it (warm_start "used": its handshake RTT
+#      agreed with the cached minimum);
+#   3. an entry whose RTT disagrees (500 ms cached for a 50 ms path) is refused (a cold start) and a
+#      damaged line beside it is skipped and counted;
+#   4. an entry older than the cache's age limit is ignored (counted as expired);
+#   5. LONGPIPE_PATH_CACHE=off reads and writes nothing.
+set -euo pipefail
+
+WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
+BUILD=${LONGPIPE_BUILD_DIR:?LONGPIPE_BUILD_DIR must name the build tree}
+PERF=$BUILD/apps/lp-perf/lp-perf
+PYTHON=/usr/bin/python3
+PORT=7611
+WORK=$(mktemp -d)
+SERVER_PID=""
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+cleanup() {
+  [[ -z $SERVER_PID ]] || kill -9 "$SERVER_PID" 2>/dev/null || true
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+export LONGPIPE_KEY=path-cache-test-key LONGPIPE_PIN=off
+CACHE=$WORK/cache/longpipe/paths
+
+LONGPIPE_PATH_CACHE=$WORK/server-paths "$WAN" exec b "$PERF" serve --port $PORT >"$WORK/serve.out" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 1 100); do
+  grep -q 'serving on' "$WORK/serve.out" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q 'serving on' "$WORK/serve.out" || { cat "$WORK/serve.out" >&2; fail "lp-perf serve did not start"; }
+
+# run N [cache setting]: one fresh lp-perf run (20 x 1 KiB, one warm batch); statistics in $WORK/runN.json.
+run() {
+  local n=$1 cache=${2:-$CACHE}
+  LONGPIPE_PATH_CACHE=$cache LONGPIPE_STATS=$WORK/run$n.json "$WAN" exec a "$PERF" run --peer site-b:$PORT \
+    --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$n.out" 2>&1 || { cat "$WORK/run$n.out" >&2; fail "run $n failed"; }
+}
+
+# field N EXPRESSION: evaluates a Python expression over run N's statistics (s = the session, c = the cache).
+field() {
+  "$PYTHON" - "$WORK/run$1.json" "$2" <<'PY'
+import json, sys
+stats = json.load(open(sys.argv[1]))
+s = stats["sessions"][0]
+c = stats["path_cache"]
+print(eval(sys.argv[2]))
+PY
+}
+
+run 1
+[[ $(field 1 's["path"]["warm_start"]') == none ]] || fail "run 1: a warm start from an empty cache"
+rtt=$(field 1 's["path"]["handshake_rtt_ms"]')
+"$PYTHON" -c "import sys; sys.exit(0 if 45 <= $rtt <= 150 else 1)" || fail "run 1: handshake RTT $rtt ms for a 50 ms path"
+[[ $(field 1 'c["saved"]') == 1 ]] || fail "run 1: saved $(field 1 'c["saved"]') entries, error '$(field 1 'c["error"]')'"
+[[ -f $CACHE ]] || fail "no cache file at $CACHE"
+[[ $(stat -c %a "$CACHE") == 600 ]] || fail "cache file mode $(stat -c %a "$CACHE")"
+grep -q '^10\.77\.0\.2 ' "$CACHE" || { cat "$CACHE" >&2; fail "no entry for the peer's address"; }
+grep -q 'lp-perf: path measured\|path measured by the engine' "$WORK/run1.out" || fail "lp-perf did not print the measured path"
+pass "a fresh process measured the path (handshake RTT $rtt ms) and saved it (mode 0600)"
+
+run 2
+[[ $(field 2 's["path"]["warm_start"]') == used ]] || fail "run 2: warm start '$(field 2 's["path"]["warm_start"]')', not used"
+[[ $(field 2 'c["entries"]') == 1 && $(field 2 'c["warm_starts_used"]') == 1 ]] || fail "run 2: cache counters"
+pass "a second fresh process read the entry and used it (cached min RTT $(field 2 's["path"]["warm_start_rtt_ms"]') ms)"
+
+# A wrong RTT (500 ms for a 50 ms path) and a damaged line.
+now=$(date +%s)
+printf '# longpipe path cache 1\n10.77.0.2 %s 500000 19375000 200 4000000 8000000\nthis line is damaged\n' "$now" >"$CACHE"
+run 3
+[[ $(field 3 's["path"]["warm_start"]') == rejected ]] || fail "run 3: a disagreeing entry was '$(field 3 's["path"]["warm_start"]')'"
+[[ $(field 3 'c["corrupt_lines"]') == 1 && $(field 3 'c["warm_starts_rejected"]') == 1 ]] || fail "run 3: counters"
+[[ $(field 3 's["path"]["rate_mbit"] < 155') == True ]] || fail "run 3: the refused entry's rate was used"
+pass "an entry whose RTT disagrees is refused (a cold start); a damaged line is skipped and counted"
+
+printf '# longpipe path cache 1\n10.77.0.2 %s 50000 19375000 200 4000000 8000000\n' "$((now - 3 * 24 * 3600))" >"$CACHE"
+run 4
+[[ $(field 4 's["path"]["warm_start"]') == none && $(field 4 'c["expired_lines"]') == 1 ]] || fail "run 4: an old entry was not ignored"
+pass "an entry older than the age limit is ignored"
+
+rm -f "$CACHE"
+run 5 off
+[[ $(field 5 's["path"]["warm_start"]') == off && ! -e $CACHE ]] || fail "run 5: LONGPIPE_PATH_CACHE=off used a cache"
+pass "LONGPIPE_PATH_CACHE=off reads and writes nothing"

@@ -1,0 +1,165 @@
+// PathCache: the warm-start file's format, damaged lines skipped and counted, aging, the bound on
+// entries, atomic 0600 writes merged with what another process wrote, LONGPIPE_PATH_CACHE's file.
+#include "path_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+using namespace std::chrono_literals;
+using lp::PathCache;
+using lp::PathSnapshot;
+
+namespace {
+
+constexpr std::int64_t kNow = 1'800'000'000;
+
+PathSnapshot snapshot(std::chrono::microseconds rtt, double rate) {
+  PathSnapshot s;
+  s.min_rtt = rtt;
+  s.rate_bytes_per_second = rate;
+  s.congestion_window = 120;
+  s.send_buffer = 1u << 20;
+  s.receive_buffer = 4u << 20;
+  return s;
+}
+
+// A fresh directory for one test, removed at its end.
+struct TemporaryDirectory {
+  TemporaryDirectory() {
+    char pattern[] = "/tmp/lp-path-cache-test-XXXXXX";
+    path = ::mkdtemp(pattern);
+  }
+  ~TemporaryDirectory() { std::filesystem::remove_all(path); }
+  std::string path;
+};
+
+}  // namespace
+
+TEST_CASE("format and parse round-trip", "[path-cache]") {
+  PathCache cache;
+  cache.put("10.77.0.2", snapshot(540ms, 19e6), kNow - 10);
+  cache.put("site-c", snapshot(50ms, 1e6), kNow);
+  const PathCache again = PathCache::parse(cache.format(), kNow);
+  CHECK(again.size() == 2);
+  CHECK(again.corrupt_lines() == 0);
+  const auto found = again.find("10.77.0.2", kNow);
+  REQUIRE(found);
+  CHECK(found->min_rtt == 540ms);
+  CHECK(found->rate_bytes_per_second == Approx(19e6));
+  CHECK(found->congestion_window == 120);
+  CHECK(found->send_buffer == (1u << 20));
+  CHECK(found->receive_buffer == (4u << 20));
+  CHECK_FALSE(again.find("10.77.0.3", kNow));
+}
+
+TEST_CASE("damaged lines are skipped and counted; the good ones stay", "[path-cache]") {
+  const std::string text = std::string(PathCache::kHeader) + "\n" +
+                           "good 1799999990 540000 19000000 120 1048576 4194304\n"
+                           "short 1799999990 540000\n"
+                           "extra 1799999990 540000 19000000 120 1048576 4194304 9\n"
+                           "negative-rtt 1799999990 -5 19000000 120 1048576 4194304\n"
+                           "letters 1799999990 abc 19000000 120 1048576 4194304\n"
+                           "huge-buffer 1799999990 540000 19000000 120 99999999999999 4194304\n"
+                           "\x01\x02\x03 garbage\n" +
+                           std::string(600, 'x') + "\n";
+  const PathCache cache = PathCache::parse(text, kNow);
+  CHECK(cache.size() == 1);
+  CHECK(cache.find("good", kNow));
+  CHECK(cache.corrupt_lines() == 7);
+}
+
+TEST_CASE("entries age out after kMaxAge; one from the future is not trusted", "[path-cache]") {
+  const auto age = PathCache::kMaxAge.count();
+  PathCache cache;
+  cache.put("old", snapshot(10ms, 1e6), kNow - age - 1);
+  cache.put("fresh", snapshot(10ms, 1e6), kNow - age + 1);
+  cache.put("future", snapshot(10ms, 1e6), kNow + 60);
+  CHECK_FALSE(cache.find("old", kNow));
+  CHECK(cache.find("fresh", kNow));
+  CHECK_FALSE(cache.find("future", kNow));
+  const PathCache reread = PathCache::parse(cache.format(), kNow);
+  CHECK(reread.size() == 1);
+  CHECK(reread.expired_lines() == 2);
+}
+
+TEST_CASE("at most kMaxEntries; the oldest go", "[path-cache]") {
+  PathCache cache;
+  for (std::size_t i = 0; i < PathCache::kMaxEntries + 10; ++i) {
+    cache.put("host-" + std::to_string(i), snapshot(10ms, 1e6), kNow - 1000 + static_cast<std::int64_t>(i));
+  }
+  CHECK(cache.size() == PathCache::kMaxEntries);
+  CHECK_FALSE(cache.find("host-0", kNow));
+  CHECK_FALSE(cache.find("host-9", kNow));
+  CHECK(cache.find("host-10", kNow));
+}
+
+TEST_CASE("keys with blanks and entries without an RTT are not stored", "[path-cache]") {
+  PathCache cache;
+  cache.put("a b", snapshot(10ms, 1e6), kNow);
+  cache.put("", snapshot(10ms, 1e6), kNow);
+  cache.put("#comment", snapshot(10ms, 1e6), kNow);
+  cache.put("no-rtt", snapshot(0ms, 1e6), kNow);
+  CHECK(cache.size() == 0);
+}
+
+TEST_CASE("save: mode 0600, directory created, merged with the file's other entries, atomic", "[path-cache]") {
+  TemporaryDirectory directory;
+  const std::string file = directory.path + "/nested/longpipe/paths";
+  std::map<std::string, PathCache::Entry> first{{"10.0.0.1", {kNow - 5, snapshot(100ms, 5e6)}}};
+  REQUIRE(PathCache::save(file, first, kNow) == "");
+  struct stat info {};
+  REQUIRE(::stat(file.c_str(), &info) == 0);
+  CHECK((info.st_mode & 0777) == 0600);
+  // Another process adds its path; ours stays.
+  std::map<std::string, PathCache::Entry> second{{"10.0.0.2", {kNow, snapshot(200ms, 6e6)}}};
+  REQUIRE(PathCache::save(file, second, kNow) == "");
+  PathCache cache = PathCache::load(file, kNow);
+  CHECK(cache.size() == 2);
+  CHECK(cache.find("10.0.0.1", kNow)->min_rtt == 100ms);
+  // An older update does not overwrite a newer entry.
+  std::map<std::string, PathCache::Entry> stale{{"10.0.0.2", {kNow - 100, snapshot(900ms, 1e3)}}};
+  REQUIRE(PathCache::save(file, stale, kNow) == "");
+  CHECK(PathCache::load(file, kNow).find("10.0.0.2", kNow)->min_rtt == 200ms);
+  // No temporary file left behind.
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(directory.path + "/nested/longpipe")) ++files;
+  CHECK(files == 1);
+}
+
+TEST_CASE("load: a missing or damaged file is an empty cache, never an error", "[path-cache]") {
+  TemporaryDirectory directory;
+  CHECK(PathCache::load(directory.path + "/missing", kNow).size() == 0);
+  const std::string file = directory.path + "/paths";
+  std::ofstream(file) << "\xff\xfe not a cache at all\n\n###\n";
+  const PathCache cache = PathCache::load(file, kNow);
+  CHECK(cache.size() == 0);
+  CHECK(cache.corrupt_lines() == 1);
+}
+
+TEST_CASE("LONGPIPE_PATH_CACHE: off, a path, or the per-user default", "[path-cache]") {
+  std::map<std::string, std::string> environment;
+  auto get = [&](const char* name) {
+    auto found = environment.find(name);
+    return found == environment.end() ? std::string() : found->second;
+  };
+  CHECK(lp::path_cache_file("off", get) == "");
+  CHECK(lp::path_cache_file("/var/tmp/p", get) == "/var/tmp/p");
+  CHECK(lp::path_cache_file("auto", get) == "");  // neither HOME nor XDG_CACHE_HOME
+  environment["HOME"] = "/home/u";
+  CHECK(lp::path_cache_file("auto", get) == "/home/u/.cache/longpipe/paths");
+  environment["XDG_CACHE_HOME"] = "/xdg";
+  CHECK(lp::path_cache_file("auto", get) == "/xdg/longpipe/paths");
+  environment["XDG_CACHE_HOME"] = "relative";  // the XDG spec says to ignore relative paths
+  CHECK(lp::path_cache_file("auto", get) == "/home/u/.cache/longpipe/paths");
+}
+
+TEST_CASE("the key: the peer's address without the port, else its host name", "[path-cache]") {
+  CHECK(lp::path_cache_key("10.77.0.2", "site-b:7447") == "10.77.0.2");
+  CHECK(lp::path_cache_key("", "site-b:7447") == "site-b");
+}
