@@ -87,7 +87,7 @@ double PathEstimator::bdp_bytes() const {
 }
 
 BufferPlan PathEstimator::buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send,
-                                  std::size_t autotune_receive) const {
+                                  std::size_t autotune_receive, double stand_in_rate_bytes_per_second) const {
   BufferPlan plan;
   auto at_least_floor = [](double bytes) {
     return std::max(static_cast<std::size_t>(bytes), PathTuning::kMinimumBuffer);
@@ -100,8 +100,11 @@ BufferPlan PathEstimator::buffers(std::size_t current_send, std::size_t current_
   if (!pipe_full_) {
     // Growing: kGrowthHeadroom x the BDP measured so far lets the window double before the next
     // sample; raised only, and on a short path only where autotuning stops.
-    const std::size_t wanted =
-        at_least_floor(std::max(floor, PathTuning::kSendBufferBdps * PathTuning::kGrowthHeadroom * bdp));
+    const double seconds = round_trip ? static_cast<double>(round_trip->count()) / 1e6 : 0.0;
+    const double growth_bdp = rate_bytes_per_second() > stand_in_rate_bytes_per_second
+                                  ? PathTuning::kGrowthHeadroom * bdp
+                                  : stand_in_rate_bytes_per_second * seconds;
+    const std::size_t wanted = at_least_floor(std::max(floor, PathTuning::kSendBufferBdps * growth_bdp));
     if ((managed || bdp > 0) && wanted > std::max(current_send, managed ? 0 : autotune_send)) plan.send = wanted;
   } else {
     // Full: about one BDP in flight, so that no sender overfills the bottleneck's queue; on a short

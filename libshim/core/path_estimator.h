@@ -42,6 +42,11 @@ struct PathTuning {
   // room to grow without letting a startup overshoot (bbr's 2.89 gain) fill a one-BDP queue many
   // times over, which a buffer sized from the congestion window did (geo, 1 MiB: 20 534 segments,
   // 3 BDP in flight).
+  // Below the stand-in rate (LONGPIPE_BANDWIDTH's default, 155 Mbit/s) the stand-in's BDP is used
+  // instead: a collective's 4 MiB bursts both ways never make a queue that shows the pipe full, so
+  // the growth size stayed, and 2 x 0.7 BDP requested (2.8 BDP in flight with the kernel's
+  // doubling) overfilled geo's one-BDP queue: TCP retransmissions, a switch to bbr, MPI_Allreduce
+  // of 64 KiB at 1.48 x the limit (0.7 x the stand-in: no retransmission, 1.03 x).
   static constexpr double kGrowthHeadroom = 2.0;
   // BBR's full-pipe rule: the rate estimate grew by less than 25 % in 3 rounds of samples taken
   // while the sender was not application-limited.
@@ -132,8 +137,11 @@ class PathEstimator {
   // on its own (tcp_wmem / tcp_rmem maximum, in requested units). While the rate still grows a
   // plan only raises a buffer beyond both (autotuning follows the window more closely than
   // 500 ms samples can); once the pipe is full the send buffer settles at kSendBufferBdps x BDP.
+  // `stand_in_rate_bytes_per_second` (LONGPIPE_BANDWIDTH or its default; 0 = none): while the rate
+  // grows and has not passed it, the send buffer is kSendBufferBdps x the stand-in at the measured
+  // round trip, as before measurement, not kGrowthHeadroom x more (kGrowthHeadroom says why).
   BufferPlan buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send = 0,
-                     std::size_t autotune_receive = 0) const;
+                     std::size_t autotune_receive = 0, double stand_in_rate_bytes_per_second = 0) const;
   // The BDP the congestion fallback judges a slow-start exit by (tcp_socket.h): the measured one
   // once the pipe was full; before, at least the stand-in (LONGPIPE_BANDWIDTH or its default) at
   // the measured round trip, since a rate measured while growing or app-limited is a lower bound.

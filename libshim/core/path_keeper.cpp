@@ -113,7 +113,8 @@ void PathKeeper::refresh(Session& session) {
   for (Connection* stream : session.streams().streams()) {
     if (stream == nullptr || !stream->link) continue;
     const SocketTuning& tuning = stream->link->tuning();
-    BufferPlan plan = path.buffers(tuning.requested_send, tuning.requested_receive, autotune_send_, autotune_receive_);
+    BufferPlan plan = path.buffers(tuning.requested_send, tuning.requested_receive, autotune_send_, autotune_receive_,
+                                   config_.bandwidth_mbit * 1e6 / 8);
     if (!config_.measured_send_buffer()) plan.send = 0;
     if (!config_.measured_receive_buffer()) plan.receive = 0;
     if (plan.send != 0 || plan.receive != 0) stream->link->resize_buffers(plan.send, plan.receive);

@@ -105,6 +105,22 @@ TEST_CASE("buffers on a long path: the burst floor at once, 2 x 0.7 BDP while gr
   CHECK(path.buffers(plan.send, plan.receive, 1u << 20, 1u << 20).receive == 0);
 }
 
+TEST_CASE("while growing below the stand-in rate, the send buffer is 0.7 x the stand-in's BDP", "[path]") {
+  PathEstimator path(std::nullopt, std::nullopt);
+  path.on_handshake_rtt(540ms);
+  const double stand_in = 155 * kMbit;  // LONGPIPE_BANDWIDTH's default
+  // Geo after collectives' bursts: the rate is near the link's, no queue shows, so the pipe is
+  // not taken for full; the buffer stays at the stand-in's 0.7 BDP (one BDP in flight), not 1.4.
+  for (int i = 0; i < 4; ++i) path.on_delivery_rate(149 * kMbit, true);
+  REQUIRE_FALSE(path.pipe_full());
+  CHECK(path.buffers(0, 0, 4u << 20, 32u << 20, stand_in).send ==
+        static_cast<std::size_t>(PathTuning::kSendBufferBdps * stand_in * 0.54));
+  // A path faster than the stand-in grows as before: 2 x 0.7 x the BDP measured so far.
+  path.on_delivery_rate(400 * kMbit, false);
+  CHECK(path.buffers(0, 0, 4u << 20, 32u << 20, stand_in).send ==
+        static_cast<std::size_t>(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * 400 * kMbit * 0.54));
+}
+
 TEST_CASE("buffers on a short path: the kernel's autotuning, except beyond its limit", "[path]") {
   PathEstimator path(std::nullopt, std::nullopt);
   path.on_handshake_rtt(20ms);
