@@ -1,6 +1,7 @@
 #include "datagram_channel.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "handshake.h"
 #include "message.h"
@@ -28,6 +29,14 @@ ArqAck from_wire(const AckFrame& frame) {
 std::size_t units_for(std::size_t bytes) { return std::max<std::size_t>(1, (bytes + kDatagramUnit - 1) / kDatagramUnit); }
 
 }  // namespace
+
+void configure_for_datagrams(ArqConfig& arq, const Config& config) {
+  arq.mode = ArqMode::kDatagram;
+  const auto units = std::min<std::uint64_t>(std::numeric_limits<std::uint32_t>::max(),
+                                             std::max<std::uint64_t>(config.window_messages, config.window_bytes / kDatagramUnit + 1));
+  arq.send_window_messages = arq.receive_window_messages = static_cast<std::uint32_t>(units);
+  arq.max_sack_ranges = kDatagramSackRanges * kDatagramAckParts;
+}
 
 DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt) {}
 

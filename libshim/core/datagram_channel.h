@@ -38,6 +38,11 @@ namespace lp {
 
 class Handshake;
 
+// The ARQ of a session on the datagram carrier: selective repeat (datagram mode); the windows
+// count units of kDatagramUnit bytes, so the byte window sets how many (64 MiB = 47935 units);
+// an ACK of up to kDatagramAckParts x kDatagramSackRanges ranges (sent as several datagrams).
+void configure_for_datagrams(ArqConfig& arq, const Config& config);
+
 class DatagramChannel {
  public:
   // Datagrams waiting for the socket beyond this: stop encoding (the ARQ keeps the messages).

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <limits>
 
-#include "datagram_wire.h"
+#include "datagram_channel.h"
 
 namespace lp {
 
@@ -22,15 +21,7 @@ ArqConfig arq_config_from(const Config& config) {
   arq.backoff_factor = config.rto_backoff;
   arq.ack_delay = config.ack_delay;
   arq.ack_every_messages = static_cast<std::uint32_t>(config.ack_every);
-  if (config.datagram_carrier()) {
-    // Selective repeat over datagrams; the windows count units of kDatagramUnit bytes
-    // (datagram_channel.h), so the byte window sets how many: 64 MiB = 47935 units.
-    arq.mode = ArqMode::kDatagram;
-    const auto units = static_cast<std::uint32_t>(
-        std::min<std::uint64_t>(std::numeric_limits<std::uint32_t>::max(), std::max<std::uint64_t>(config.window_messages, config.window_bytes / kDatagramUnit + 1)));
-    arq.send_window_messages = arq.receive_window_messages = units;
-    arq.max_sack_ranges = kDatagramSackRanges * kDatagramAckParts;  // sent as several ACK datagrams
-  }
+  if (config.datagram_carrier()) configure_for_datagrams(arq, config);
   return arq;
 }
 
