@@ -76,7 +76,10 @@ bool ArqSender::valid_ack(const ArqAck& ack) const {
 
 void ArqSender::note_acknowledged(const Outstanding& message, Progress& progress) {
   progress.any = true;
-  progress.latest_send_order = std::max(progress.latest_send_order, message.send_order);
+  // Evidence of loss only from a message sent once: the ACK of a re-sent one may be for its
+  // earlier copy, and taking the re-send's order would make everything sent between the two
+  // copies look overtaken (a burst of spurious fast retransmits after a reordering).
+  if (message.transmissions == 1) progress.latest_send_order = std::max(progress.latest_send_order, message.send_order);
   // Karn's rule: a message sent more than once cannot tell which copy the ACK is for.
   if (message.transmissions == 1 && (!progress.sample_sent || *progress.sample_sent < message.last_sent)) {
     progress.sample_sent = message.last_sent;

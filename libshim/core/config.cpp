@@ -223,6 +223,18 @@ const std::vector<Setting>& settings() {
                 c.congestion_fallback = v == "none" ? "" : v;
               },
               [](const Config& c) { return c.congestion_fallback.empty() ? std::string("none") : c.congestion_fallback; }},
+      Setting{"CARRIER",
+              "what messages travel on: tcp (tuned TCP connections), udp (paced datagrams with a TCP control "
+              "connection; every process of a job must use the same), auto (tcp for now)",
+              [](Config& c, const std::string& v) {
+                if (v == "tcp") c.carrier = CarrierChoice::kTcp;
+                else if (v == "udp") c.carrier = CarrierChoice::kUdp;
+                else if (v == "auto") c.carrier = CarrierChoice::kAuto;
+                else fail("CARRIER", v, "one of tcp, udp, auto");
+              },
+              [](const Config& c) {
+                return std::string(c.carrier == CarrierChoice::kUdp ? "udp" : c.carrier == CarrierChoice::kAuto ? "auto" : "tcp");
+              }},
       size("SMALL_MESSAGE", "with 2+ streams: messages up to this size use stream 0, larger ones the others (0 = off)",
            &Config::small_message, 0, kMaxMessageBytes, "(bytes)"),
       Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "datagram_channel.h"
+
 namespace lp {
 
 ArqConfig arq_config_from(const Config& config) {
@@ -19,6 +21,7 @@ ArqConfig arq_config_from(const Config& config) {
   arq.backoff_factor = config.rto_backoff;
   arq.ack_delay = config.ack_delay;
   arq.ack_every_messages = static_cast<std::uint32_t>(config.ack_every);
+  if (config.datagram_carrier()) configure_for_datagrams(arq, config);
   return arq;
 }
 
@@ -342,6 +345,16 @@ void Endpoint::note_refused_frame(Connection& connection, Clock::time_point now)
 // patience for a silent path (session.h).
 void Endpoint::note_host_refused(Connection& connection) {
   if (connection.session != nullptr) connection.session->note_refused();
+}
+
+void Endpoint::note_datagram_refused(Session& session, bool malformed) {
+  if (malformed) {
+    ++session.counters().malformed_frames;
+    ++statistics_.malformed;
+  } else {
+    ++session.counters().refused_frames;
+    ++statistics_.refused_frames;
+  }
 }
 
 void Endpoint::note_rejected(Connection& connection) {

@@ -45,6 +45,10 @@ class Endpoint {
   void on_connected(Connection& connection, const std::string& error, Clock::time_point now);
   // Bytes arrived in the connection's reader (`status` and `error` from the read).
   void on_read(Connection& connection, IoStatus status, const std::string& error, Clock::time_point now);
+  // A datagram (datagram_port.h) for `session` was malformed or did not open (counted; nothing closes),
+  // or came from no known peer.
+  void note_datagram_refused(Session& session, bool malformed);
+  void note_datagram_refused_unknown() { ++statistics_.refused_frames; }
   // The carrier failed the connection (e.g. a write error).
   void on_carrier_error(Connection& connection, const std::string& error, Clock::time_point now);
 
@@ -113,7 +117,8 @@ class Endpoint {
   std::vector<Failure> failures_;
 };
 
-// The ARQ settings of a session, from the configuration (reliable-carrier mode over TCP).
+// The ARQ settings of a session, from the configuration (reliable-carrier mode over TCP, datagram
+// mode over the datagram carrier).
 ArqConfig arq_config_from(const Config& config);
 
 }  // namespace lp

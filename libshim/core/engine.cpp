@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "datagram_port.h"
 #include "endpoint.h"
 #include "event_loop.h"
 #include "host_port.h"
@@ -91,12 +92,13 @@ class Engine::Impl {
 
   Config config_;
   std::unique_ptr<Carrier> carrier_;  // TCP today; the driver sees only the interface
+  std::unique_ptr<DatagramPort> datagrams_;  // LONGPIPE_CARRIER=udp: the UDP socket beside it
   std::string local_endpoint_;
   Mailbox mailbox_;
 
  private:
   // Tags for event-loop sources that are not connections.
-  enum class Source { kListen, kWake, kStatsSignal };
+  enum class Source { kListen, kWake, kStatsSignal, kDatagrams };
 
   void run();
   void handle_event(const LoopEvent& event, Clock::time_point now);
@@ -109,6 +111,7 @@ class Engine::Impl {
   void flush(Connection& connection, Clock::time_point now);
   void set_interest(Connection& connection);
   void sweep_closed();
+  void flush_datagrams();
   Clock::time_point next_deadline(Clock::time_point now) const;
 
   EventLoop loop_;
@@ -117,6 +120,8 @@ class Engine::Impl {
   int application_cpu_ = -1;
   std::thread thread_;
   Source listen_tag_ = Source::kListen, wake_tag_ = Source::kWake, stats_tag_ = Source::kStatsSignal;
+  Source datagram_tag_ = Source::kDatagrams;
+  bool datagrams_blocked_ = false;  // the UDP socket was full: watching for writability
   bool reading_paused_ = false;
   EndpointStatistics published_;
   PathKeeper path_keeper_;  // measured path state, warm-start cache
@@ -137,6 +142,10 @@ Engine::Impl::Impl(Config config)
   loop_.add(carrier_->listen_fd(), &listen_tag_, true, false);
   loop_.add(mailbox_.wake_fd(), &wake_tag_, true, false);
   loop_.add(stats_signal_fd_.get(), &stats_tag_, true, false);
+  if (config_.datagram_carrier()) {
+    datagrams_ = std::make_unique<DatagramPort>(config_, carrier_->port());
+    loop_.add(datagrams_->fd(), &datagram_tag_, true, false);
+  }
   if (!config_.stats_path.empty()) {
     // Only if nobody (the application) handles SIGUSR1 already.
     struct sigaction current {};
@@ -206,6 +215,7 @@ void Engine::Impl::run() {
     endpoint_.expire_handshakes(now);
     drain_commands(now);
     flush_coalesced(now);
+    flush_datagrams();
     sweep_closed();
     for (Session* session : endpoint_.reclaimable()) {
       const std::string peer = session->peer();
@@ -238,6 +248,12 @@ void Engine::Impl::handle_event(const LoopEvent& event, Clock::time_point now) {
     }
   } else if (event.tag == &wake_tag_) {
     mailbox_.drain_wake();
+  } else if (event.tag == &datagram_tag_) {
+    if (event.readable) {
+      datagrams_->on_readable(endpoint_, endpoint_.received());
+      mailbox_.deliver(endpoint_.received());
+    }
+    if (event.writable) flush_datagrams();
   } else if (event.tag == &stats_tag_) {
     std::uint64_t value = 0;
     [[maybe_unused]] auto ignored = ::read(stats_signal_fd_.get(), &value, sizeof value);
@@ -272,6 +288,10 @@ void Engine::Impl::apply_requests(Clock::time_point now, bool& stopping) {
   if (requests.reset) endpoint_.close_all("reset for testing", true, now);
   // Reading is paused while the application is behind on receiving: the carrier then pushes back
   // on the sender instead of this process buffering without bound.
+  if (datagrams_ && requests.reading_paused != reading_paused_) {
+    // The socket's buffer fills and drops: the peer's ARQ re-sends once reading resumes.
+    loop_.modify(datagrams_->fd(), &datagram_tag_, !requests.reading_paused, datagrams_blocked_);
+  }
   reading_paused_ = requests.reading_paused;
   for (auto& [raw, connection] : endpoint_.connections()) {
     if (connection->state != ConnectionState::kClosed && connection->link && connection->read_paused != reading_paused_) {
@@ -291,7 +311,14 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
   if (!session.may_dial() && slot(session).named_by_application.load(std::memory_order_relaxed)) {
     session.allow_dialling();
   }
-  mailbox_.move_outbox(slot(session), session.arq());
+  if (DatagramChannel* channel = session.datagram()) {
+    Arq& arq = session.arq();
+    mailbox_.move_outbox(
+        slot(session), [&](std::size_t bytes) { return channel->can_accept(arq, bytes); },
+        [&](ArqPayload packed) { channel->submit(arq, std::move(packed)); });
+  } else {
+    mailbox_.move_outbox(slot(session), session.arq());
+  }
   endpoint_.service(session, now, reading_paused);
   if (session.failed()) return;  // published by drain_commands
   SessionStatistics& counters = session.counters();
@@ -303,6 +330,7 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
     session.tcp_info_refreshed = now;
   }
   counters.arq = session.arq().stats();
+  if (const DatagramChannel* channel = session.datagram()) counters.datagram = channel->statistics();
   counters.streams = session.streams().established();
   counters.connected = counters.streams > 0;
   mailbox_.publish(slot(session), counters);
@@ -355,6 +383,15 @@ void Engine::Impl::flush(Connection& connection, Clock::time_point now) {
   if (want != connection.writable_interest) {
     connection.writable_interest = want;
     set_interest(connection);
+  }
+}
+
+void Engine::Impl::flush_datagrams() {
+  if (!datagrams_) return;
+  const bool blocked = !datagrams_->flush(endpoint_);
+  if (blocked != datagrams_blocked_) {
+    datagrams_blocked_ = blocked;
+    loop_.modify(datagrams_->fd(), &datagram_tag_, !reading_paused_, blocked);
   }
 }
 

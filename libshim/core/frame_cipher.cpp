@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "wire_frame.h"
 
@@ -62,6 +63,17 @@ TrafficKeys derive_traffic_keys(std::string_view job_key, std::span<const std::b
   const std::string label = std::string("longpipe 2 ") + protection_name(protection);
   return {hkdf_sha256(job_key, salt, label + " dialler->acceptor"),
           hkdf_sha256(job_key, salt, label + " acceptor->dialler")};
+}
+
+TrafficKeys derive_datagram_keys(const TrafficKeys& traffic, Protection protection) {
+  // Input key = a traffic key, salt = the label: the datagram keys say nothing of the stream keys.
+  const std::string label = "longpipe datagram";
+  const std::span salt(reinterpret_cast<const std::byte*>(label.data()), label.size());
+  auto derive = [&](const TrafficKey& key) {
+    return hkdf_sha256(std::string_view(reinterpret_cast<const char*>(key.data()), key.size()), salt,
+                       std::string("longpipe 2 datagram ") + protection_name(protection));
+  };
+  return {derive(traffic.dialler_to_acceptor), derive(traffic.acceptor_to_dialler)};
 }
 
 FrameCipher::FrameCipher(const TrafficKey& key, Protection protection, Use use)
@@ -137,6 +149,23 @@ bool FrameCipher::open(std::span<const std::byte> header, std::span<std::byte> p
   }
   ++next_sequence_;
   return true;
+}
+
+void FrameCipher::seal_frame_at(std::vector<std::byte>& out, std::size_t frame_start, std::uint64_t sequence) {
+  const std::uint64_t implicit = std::exchange(next_sequence_, sequence);
+  seal_frame(out, frame_start);
+  next_sequence_ = implicit;
+}
+
+bool FrameCipher::open_at(std::uint64_t sequence, std::span<const std::byte> header, std::span<std::byte> payload,
+                          std::span<const std::byte> tag) {
+  // A forged datagram must not break the cipher for the genuine ones: no broken_ state here.
+  const std::uint64_t implicit = std::exchange(next_sequence_, sequence);
+  const bool was_broken = std::exchange(broken_, false);
+  const bool authentic = open(header, payload, tag);
+  next_sequence_ = implicit;
+  broken_ = was_broken;
+  return authentic;
 }
 
 }  // namespace lp

@@ -46,6 +46,10 @@ struct TrafficKeys {
 TrafficKeys derive_traffic_keys(std::string_view job_key, std::span<const std::byte> client_nonce,
                                 std::span<const std::byte> server_nonce, Protection protection);
 
+// The datagram carrier's keys of a connection (datagram_wire.h): HKDF-SHA256 of each traffic key
+// under the label "longpipe datagram", one per direction as the traffic keys are.
+TrafficKeys derive_datagram_keys(const TrafficKeys& traffic, Protection protection);
+
 class FrameCipher {
  public:
   enum class Use { kSeal, kOpen };
@@ -63,6 +67,13 @@ class FrameCipher {
   // against the header and the expected sequence number. False (and nothing usable in payload) if the frame is not
   // the next one sealed with this key; every later call fails too (the connection must be closed).
   bool open(std::span<const std::byte> header, std::span<std::byte> payload, std::span<const std::byte> tag);
+
+  // Datagrams (datagram_wire.h) are lost and reordered, so their sequence number travels with them
+  // and is the nonce: seal or open one frame under `sequence`, leaving the implicit count alone. The
+  // caller never seals two frames with one sequence and rejects replays (a ReplayWindow).
+  void seal_frame_at(std::vector<std::byte>& out, std::size_t frame_start, std::uint64_t sequence);
+  bool open_at(std::uint64_t sequence, std::span<const std::byte> header, std::span<std::byte> payload,
+               std::span<const std::byte> tag);
 
   Protection protection() const { return protection_; }
   std::uint64_t frames() const { return next_sequence_; }

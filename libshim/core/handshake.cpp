@@ -35,6 +35,7 @@ void Handshake::start(std::vector<std::byte>& out) {
 void Handshake::derive_ciphers(Protection peer_protection) {
   protection_ = stronger(wanted_, peer_protection);
   keys_ = authenticator_->traffic_keys(client_nonce_, server_nonce_, protection_);
+  datagram_keys_ = derive_datagram_keys(*keys_, protection_);
 }
 
 void Handshake::start_opening() {

@@ -78,6 +78,9 @@ class Handshake {
   const std::vector<std::byte>& peer_token() const { return peer_token_; }
   Protection protection() const { return protection_; }
   // The connection's traffic ciphers: null until the keys are known and that direction is sealed.
+  // The datagram carrier's keys of this connection (derive_datagram_keys), once derived: the
+  // traffic keys themselves are wiped when the handshake no longer needs them.
+  const std::optional<TrafficKeys>& datagram_keys() const { return datagram_keys_; }
   FrameCipher* sealer() const { return sealer_.get(); }
   FrameCipher* opener() const { return opener_.get(); }
 
@@ -119,6 +122,7 @@ class Handshake {
   std::vector<std::byte> identity_token_;  // ours (dialler: given at construction)
   std::vector<std::byte> peer_token_;
   std::optional<TrafficKeys> keys_;
+  std::optional<TrafficKeys> datagram_keys_;
   std::unique_ptr<FrameCipher> sealer_;
   std::unique_ptr<FrameCipher> opener_;
 };

@@ -223,11 +223,18 @@ void Mailbox::deliver(std::vector<Message>& batch) {
 }
 
 void Mailbox::move_outbox(MailboxSlot& slot, Arq& arq) {
+  move_outbox(
+      slot, [&arq](std::size_t bytes) { return arq.can_accept(bytes); },
+      [&arq](ArqPayload packed) { arq.submit(std::move(packed)); });
+}
+
+void Mailbox::move_outbox(MailboxSlot& slot, const std::function<bool(std::size_t)>& can_accept,
+                          const std::function<void(ArqPayload)>& submit) {
   bool moved = false;
   std::lock_guard lock(mutex_);
-  while (!slot.outbox.empty() && arq.can_accept(slot.outbox.front().packed.size())) {
+  while (!slot.outbox.empty() && can_accept(slot.outbox.front().packed.size())) {
     slot.outbox_bytes -= slot.outbox.front().body_bytes;
-    arq.submit(std::move(slot.outbox.front().packed));
+    submit(std::move(slot.outbox.front().packed));
     slot.outbox.pop_front();
     moved = true;
   }

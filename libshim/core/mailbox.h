@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -102,6 +103,9 @@ class Mailbox {
   void deliver(std::vector<Message>& batch);
   // Moves queued messages into the ARQ while its window has room.
   void move_outbox(MailboxSlot& slot, Arq& arq);
+  // The same through a session's own intake (the datagram carrier splits messages into units).
+  void move_outbox(MailboxSlot& slot, const std::function<bool(std::size_t)>& can_accept,
+                   const std::function<void(ArqPayload)>& submit);
   // Publishes a session's counters; wakes flush() when the unacknowledged count changed.
   void publish(MailboxSlot& slot, const SessionStatistics& statistics);
   // The peer is given up on: its queued messages and `in_flight` unacknowledged ones are lost.

@@ -39,7 +39,9 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
     : peer_(std::move(peer)),
       config_(config),
       arq_(arq_config),
-      streams_(config.streams, config.small_message),
+      // On the datagram carrier one TCP connection (the control connection) and no split by size.
+      streams_(config.datagram_carrier() ? 1 : config.streams, config.datagram_carrier() ? 0 : config.small_message),
+      datagram_(config.datagram_carrier() ? std::make_unique<DatagramChannel>(config) : nullptr),
       last_heard_(now),
       next_dial_(now),
       backoff_(config.connect_retry_initial),
@@ -64,6 +66,7 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     result.loser = old;
   }
   streams_.install(connection);
+  if (datagram_ && connection.stream == 0) datagram_->rekey(connection.handshake());
   // The first of our probes to get through carries the stream; the later ones would only replace
   // it again (the newer wins between two of ours) and send the whole window once more. Those the
   // peer may already hold (IDENTIFY sent) go on: abandoning one the peer took for the stream
@@ -117,6 +120,10 @@ void Session::note_dial_error(const std::string& why) {
 }
 
 std::optional<std::string> Session::on_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
+  if (datagram_ && (frame.type == FrameType::kData || frame.type == FrameType::kAck)) {
+    throw MalformedFrame(std::string(frame_type_name(frame.type)) +
+                         " on the control connection of a datagram session (is LONGPIPE_CARRIER the same at both ends?)");
+  }
   switch (frame.type) {
     case FrameType::kData: {
       const DataFrame data = decode_data(frame.payload, config_.max_message);
@@ -148,18 +155,37 @@ std::optional<std::string> Session::on_frame(Connection& connection, const Frame
 }
 
 void Session::take_received(std::vector<Message>& batch) {
-  while (auto delivery = arq_.receive()) {
-    Message message = unpack_message(std::move(delivery->payload));
-    message.peer_endpoint = peer_;
-    ++counters_.messages_received;
-    counters_.bytes_received += message.body.size();
-    batch.push_back(std::move(message));
+  if (datagram_) {
+    std::vector<ArqPayload> packed;
+    if (!datagram_->take_received(arq_, packed)) ++counters_.malformed_frames;
+    for (ArqPayload& bytes : packed) {
+      try {
+        deliver(unpack_message(std::move(bytes)), batch);
+      } catch (const std::exception&) {
+        ++counters_.malformed_frames;  // an authenticated peer's units did not form a message
+      }
+    }
+    return;
   }
+  while (auto delivery = arq_.receive()) deliver(unpack_message(std::move(delivery->payload)), batch);
+}
+
+void Session::deliver(Message message, std::vector<Message>& batch) {
+  message.peer_endpoint = peer_;
+  ++counters_.messages_received;
+  counters_.bytes_received += message.body.size();
+  batch.push_back(std::move(message));
 }
 
 void Session::pump(Clock::time_point now) {
+  // Datagrams flow on the keys of the last control connection even while it is being replaced.
+  if (datagram_) datagram_->pump(arq_, now);
   Connection* first = streams_.first();
   if (first == nullptr) return;
+  if (datagram_) {
+    send_keepalives(now);
+    return;
+  }
   // DATA striped over the streams; the receiver's ARQ puts the messages back in order.
   while (Connection* target = streams_.next_with_room()) {
     auto frame = arq_.poll_transmit(now);
@@ -181,6 +207,10 @@ void Session::pump(Clock::time_point now) {
     first->seal_from(start);
     first->last_sent = now;
   }
+  send_keepalives(now);
+}
+
+void Session::send_keepalives(Clock::time_point now) {
   for (Connection* stream : streams_.streams()) {
     if (stream != nullptr && stream->pending_output() == 0 && now - stream->last_sent >= config_.keepalive_interval) {
       const std::size_t start = stream->output().size();
@@ -286,7 +316,9 @@ bool Session::has_suspect_stream() const {
 Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
   Clock::time_point wake = Clock::time_point::max();
   if (failed_) return wake;
-  if (streams_.first() != nullptr) {  // nothing can be sent without a connection
+  if (datagram_) {
+    if (auto deadline = datagram_->next_deadline(arq_, now)) wake = std::min(wake, *deadline);
+  } else if (streams_.first() != nullptr) {  // nothing can be sent without a connection
     if (auto deadline = arq_.next_deadline()) wake = std::min(wake, *deadline);
     // pump() stops at a stream's high-water mark; once the carrier has taken that output (a write
     // that took it all leaves nothing to wait for, no event follows), the rest must go now.

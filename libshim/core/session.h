@@ -16,6 +16,7 @@
 
 #include "arq.h"
 #include "config.h"
+#include "datagram_channel.h"
 #include "message.h"
 #include "path_estimator.h"
 #include "stats.h"
@@ -45,6 +46,10 @@ class Session {
   // What the session measured about its path (round trip, rate) and the buffers that follow.
   PathEstimator& path() { return path_; }
   const PathEstimator& path() const { return path_; }
+  // The datagram path of a session on the datagram carrier (LONGPIPE_CARRIER=udp), else null: then
+  // DATA and ACK travel as datagrams and the one TCP connection (stream 0) is the control connection.
+  DatagramChannel* datagram() { return datagram_.get(); }
+  const DatagramChannel* datagram() const { return datagram_.get(); }
 
   // An authenticated connection joins. If the tie-break rejects it or an older one, that loser is
   // returned (the caller closes it with CLOSE(duplicate)); `attached` says whether this one stays.
@@ -134,11 +139,14 @@ class Session {
   // LONGPIPE_CONNECT_RETRY_MAX_MS).
   Clock::duration path_rtt() const;
   Clock::duration round_trips(int count) const;
+  void deliver(Message message, std::vector<Message>& batch);
+  void send_keepalives(Clock::time_point now);
 
   std::string peer_;
   const Config& config_;
   Arq arq_;
   StreamScheduler streams_;
+  std::unique_ptr<DatagramChannel> datagram_;
   Clock::time_point last_heard_;        // any frame from the peer (or the start of trying)
   Clock::time_point next_dial_;
   Clock::time_point next_probe_{};

@@ -41,7 +41,18 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"send_buffer\":" << p.send_buffer << ",\"receive_buffer\":" << p.receive_buffer
       << ",\"kernel_send_buffer\":" << p.kernel_send_buffer << ",\"kernel_receive_buffer\":" << p.kernel_receive_buffer
       << ",\"max_cwnd\":" << p.max_cwnd << ",\"warm_start\":" << json_string(p.warm_start)
-      << ",\"warm_start_rtt_ms\":" << p.warm_start_rtt_ms << "}}";
+      << ",\"warm_start_rtt_ms\":" << p.warm_start_rtt_ms << "}";
+  const DatagramStatistics& d = s.datagram;
+  out << ",\"carrier\":" << (d.used ? "\"udp\"" : "\"tcp\"");
+  if (d.used) {
+    out << ",\"datagram\":{\"datagrams_sent\":" << d.datagrams_sent << ",\"datagrams_received\":" << d.datagrams_received
+        << ",\"pacer_phase\":" << json_string(d.pacer_phase) << ",\"pacing_rate_mbit\":" << d.pacing_rate_mbit
+        << ",\"bandwidth_mbit\":" << d.bandwidth_mbit << ",\"window_bytes\":" << d.window_bytes
+        << ",\"min_rtt_ms\":" << d.min_rtt_ms << ",\"lost_datagrams\":" << d.lost_datagrams
+        << ",\"backoffs_for_delay\":" << d.backoffs_for_delay << ",\"backoffs_for_loss\":" << d.backoffs_for_loss
+        << "}";
+  }
+  out << "}";
 }
 
 }  // namespace

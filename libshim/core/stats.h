@@ -12,6 +12,21 @@
 
 namespace lp {
 
+// A session's datagram carrier (LONGPIPE_CARRIER=udp): its pacer and datagrams.
+struct DatagramStatistics {
+  bool used = false;                 // false: the session's messages travel on TCP
+  std::uint64_t datagrams_sent = 0;
+  std::uint64_t datagrams_received = 0;  // authentic ones
+  std::string pacer_phase;           // startup, drain, cruise
+  double pacing_rate_mbit = 0;       // Mbit/s on the wire
+  double bandwidth_mbit = 0;         // the pacer's estimate of the bottleneck
+  std::uint64_t window_bytes = 0;
+  double min_rtt_ms = 0;
+  std::uint64_t lost_datagrams = 0;  // as the pacer inferred them
+  std::uint64_t backoffs_for_delay = 0;
+  std::uint64_t backoffs_for_loss = 0;
+};
+
 // What a session measured about its path and the buffers chosen from it (path_estimator.h).
 struct PathStatistics {
   double handshake_rtt_ms = 0;   // 0 = not measured
@@ -49,6 +64,7 @@ struct SessionStatistics {
   std::uint64_t bytes_received = 0;         // bodies only
   std::uint64_t dropped_by_policy = 0;      // LONGPIPE_WINDOW_FULL=drop-oldest/keep-latest
   PathStatistics path;
+  DatagramStatistics datagram;
 };
 
 // Engine-wide counters. Rejected, malformed and refused frames are totals that include those also

@@ -19,6 +19,11 @@ foreach(check reset reset-striped wrong-key garbage garbage-authenticated dead-p
   set_tests_properties(core.engine-${check} PROPERTIES RESOURCE_LOCK engine-link)
 endforeach()
 
+# The datagram carrier on its own link: 5 % loss and reordering each way (jitter 3 ms may reorder).
+longpipe_wan_fixture(FIXTURE datagram-link ARGS --delay 20 --jitter 3 --reorder --loss 5 --rate 50)
+longpipe_wan_test(NAME core.engine-datagram FIXTURE datagram-link COMMAND ${engine_itest} datagram
+                  LABELS engine TIMEOUT 300)
+
 # A bad LONGPIPE_* value is refused with a message naming the variable and the range.
 add_test(NAME core.config-errors COMMAND ${CMAKE_COMMAND}
   -DCONFIG_TOOL=$<TARGET_FILE:longpipe-config> -P ${CMAKE_CURRENT_LIST_DIR}/config_errors_itest.cmake)

@@ -26,6 +26,14 @@ enum class WindowFullPolicy {
   kKeepLatest,  // discard every message not yet transmitted, queue only the new one
 };
 
+// LONGPIPE_CARRIER: what a session's messages travel on.
+enum class CarrierChoice {
+  kTcp,   // tuned TCP connections (the default)
+  kUdp,   // datagrams: a TCP control connection for the handshake, messages paced over UDP
+          // (libshim/README.md, "Datagram carrier")
+  kAuto,  // for now the same as tcp (a choice by what the path shows is future work)
+};
+
 // LONGPIPE_PIN: where the progress thread runs.
 struct PinPolicy {
   enum class Mode { kAuto, kOff, kCore } mode = Mode::kAuto;
@@ -116,6 +124,9 @@ struct Config {
   // burst there (1.25 x; its slow start ends early on the growing queueing delay).
   std::size_t small_message = 32768;
   std::size_t streams = 2;           // LONGPIPE_STREAMS: parallel TCP connections per session
+  // LONGPIPE_CARRIER: tcp | udp | auto. Every process of a job must use the same one.
+  CarrierChoice carrier = CarrierChoice::kTcp;
+  bool datagram_carrier() const { return carrier == CarrierChoice::kUdp; }
 
   // --- identity and security ---
   std::string listen;                // LONGPIPE_LISTEN: [host][:port]; empty = all addresses, ephemeral port

@@ -1,0 +1,192 @@
+#include "datagram_channel.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "handshake.h"
+#include "message.h"
+
+namespace lp {
+namespace {
+
+// A unit's first byte: set on the last unit of a message.
+constexpr std::byte kLastUnit{1};
+
+AckFrame to_wire(const ArqAck& ack) {
+  AckFrame frame{ack.cumulative, ack.window_messages, {}};
+  for (const auto& range : ack.sack) frame.ranges.push_back({range.begin, range.end});
+  return frame;
+}
+
+ArqAck from_wire(const AckFrame& frame) {
+  ArqAck ack;
+  ack.cumulative = frame.cumulative;
+  ack.window_messages = frame.window_messages;
+  for (const auto& range : frame.ranges) ack.sack.push_back({range.begin, range.end});
+  return ack;
+}
+
+std::size_t units_for(std::size_t bytes) { return std::max<std::size_t>(1, (bytes + kDatagramUnit - 1) / kDatagramUnit); }
+
+}  // namespace
+
+void configure_for_datagrams(ArqConfig& arq, const Config& config) {
+  arq.mode = ArqMode::kDatagram;
+  const auto units = std::min<std::uint64_t>(std::numeric_limits<std::uint32_t>::max(),
+                                             std::max<std::uint64_t>(config.window_messages, config.window_bytes / kDatagramUnit + 1));
+  arq.send_window_messages = arq.receive_window_messages = static_cast<std::uint32_t>(units);
+  arq.max_sack_ranges = kDatagramSackRanges * kDatagramAckParts;
+}
+
+DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt) {}
+
+void DatagramChannel::rekey(const Handshake& handshake) {
+  if (!handshake.datagram_keys()) return;
+  crypto_ = std::make_unique<DatagramCrypto>(*handshake.datagram_keys(), handshake.outgoing(), handshake.protection());
+  ++key_epoch_;
+  outgoing_.clear();  // sealed under the old keys: the peer would refuse them (the ARQ re-sends)
+}
+
+bool DatagramChannel::can_accept(const Arq& arq, std::size_t bytes) const {
+  return arq.can_accept(bytes + units_for(bytes));
+}
+
+void DatagramChannel::submit(Arq& arq, ArqPayload packed) {
+  const std::size_t count = units_for(packed.size());
+  const std::size_t size = (packed.size() + count - 1) / count;  // balanced: none much shorter
+  for (std::size_t i = 0, offset = 0; i < count; ++i) {
+    const std::size_t take = std::min(size, packed.size() - offset);
+    ArqPayload unit;
+    unit.reserve(take + 1);
+    unit.push_back(i + 1 == count ? kLastUnit : std::byte{0});
+    unit.insert(unit.end(), packed.begin() + static_cast<std::ptrdiff_t>(offset),
+                packed.begin() + static_cast<std::ptrdiff_t>(offset + take));
+    offset += take;
+    arq.submit(std::move(unit));
+  }
+}
+
+void DatagramChannel::push(std::vector<std::byte> datagram) {
+  crypto_->seal(datagram);
+  ++datagrams_sent_;
+  outgoing_.push_back(std::move(datagram));
+}
+
+void DatagramChannel::pump(Arq& arq, ArqTime now) {
+  arq.on_timer(now);
+  if (const std::uint64_t timeouts = arq.stats().timeouts; timeouts != timeouts_seen_) {
+    timeouts_seen_ = timeouts;
+    pacer_.on_timeout();  // the ARQ presumed everything in flight lost
+  }
+  if (!crypto_) return;
+  while (outgoing_.size() < kMaxQueued && pacer_.can_send(now)) {
+    auto frame = arq.poll_transmit(now);
+    if (!frame) {
+      pacer_.on_application_limited();
+      break;
+    }
+    std::vector<std::byte> datagram;
+    begin_datagram(datagram);
+    encode_data(datagram, frame->seq, frame->payload);
+    const std::uint64_t seq = frame->seq;
+    push(std::move(datagram));
+    pacer_.on_sent(now, seq, outgoing_.back().size() + kIpUdpOverhead);
+  }
+  if (auto ack = arq.poll_ack(now)) {
+    // One ACK datagram per kDatagramSackRanges ranges, lowest first, each a complete ACK of its
+    // own (the same cumulative point): a long list of holes (5 % loss of a 10 MB window is ~350)
+    // reaches the sender whole, not cut at what one datagram holds.
+    std::size_t first = 0;
+    do {
+      const std::size_t count = std::min<std::size_t>(kDatagramSackRanges, ack->sack.size() - first);
+      ArqAck part{ack->cumulative, {}, ack->window_messages};
+      part.sack.assign(ack->sack.begin() + static_cast<std::ptrdiff_t>(first),
+                       ack->sack.begin() + static_cast<std::ptrdiff_t>(first + count));
+      first += count;
+      std::vector<std::byte> datagram;
+      begin_datagram(datagram);
+      encode_ack(datagram, to_wire(part));
+      push(std::move(datagram));
+    } while (first < ack->sack.size());
+  }
+}
+
+std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime now) const {
+  if (!crypto_) return std::nullopt;  // nothing can go before the keys (rekey comes with an event)
+  std::optional<ArqTime> wake = arq.next_deadline();
+  if ( outgoing_.size() < kMaxQueued && pacer_.window_open() && arq.next_transmit_bytes()) {
+    const ArqTime paced = std::max(now, pacer_.next_send_time());
+    wake = wake ? std::min(*wake, paced) : paced;
+  }
+  return wake;
+}
+
+DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::byte> datagram, ArqTime now,
+                                                      std::string& why) {
+  if (!crypto_) return Verdict::kUnauthentic;  // no keys yet: nothing can be checked
+  DatagramCrypto::Opened opened = crypto_->open(datagram);
+  switch (opened.verdict) {
+    case DatagramCrypto::Verdict::kOpened: break;
+    case DatagramCrypto::Verdict::kMalformed: why = opened.why; return Verdict::kMalformed;
+    case DatagramCrypto::Verdict::kUnauthentic: return Verdict::kUnauthentic;
+    case DatagramCrypto::Verdict::kReplayed: return Verdict::kReplayed;
+  }
+  ++datagrams_received_;
+  const FrameView& frame = *opened.frame;
+  try {
+    if (frame.type == FrameType::kData) {
+      const DataFrame data = decode_data(frame.payload, kDatagramUnit);
+      if (data.message.empty() || !arq.on_data(data.sequence, ArqPayload(data.message.begin(), data.message.end()), now)) {
+        why = "DATA unit refused by the ARQ";
+        return Verdict::kMalformed;
+      }
+      return Verdict::kAccepted;
+    }
+    if (frame.type == FrameType::kAck) {
+      const ArqAck ack = from_wire(decode_ack(frame.payload));
+      if (!arq.on_ack(ack, now)) {
+        why = "ACK acknowledges units never sent";
+        return Verdict::kMalformed;
+      }
+      pacer_.on_ack(now, ack.cumulative, ack.sack);
+      return Verdict::kAccepted;
+    }
+    why = std::string(frame_type_name(frame.type)) + " in a datagram";
+  } catch (const MalformedFrame& e) {
+    why = e.what();
+  }
+  return Verdict::kMalformed;
+}
+
+DatagramStatistics DatagramChannel::statistics() const {
+  DatagramStatistics s;
+  s.used = true;
+  s.datagrams_sent = datagrams_sent_;
+  s.datagrams_received = datagrams_received_;
+  s.pacer_phase = pacer_phase_name(pacer_.phase());
+  s.pacing_rate_mbit = pacer_.pacing_rate() * 8 / 1e6;
+  s.bandwidth_mbit = pacer_.bandwidth() * 8 / 1e6;
+  s.window_bytes = pacer_.window_bytes();
+  s.min_rtt_ms = pacer_.min_rtt() ? std::chrono::duration<double, std::milli>(*pacer_.min_rtt()).count() : 0;
+  s.lost_datagrams = pacer_.lost_datagrams();
+  s.backoffs_for_delay = pacer_.backoffs_for_delay();
+  s.backoffs_for_loss = pacer_.backoffs_for_loss();
+  return s;
+}
+
+bool DatagramChannel::take_received(Arq& arq, std::vector<ArqPayload>& messages) {
+  bool whole = true;
+  while (auto delivery = arq.receive()) {
+    const ArqPayload& unit = delivery->payload;
+    partial_.insert(partial_.end(), unit.begin() + 1, unit.end());
+    if (partial_.size() > config_.max_message + kMessageTrailerSize) {
+      partial_.clear();  // an authenticated peer that does not follow the format: drop it
+      whole = false;
+      continue;
+    }
+    if ((unit.front() & kLastUnit) == kLastUnit) messages.push_back(std::exchange(partial_, {}));
+  }
+  return whole;
+}
+
+}  // namespace lp

@@ -1,0 +1,100 @@
+// DatagramChannel: a session's DATA and ACK path over the datagram (UDP) carrier. Pure: it
+// decides and seals; the driver (datagram_port.h) moves its datagrams through the UDP socket.
+//
+// A session on the datagram carrier keeps one TCP connection, its control connection (stream 0):
+// the handshake that proves the peer and yields the keys, keep-alives, CLOSE, and the dead-peer
+// and silent-path logic, all unchanged. Its messages travel as datagrams:
+//   - Fragments. A message (up to LONGPIPE_MAX_MESSAGE) is split into units of at most
+//     kDatagramUnit bytes, each one ARQ message of its own (flags byte | bytes; the last unit of a
+//     message is flagged), so a lost datagram costs one unit's retransmission, not the message's:
+//     carrying whole messages in fragments at the carrier would lose a 1 MiB message (750
+//     datagrams) to almost any loss rate. The receiving ARQ hands units out in order; the channel
+//     joins them back into messages. Units are balanced (a message of n units has n nearly equal
+//     ones), so none is shorter than a message trailer.
+//   - The ARQ runs in datagram mode (arq.h: RTO, SACK, fast retransmit); the ARQ's windows count
+//     units (arq_config_from).
+//   - Pacing: a DatagramPacer decides when the next DATA datagram may leave; ACKs are not paced
+//     (one per batch of datagrams read, so they are few).
+//   - Keys: DatagramCrypto from the control connection's keys, renewed (rekey) whenever a control
+//     connection is installed; datagrams sealed under the old keys are then refused by the peer
+//     and re-sent by the ARQ, which carrier_reset() re-sends anyway.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arq.h"
+#include "config.h"
+#include "datagram_pacer.h"
+#include "datagram_wire.h"
+#include "stats.h"
+
+namespace lp {
+
+class Handshake;
+
+// The ARQ of a session on the datagram carrier: selective repeat (datagram mode); the windows
+// count units of kDatagramUnit bytes, so the byte window sets how many (64 MiB = 47935 units);
+// an ACK of up to kDatagramAckParts x kDatagramSackRanges ranges (sent as several datagrams).
+void configure_for_datagrams(ArqConfig& arq, const Config& config);
+
+class DatagramChannel {
+ public:
+  // Datagrams waiting for the socket beyond this: stop encoding (the ARQ keeps the messages).
+  static constexpr std::size_t kMaxQueued = 512;
+  // IP and UDP headers, counted in what the pacer sees on the wire (IPv4).
+  static constexpr std::size_t kIpUdpOverhead = 28;
+
+  explicit DatagramChannel(const Config& config);
+
+  // A control connection was installed: new keys from its handshake.
+  void rekey(const Handshake& handshake);
+  bool keyed() const { return crypto_ != nullptr; }
+  // Changes with every rekey (the driver re-reads the peer's address then).
+  std::uint64_t key_epoch() const { return key_epoch_; }
+
+  // --- sending ---
+  // Whether a packed message of `bytes` fits the ARQ's window now.
+  bool can_accept(const Arq& arq, std::size_t bytes) const;
+  // Splits a packed message into units and submits them to the ARQ.
+  void submit(Arq& arq, ArqPayload packed);
+  // Runs the ARQ's timers and encodes what pacing lets go now, and the ACK if one is due.
+  void pump(Arq& arq, ArqTime now);
+  // Sealed datagrams for the socket, oldest first; the driver pops what it sent.
+  std::deque<std::vector<std::byte>>& outgoing() { return outgoing_; }
+  // When pump() has something to do (nullopt: wait for a datagram or the socket).
+  std::optional<ArqTime> next_deadline(const Arq& arq, ArqTime now) const;
+
+  // --- receiving ---
+  enum class Verdict { kAccepted, kMalformed, kUnauthentic, kReplayed };
+  // One received datagram (opened in place). `why` says what was malformed.
+  Verdict on_datagram(Arq& arq, std::span<std::byte> datagram, ArqTime now, std::string& why);
+  // Whole messages the ARQ has in order, appended to `messages`. False: a peer's units do not
+  // form a message within LONGPIPE_MAX_MESSAGE (the partial one is dropped).
+  bool take_received(Arq& arq, std::vector<ArqPayload>& messages);
+
+  const DatagramPacer& pacer() const { return pacer_; }
+  DatagramStatistics statistics() const;
+  std::uint64_t datagrams_sent() const { return datagrams_sent_; }
+  std::uint64_t datagrams_received() const { return datagrams_received_; }
+
+ private:
+  void push(std::vector<std::byte> datagram);
+
+  const Config& config_;
+  DatagramPacer pacer_;
+  std::unique_ptr<DatagramCrypto> crypto_;
+  std::uint64_t key_epoch_ = 0;
+  std::uint64_t timeouts_seen_ = 0;
+  std::deque<std::vector<std::byte>> outgoing_;
+  ArqPayload partial_;  // units of the message being reassembled
+  std::uint64_t datagrams_sent_ = 0;
+  std::uint64_t datagrams_received_ = 0;
+};
+
+}  // namespace lp

@@ -1,0 +1,366 @@
+#include "datagram_pacer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lp {
+namespace {
+
+using std::chrono::duration_cast;
+
+// A full datagram on the wire (IPv4 MTU 1500 - IP and UDP headers): the unit the windows below
+// are counted in.
+constexpr double kDatagramBytes = 1472;
+// The rate estimate is the largest sample of this many rounds: long enough to ride out a round or
+// two of ACK compression or a slow receiver, short enough to follow a narrowing path (BBR uses 10).
+constexpr std::size_t kBandwidthWindowRounds = 10;
+// 2/ln 2: the smallest gain that doubles what is delivered every round trip (BBR's start-up).
+constexpr double kStartupGain = 2.885;
+// Start-up ends when the rate grew less than this over kStartupFlatRounds rounds: the pipe is full.
+constexpr double kStartupGrowth = 1.25;
+constexpr int kStartupFlatRounds = 3;
+// ... or as soon as a round's smallest RTT exceeds the minimum by an eighth of it, within [4, 16]
+// ms (HyStart's delay increase, RFC 9406): the queue is filling, and one more doubling would
+// overflow it; a burst of losses that large leaves more holes than an ACK's SACK ranges can name,
+// and the recovery from it costs more round trips than start-up saves.
+constexpr ArqDuration kStartupDelayMin = std::chrono::milliseconds(4);
+constexpr ArqDuration kStartupDelayMax = std::chrono::milliseconds(16);
+// Start-up's first window: 64 datagrams (~94 KB), more than TCP's 10 segments because a long path
+// pays every doubling with a whole round trip (540 ms on geo), and a datagram path has no one else
+// to share its first round with that TCP's small window would protect.
+constexpr double kInitialWindowBytes = 64 * kDatagramBytes;
+// Never less than this in flight: enough ACKs per round to keep measuring.
+constexpr double kMinWindowBytes = 4 * kDatagramBytes;
+// Cruising window: two bandwidth-delay products, so delayed or thinned ACKs do not starve pacing.
+constexpr double kCruiseWindowGain = 2.0;
+// The probe of a cruise cycle: one round at 1.25 x finds more rate if the path has it, the next at
+// 0.75 x drains the queue the probe built, then kCycleRounds - 2 rounds at the estimate.
+constexpr double kProbeGain = 1.25;
+constexpr double kDrainAfterProbeGain = 0.75;
+constexpr std::uint64_t kCycleRounds = 8;
+// A probe that raised the estimate by this much found room (a path that got faster, or an
+// estimate a back-off left too low): the next probe follows at once instead of a cycle later,
+// so the rate grows by kProbeGain every two rounds until the path is full.
+constexpr double kProbeGrowth = 1.1;
+// Drain ends when what is in flight fits one bandwidth-delay product, or after this many rounds:
+// after heavy loss the ACKs of datagrams beyond the SACK ranges an ACK carries come late, and what
+// the pacer counts in flight stays high for a while although the queue is gone.
+constexpr int kMaxDrainRounds = 4;
+// A standing queue: the smallest RTT of a round above the minimum by a quarter of it, by at least
+// kQueueDelayFloor (a loaded host delays ACKs by milliseconds, which is not a queue on the path),
+// and by kQueueDelayDeviations mean deviations of the RTT (the path's own jitter: with per-packet
+// jitter the minimum of thousands of samples lies far below a round's smallest) up to half the
+// minimum (a queue that grows raises the deviation too: it must not hide itself). A probe round's
+// queue (a quarter of the minimum at most) is gone within the round after it, and the smallest
+// RTT of a round is taken before the probe queue builds, so probing alone does not trigger it; a
+// bottleneck queue of one bandwidth-delay product is caught at a quarter full.
+constexpr double kQueueDelayRatio = 1.25;
+constexpr ArqDuration kQueueDelayFloor = std::chrono::milliseconds(10);
+constexpr int kQueueDelayDeviations = 4;
+// The window covers the smoothed RTT (so per-packet jitter does not shrink it below what the rate
+// needs), but never more than this many minimum RTTs (a queue must not feed the window).
+constexpr double kWindowRttCap = 2.0;
+// ... for this many rounds running: jitter and a loaded host's scheduling delays raise a round's
+// smallest RTT now and then; a standing queue raises it round after round.
+constexpr int kQueueRounds = 3;
+// A back-off paces at this fraction of the rate delivered in the round that showed the queue (or
+// the loss): below the bottleneck, so the queue drains, and close to it, so the path stays full.
+constexpr double kDelayBackoffFactor = 0.85;
+constexpr double kLossBackoffFactor = 0.75;
+// After a back-off, wait this many rounds (the queue drains) before judging the delay again.
+constexpr int kBackoffHoldRounds = 3;
+// Heavy loss: more than a fifth of a round's datagrams lost, three rounds running (a probe that
+// overfills the queue loses a burst in one or two rounds and drains itself). Random loss of a
+// few percent (a satellite or radio link) stays far below, and costs no rate.
+constexpr double kHeavyLossFraction = 0.2;
+constexpr int kHeavyLossRounds = 3;
+// A datagram is lost once one sent this many sends after it has been acknowledged (the ARQ's fast
+// retransmit threshold: reordering by fewer datagrams is not loss).
+constexpr std::uint64_t kReorderThreshold = 3;
+// ... and was sent at least a quarter of the minimum RTT (RACK's reordering window, RFC 8985),
+// and at least this long, earlier than it: jitter of a millisecond reorders datagrams paced
+// tens of microseconds apart.
+constexpr ArqDuration kMinReorderWindow = std::chrono::milliseconds(2);
+constexpr int kReorderDeviations = 4;
+// The minimum RTT is forgotten after this long without a sample as small (a path that really got
+// longer); idle time does not count, since no round ends without ACKs.
+constexpr ArqDuration kMinRttWindow = std::chrono::seconds(10);
+// Pacing catches up at most this much after the driver woke late (a loaded host): a late wake-up
+// sends a little burst, never a window's worth.
+constexpr ArqDuration kCatchUp = std::chrono::milliseconds(2);
+// Floor of the pacing rate (100 kbit/s): a collapsed estimate still probes its way back.
+constexpr double kMinPacingRate = 12500;
+
+static_assert(kBandwidthWindowRounds == 10, "DatagramPacer::kRing holds kBandwidthWindowRounds");
+
+double seconds_of(ArqDuration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+const char* pacer_phase_name(DatagramPacer::Phase phase) {
+  switch (phase) {
+    case DatagramPacer::Phase::kStartup: return "startup";
+    case DatagramPacer::Phase::kDrain: return "drain";
+    case DatagramPacer::Phase::kCruise: return "cruise";
+  }
+  return "?";
+}
+
+DatagramPacer::DatagramPacer(ArqDuration initial_rtt)
+    : initial_rtt_(std::max<ArqDuration>(initial_rtt, std::chrono::milliseconds(1))),
+      pacing_gain_(kStartupGain),
+      window_gain_(kStartupGain) {}
+
+double DatagramPacer::round_bandwidth_max() const { return *std::max_element(round_max_.begin(), round_max_.end()); }
+
+double DatagramPacer::bandwidth() const {
+  const double measured = round_bandwidth_max();
+  if (measured > 0) return measured;
+  return kInitialWindowBytes / seconds_of(min_rtt_.value_or(initial_rtt_));  // nothing measured yet
+}
+
+double DatagramPacer::pacing_rate() const { return std::max(kMinPacingRate, pacing_gain_ * bandwidth()); }
+
+std::size_t DatagramPacer::window_bytes() const {
+  if (round_bandwidth_max() <= 0) return static_cast<std::size_t>(kInitialWindowBytes);
+  const ArqDuration min_rtt = min_rtt_.value_or(initial_rtt_);
+  const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
+  const double bdp = bandwidth() * seconds_of(rtt);
+  return static_cast<std::size_t>(std::max(kMinWindowBytes, window_gain_ * bdp));
+}
+
+void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
+  const bool retransmission = highest_id_sent_ && id <= *highest_id_sent_;
+  // The ARQ re-sends it. Its fast retransmit also fires on reordering, which is not congestion:
+  // the old copy counts as lost only if the reordering window says so too (else it just leaves
+  // the count in flight).
+  if (auto it = outstanding_.find(id); it != outstanding_.end()) {
+    if (newest_delivered_sent_at_ - it->second.sent_at >= reorder_window()) {
+      mark_lost(it);
+    } else {
+      in_flight_ -= it->second.bytes;
+      send_order_.erase(it->second.send_index);
+      outstanding_.erase(it);
+    }
+  }
+  if (!highest_id_sent_ || id > *highest_id_sent_) highest_id_sent_ = id;
+  if (in_flight_ == 0) {
+    // Nothing in flight: the next delivery-rate interval starts now, not at the last delivery.
+    first_sent_time_ = now;
+    delivered_time_ = now;
+  }
+  const std::uint64_t index = next_send_index_++;
+  outstanding_[id] = Sent{index, now, bytes, delivered_, delivered_time_, first_sent_time_,
+                          application_limited_until_ != 0, retransmission};
+  send_order_[index] = id;
+  in_flight_ += bytes;
+  const ArqTime start = std::max(next_send_, now - kCatchUp);
+  next_send_ = start + duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
+}
+
+void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
+  in_flight_ -= it->second.bytes;
+  round_lost_bytes_ += it->second.bytes;
+  ++lost_datagrams_;
+  send_order_.erase(it->second.send_index);
+  outstanding_.erase(it);
+}
+
+void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest) {
+  const Sent& sent = it->second;
+  delivered_ += sent.bytes;
+  round_delivered_bytes_ += sent.bytes;
+  in_flight_ -= sent.bytes;
+  // A re-sent datagram's ACK may be for its earlier copy (Karn): it dates nothing.
+  if (!sent.retransmission && (!newest || sent.send_index > newest->send_index)) newest = sent;
+  delivered_time_ = now;
+  send_order_.erase(sent.send_index);
+  outstanding_.erase(it);
+}
+
+void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack) {
+  std::optional<Sent> newest;
+  const std::uint64_t delivered_before = delivered_;
+  while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
+  for (const ArqSackRange& range : sack) {
+    for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
+      auto next = std::next(it);
+      deliver(now, it, newest);
+      it = next;
+    }
+  }
+  if (!newest) {
+    // Only re-sent datagrams were acknowledged (a loss episode): no sample, but rounds go on.
+    if (delivered_ > delivered_before && now - round_started_ >= min_rtt_.value_or(initial_rtt_)) end_round(now);
+    return;
+  }
+  first_sent_time_ = newest->sent_at;
+  if (application_limited_until_ != 0 && delivered_ > application_limited_until_) application_limited_until_ = 0;
+
+  // Lost: sent kReorderThreshold sends and a reordering window before the newest delivered one
+  // (RACK's rule: reordering within a quarter of the minimum RTT is not loss).
+  newest_delivered_sent_at_ = std::max(newest_delivered_sent_at_, newest->sent_at);
+  const ArqDuration window = reorder_window();
+  while (!send_order_.empty() && send_order_.begin()->first + kReorderThreshold <= newest->send_index) {
+    auto it = outstanding_.find(send_order_.begin()->second);
+    if (newest->sent_at - it->second.sent_at < window) break;
+    mark_lost(it);
+  }
+
+  {
+    const ArqDuration rtt = duration_cast<ArqDuration>(now - newest->sent_at);
+    round_min_rtt_ = std::min(round_min_rtt_.value_or(rtt), rtt);
+    // RFC 6298's smoothing (1/8, 1/4): the path's jitter, for the window and the queue test.
+    if (!smoothed_rtt_) {
+      smoothed_rtt_ = rtt;
+      rtt_deviation_ = rtt / 2;
+    } else {
+      const ArqDuration error = rtt > *smoothed_rtt_ ? rtt - *smoothed_rtt_ : *smoothed_rtt_ - rtt;
+      rtt_deviation_ = (3 * rtt_deviation_ + error) / 4;
+      smoothed_rtt_ = (7 * *smoothed_rtt_ + rtt) / 8;
+    }
+    if (!min_rtt_ || rtt <= *min_rtt_) {
+      min_rtt_ = rtt;
+      min_rtt_stamp_ = now;
+    }
+  }
+  // The delivery rate over the datagram's flight (the longer of its send and ACK intervals, so
+  // that neither a burst of sends nor a burst of ACKs inflates it).
+  const auto interval = std::max(newest->sent_at - newest->first_sent_at_send, now - newest->delivered_time_at_send);
+  if (interval > ArqTime::duration::zero() && (!min_rtt_ || interval >= *min_rtt_)) {
+    const double rate = static_cast<double>(delivered_ - newest->delivered_at_send) /
+                        std::chrono::duration<double>(interval).count();
+    double& slot = round_max_[filter_round_ % kRing];
+    if (!newest->application_limited || rate > round_bandwidth_max()) slot = std::max(slot, rate);
+  }
+  // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
+  // leave only re-sent datagrams to date it, one minimum RTT.
+  if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * min_rtt_.value_or(initial_rtt_)) {
+    end_round(now);
+  }
+}
+
+ArqDuration DatagramPacer::reorder_window() const {
+  // RACK's quarter of the minimum RTT, widened to the path's jitter (kReorderDeviations mean
+  // deviations: packets that left a few hundred microseconds apart swap places under jitter).
+  return std::max({kMinReorderWindow, min_rtt_ ? *min_rtt_ / 4 : ArqDuration::zero(), kReorderDeviations * rtt_deviation_});
+}
+
+void DatagramPacer::on_timeout() {
+  while (!outstanding_.empty()) mark_lost(outstanding_.begin());
+}
+
+void DatagramPacer::on_application_limited() {
+  application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1);
+  round_application_limited_ = true;
+}
+
+void DatagramPacer::back_off(double new_rate) {
+  round_max_.fill(0);
+  round_max_[(filter_round_ + 1) % kRing] = std::max(new_rate, kMinPacingRate);
+  rounds_since_backoff_ = 0;
+  phase_ = Phase::kDrain;
+  drain_rounds_ = 0;
+  pacing_gain_ = kDrainAfterProbeGain;
+  window_gain_ = kCruiseWindowGain;
+}
+
+void DatagramPacer::enter_drain() {
+  phase_ = Phase::kDrain;
+  drain_rounds_ = 0;
+  rounds_since_backoff_ = 0;  // the queue and losses start-up left behind are its own, not the path's
+  pacing_gain_ = 1 / kStartupGain;
+  window_gain_ = kStartupGain;
+}
+
+void DatagramPacer::end_round(ArqTime now) {
+  const double this_round = round_max_[filter_round_ % kRing];
+  const double lost = static_cast<double>(round_lost_bytes_);
+  const double total = lost + static_cast<double>(round_delivered_bytes_);
+  const bool heavy_loss = total > 0 && lost / total > kHeavyLossFraction;
+  heavy_loss_rounds_ = heavy_loss ? heavy_loss_rounds_ + 1 : 0;
+  const bool delayed =
+      min_rtt_ && round_min_rtt_ &&
+      *round_min_rtt_ > std::max({duration_cast<ArqDuration>(*min_rtt_ * kQueueDelayRatio), *min_rtt_ + kQueueDelayFloor,
+                                  *min_rtt_ + std::min(kQueueDelayDeviations * rtt_deviation_, *min_rtt_ / 2)});
+  delayed_rounds_ = delayed ? delayed_rounds_ + 1 : 0;
+  const bool startup_delay =
+      min_rtt_ && round_min_rtt_ && *round_min_rtt_ > *min_rtt_ + std::clamp(*min_rtt_ / 8, kStartupDelayMin, kStartupDelayMax);
+  // Only while cruising: start-up's queue is drained by the drain phase anyway.
+  const bool queueing = phase_ == Phase::kCruise && delayed_rounds_ >= kQueueRounds && rounds_since_backoff_ >= kBackoffHoldRounds;
+  // Forget a minimum RTT not seen again for kMinRttWindow: the path itself got longer.
+  if (min_rtt_ && round_min_rtt_ && now - min_rtt_stamp_ > kMinRttWindow) {
+    min_rtt_ = round_min_rtt_;
+    min_rtt_stamp_ = now;
+  }
+  ++round_count_;
+  ++rounds_since_backoff_;
+  next_round_send_index_ = next_send_index_;
+  round_started_ = now;
+  // The estimate ages only over rounds in which the sender was busy: rounds of an application
+  // that sends a few small messages between bursts would otherwise push the bursts' rate out of
+  // the filter within 10 round trips, and the next burst would start from nothing.
+  if (!round_application_limited_) {
+    ++filter_round_;
+    round_max_[filter_round_ % kRing] = 0;
+  }
+  round_application_limited_ = application_limited_until_ != 0;
+  round_delivered_bytes_ = round_lost_bytes_ = 0;
+  round_min_rtt_.reset();
+
+  if (phase_ == Phase::kStartup && (heavy_loss || startup_delay)) {
+    // Start-up overfilled the path: the estimate (the largest rate delivered) is the bottleneck's;
+    // drain the queue it built and cruise at it.
+    enter_drain();
+    return;
+  }
+  if (phase_ == Phase::kCruise && heavy_loss_rounds_ >= kHeavyLossRounds && rounds_since_backoff_ > kBackoffHoldRounds) {
+    ++backoffs_for_loss_;
+    heavy_loss_rounds_ = 0;
+    back_off(kLossBackoffFactor * bandwidth());
+    return;
+  }
+  if (queueing) {
+    delayed_rounds_ = 0;
+    // The rate the bottleneck delivered while the queue stood, not the older, larger estimate
+    // (another flow took part of it); a round cut short by losses says less than half of it.
+    ++backoffs_for_delay_;
+    back_off(kDelayBackoffFactor * std::clamp(this_round, bandwidth() / 2, bandwidth()));
+    return;
+  }
+  switch (phase_) {
+    case Phase::kStartup:
+      if (bandwidth() >= full_bandwidth_ * kStartupGrowth) {
+        full_bandwidth_ = bandwidth();
+        flat_rounds_ = 0;
+      } else if (++flat_rounds_ >= kStartupFlatRounds) {
+        enter_drain();
+      }
+      break;
+    case Phase::kDrain:
+      if (static_cast<double>(in_flight_) <= bandwidth() * seconds_of(min_rtt_.value_or(initial_rtt_)) ||
+          ++drain_rounds_ >= kMaxDrainRounds) {
+        phase_ = Phase::kCruise;
+        cycle_step_ = 0;
+        pacing_gain_ = 1.0;
+        window_gain_ = kCruiseWindowGain;
+      }
+      break;
+    case Phase::kCruise:
+      if (pacing_gain_ == kProbeGain) {
+        pacing_gain_ = kDrainAfterProbeGain;  // the probe's queue goes in the next round
+      } else if (pacing_gain_ == kDrainAfterProbeGain) {
+        // The probe's own datagrams were acknowledged in this round: did they find room?
+        const bool room = bandwidth() >= bandwidth_before_probe_ * kProbeGrowth;
+        pacing_gain_ = room ? kProbeGain : 1.0;
+        if (room) bandwidth_before_probe_ = bandwidth();
+        cycle_step_ = 0;
+      } else if (++cycle_step_ >= kCycleRounds - 2) {
+        pacing_gain_ = kProbeGain;
+        bandwidth_before_probe_ = bandwidth();
+      }
+      break;
+  }
+}
+
+}  // namespace lp

@@ -1,0 +1,153 @@
+// DatagramPacer: the congestion and pacing controller of the datagram (UDP) carrier, one per
+// session. Pure: no clock reads, no I/O; the caller passes `now` (tests use a fake clock).
+//
+// What it decides: whether the next datagram may leave now (a window of bytes in flight, and a
+// pacing rate), and when it may if not. What it is told: each datagram sent (an id: the ARQ
+// sequence number; a re-sent id means its earlier copy was lost), each ACK (cumulative point and
+// SACK ranges), retransmission timeouts, and when the sender ran out of data (application-limited).
+//
+// The model, in the spirit of BBR v1 but smaller:
+//   - Delivery-rate samples from ACKs (bytes delivered between a datagram's send and its ACK over
+//     that interval); the bottleneck rate is the largest sample of the last kBandwidthWindowRounds
+//     round trips. Samples taken while the sender had nothing to send only ever raise it.
+//   - The window is cwnd_gain x rate x min RTT. It never decays while idle: nothing ages without
+//     ACKs (rounds count ACKed datagrams, not time), so a burst after a pause goes at the rate the
+//     path was last seen to carry, unlike TCP's restart after idle.
+//   - Start-up paces at 2/ln 2 x the rate (doubling what is delivered every round trip) from an
+//     initial window, until the rate stops growing by kStartupGrowth for kStartupFlatRounds rounds;
+//     a drain phase then empties the queue start-up built, and cruising paces at the rate with a
+//     short probe (x kProbeGain, then x kDrainAfterProbeGain) every kCycleRounds rounds, or at once
+//     again while probes find room (the estimate grew by kProbeGrowth).
+//   - Random loss is not congestion: delivery-rate samples already exclude what was lost, so a
+//     few percent of loss costs a few percent of rate, not a halving as in TCP Reno or CUBIC.
+//   - It backs off (rate x kBackoffFactor, the estimate's history forgotten) when the smallest RTT
+//     of a round rises above kQueueDelayRatio x the minimum (a queue is standing at the
+//     bottleneck), or when more than kHeavyLossFraction of a round's datagrams are lost for
+//     kHeavyLossRounds rounds in a row (a policer or an overflowing queue, not random loss).
+//   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
+//     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
+//
+// Every tunable is a named constant in datagram_pacer.cpp with its reason.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+
+#include "arq_types.h"
+
+namespace lp {
+
+class DatagramPacer {
+ public:
+  enum class Phase { kStartup, kDrain, kCruise };
+
+  // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
+  explicit DatagramPacer(ArqDuration initial_rtt);
+
+  // Whether a datagram may leave now: the window has room and the pacing time has come.
+  bool can_send(ArqTime now) const { return window_open() && now >= next_send_time(); }
+  bool window_open() const { return in_flight_ < window_bytes(); }
+  // When pacing lets the next datagram go (it may already have passed).
+  ArqTime next_send_time() const { return next_send_ - kPacingSlack; }
+
+  // A datagram of `bytes` carrying ARQ sequence `id` left at `now`.
+  void on_sent(ArqTime now, std::uint64_t id, std::size_t bytes);
+  // An ACK: everything below `cumulative` and in `sack` is delivered.
+  void on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack);
+  // The ARQ's retransmission timer expired: everything in flight is presumed lost.
+  void on_timeout();
+  // The sender has nothing more to send although it may: rate samples until what is in flight now
+  // is delivered measure the application, not the path.
+  void on_application_limited();
+
+  // The state, for the statistics and the tests.
+  Phase phase() const { return phase_; }
+  double bandwidth() const;                       // bytes per second (estimate of the bottleneck)
+  double pacing_rate() const;                     // bytes per second
+  std::size_t window_bytes() const;
+  std::size_t in_flight() const { return in_flight_; }
+  std::optional<ArqDuration> min_rtt() const { return min_rtt_; }
+  std::uint64_t rounds() const { return round_count_; }
+  std::uint64_t backoffs_for_delay() const { return backoffs_for_delay_; }
+  std::uint64_t backoffs_for_loss() const { return backoffs_for_loss_; }
+  std::uint64_t lost_datagrams() const { return lost_datagrams_; }
+
+  // Pacing releases datagrams up to this early: the event loop wakes at millisecond resolution,
+  // so a millisecond's worth leaves per wake-up and timer wake-ups stay at most ~1000/s.
+  static constexpr ArqDuration kPacingSlack{1000};
+
+ private:
+  struct Sent {
+    std::uint64_t send_index;         // order of transmission (ids of re-sent datagrams are old)
+    ArqTime sent_at;
+    std::size_t bytes;
+    std::uint64_t delivered_at_send;  // delivered_ when it left
+    ArqTime delivered_time_at_send;   // when delivered_ last grew before it left
+    ArqTime first_sent_at_send;       // send time of the datagram most recently delivered then
+    bool application_limited;
+    bool retransmission;              // its id was sent before: no RTT sample (Karn)
+  };
+
+  void deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest);
+  void mark_lost(std::map<std::uint64_t, Sent>::iterator it);
+  void end_round(ArqTime now);
+  void back_off(double new_rate);
+  void enter_drain();
+  ArqDuration reorder_window() const;
+  double round_bandwidth_max() const;
+
+  ArqDuration initial_rtt_;
+  Phase phase_ = Phase::kStartup;
+  std::map<std::uint64_t, Sent> outstanding_;  // by id
+  std::map<std::uint64_t, std::uint64_t> send_order_;  // send_index -> id, of outstanding_
+  std::optional<std::uint64_t> highest_id_sent_;
+  ArqTime newest_delivered_sent_at_{};  // send time of the most recently sent datagram delivered
+  std::uint64_t next_send_index_ = 0;
+  std::size_t in_flight_ = 0;
+  ArqTime next_send_{};
+
+  // Delivery-rate bookkeeping (BBR's "delivered", "delivered_time", "first_sent_time").
+  std::uint64_t delivered_ = 0;
+  ArqTime delivered_time_{};
+  ArqTime first_sent_time_{};
+  std::uint64_t application_limited_until_ = 0;  // delivered_ mark; 0 = not limited
+
+  // Rounds: one ends when a datagram sent after the previous end is acknowledged.
+  std::uint64_t round_count_ = 0;
+  std::uint64_t filter_round_ = 0;               // rounds in which the sender was not application-limited
+  bool round_application_limited_ = false;       // the sender ran out of data during this round
+  std::uint64_t next_round_send_index_ = 0;
+  ArqTime round_started_{};
+  static constexpr std::size_t kRing = 10;       // = kBandwidthWindowRounds (checked in the .cpp)
+  std::array<double, kRing> round_max_{};        // per-round largest delivery-rate sample
+  std::uint64_t round_delivered_bytes_ = 0;
+  std::uint64_t round_lost_bytes_ = 0;
+  std::optional<ArqDuration> round_min_rtt_;
+
+  std::optional<ArqDuration> min_rtt_;
+  std::optional<ArqDuration> smoothed_rtt_;
+  ArqDuration rtt_deviation_{0};
+  ArqTime min_rtt_stamp_{};
+  double full_bandwidth_ = 0;                    // start-up: the rate to beat
+  int flat_rounds_ = 0;
+  int heavy_loss_rounds_ = 0;
+  int rounds_since_backoff_ = 1 << 20;
+  std::uint64_t cycle_step_ = 0;           // rounds at gain 1 since the last probe
+  double bandwidth_before_probe_ = 0;
+  int drain_rounds_ = 0;
+  int delayed_rounds_ = 0;                  // rounds running whose smallest RTT showed a queue
+  double pacing_gain_;
+  double window_gain_;
+
+  std::uint64_t backoffs_for_delay_ = 0;
+  std::uint64_t backoffs_for_loss_ = 0;
+  std::uint64_t lost_datagrams_ = 0;
+};
+
+const char* pacer_phase_name(DatagramPacer::Phase phase);
+
+}  // namespace lp

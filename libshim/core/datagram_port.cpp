@@ -1,0 +1,88 @@
+#include "datagram_port.h"
+
+#include "connection.h"
+#include "datagram_channel.h"
+#include "endpoint.h"
+#include "host_port.h"
+#include "session.h"
+
+namespace lp {
+
+DatagramPort::DatagramPort(const Config& config, std::uint16_t port) : carrier_(config, port) {}
+
+void DatagramPort::refresh(Endpoint& endpoint) {
+  std::map<Session*, Peer> current;
+  for (const auto& [name, owned] : endpoint.sessions()) {
+    Session& session = *owned;
+    DatagramChannel* channel = session.datagram();
+    if (channel == nullptr || !channel->keyed() || session.failed()) continue;
+    auto known = peers_.find(&session);
+    if (known != peers_.end() && known->second.epoch == channel->key_epoch()) {
+      current.emplace(&session, known->second);
+      continue;
+    }
+    // New keys: a new control connection, whose peer address may differ (a reconnect from
+    // another interface). Without one, the address known before stays.
+    const Connection* control = session.streams().slots() > 0 ? session.streams().stream(0) : nullptr;
+    Peer peer;
+    if (control != nullptr && control->link &&
+        peer_datagram_address(control->link->poll_fd(), parse_host_port(session.peer(), true).port, peer.address)) {
+      peer.epoch = channel->key_epoch();
+      current.emplace(&session, peer);
+    } else if (known != peers_.end()) {
+      current.emplace(&session, known->second);
+    }
+  }
+  peers_ = std::move(current);
+  by_address_.clear();
+  for (const auto& [session, peer] : peers_) by_address_[peer.address] = session;
+}
+
+void DatagramPort::deliver(Session& session, const DatagramAddress&, std::span<std::byte> bytes,
+                           Clock::time_point now, Endpoint& endpoint) {
+  std::string why;
+  switch (session.datagram()->on_datagram(session.arq(), bytes, now, why)) {
+    case DatagramChannel::Verdict::kAccepted:
+      session.heard_from_peer(now);  // authentic: the path and the peer are alive
+      return;
+    case DatagramChannel::Verdict::kMalformed:
+      endpoint.note_datagram_refused(session, true);
+      return;
+    case DatagramChannel::Verdict::kUnauthentic:
+      endpoint.note_datagram_refused(session, false);
+      return;
+    case DatagramChannel::Verdict::kReplayed:
+      return;  // a duplicate the network made (or a replay): the ARQ would drop it too
+  }
+}
+
+void DatagramPort::on_readable(Endpoint& endpoint, std::vector<Message>& received) {
+  refresh(endpoint);  // sessions may have gone since the last turn
+  std::vector<Session*> touched;
+  carrier_.receive(
+      [&](const DatagramAddress& from, std::span<std::byte> bytes) {
+        auto it = by_address_.find(from);
+        if (it == by_address_.end() || it->second->failed()) {
+          ++unknown_source_;
+          endpoint.note_datagram_refused_unknown();
+          return;
+        }
+        // The time each datagram is handled, not the turn's: a turn that moves thousands of
+        // datagrams lasts long enough to shorten the RTT samples of ACKs read at its end.
+        deliver(*it->second, from, bytes, Clock::now(), endpoint);
+        if (touched.empty() || touched.back() != it->second) touched.push_back(it->second);
+      },
+      kReadBudget);
+  for (Session* session : touched) session->take_received(received);
+}
+
+bool DatagramPort::flush(Endpoint& endpoint) {
+  refresh(endpoint);
+  for (auto& [session, peer] : peers_) {
+    auto& queue = session->datagram()->outgoing();
+    if (!queue.empty() && !carrier_.send(peer.address, queue)) return false;
+  }
+  return true;
+}
+
+}  // namespace lp

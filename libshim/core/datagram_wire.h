@@ -1,0 +1,92 @@
+// The datagram carrier's wire format: one sealed frame per UDP datagram. Pure.
+//
+//   magic "LD" | version u8 | reserved u8 | sequence u64 | frame (header 8 | payload | tag 16)
+//
+// The frame is a DATA or ACK frame of wire_frame.h, sealed with AES-256-GCM as TCP frames are
+// (frame_cipher.h, header authenticated, payload encrypted), but the nonce is the datagram's own
+// sequence number, carried in clear: a changed sequence opens under another nonce and fails.
+// Datagrams are lost, reordered and duplicated, so the receiver checks each one on its own, and a
+// ReplayWindow refuses any sequence seen before. A malformed, unauthentic or replayed datagram is
+// dropped and counted; it never closes anything (anyone can send a datagram).
+//
+// Keys: per session, per direction, derived with HKDF from the session's control connection's
+// traffic keys (derive_datagram_keys, frame_cipher.h; handshake.h keeps them): a new key pair
+// whenever the control connection is re-established, never a nonce reused under a key (the
+// sequence starts at 0 with each key pair and never wraps: 2^64 datagrams).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "frame_cipher.h"
+#include "wire_frame.h"
+
+namespace lp {
+
+constexpr std::size_t kDatagramHeaderSize = 12;
+// Datagrams we send stay within an IPv4 path MTU of 1500 bytes (IP 20 + UDP 8), so that no
+// fragment of an IP packet is ever lost alone; IPv6 (40 + 8) leaves 1452, which kDatagramUnit fits.
+constexpr std::size_t kMaxDatagramSize = 1472;
+// Payload bytes of one DATA unit (one ARQ message of the datagram carrier): 1472 - 12 (datagram
+// header) - 8 (frame header) - 8 (sequence) - 16 (tag) - 1 (fragment flags) = 1427; 1400 keeps
+// IPv6 (1452) and a few bytes of slack.
+constexpr std::size_t kDatagramUnit = 1400;
+// SACK ranges an ACK datagram may carry and still fit (14 + 16 per range <= 1436 bytes); an ACK
+// of more ranges goes as several datagrams, up to kDatagramAckParts.
+constexpr std::uint32_t kDatagramSackRanges = 80;
+constexpr std::uint32_t kDatagramAckParts = 8;
+
+// Sequences seen recently: refuses duplicates and replays of authentic datagrams, and anything
+// older than the window (treated as lost; the ARQ re-sends what matters).
+class ReplayWindow {
+ public:
+  static constexpr std::uint64_t kSize = 4096;
+  // Whether `sequence` would be new (call before the costly open).
+  bool fresh(std::uint64_t sequence) const;
+  // Records an authentic `sequence` (call after it opened).
+  void mark(std::uint64_t sequence);
+
+ private:
+  bool any_ = false;
+  std::uint64_t highest_ = 0;
+  std::array<std::uint64_t, kSize / 64> seen_{};  // bit (seq % kSize) for seq in (highest - kSize, highest]
+};
+
+// Both directions' datagram ciphers of a session, from its control connection's traffic keys.
+class DatagramCrypto {
+ public:
+  // `outgoing`: we dialled the control connection. `keys`: its datagram keys (Handshake::datagram_keys).
+  DatagramCrypto(const TrafficKeys& keys, bool outgoing, Protection protection);
+
+  // A datagram begins with kDatagramHeaderSize bytes of room, then one frame an encoder appended;
+  // writes the header and seals the frame. Throws on a libcrypto failure only.
+  void seal(std::vector<std::byte>& datagram);
+
+  enum class Verdict { kOpened, kMalformed, kUnauthentic, kReplayed };
+  struct Opened {
+    Verdict verdict;
+    std::string why;              // for kMalformed
+    std::optional<FrameView> frame;  // for kOpened: points into `datagram` (opened in place)
+  };
+  // Checks and opens one received datagram in place. Never throws for any bytes.
+  Opened open(std::span<std::byte> datagram);
+
+  std::uint64_t sealed() const { return next_sequence_; }
+
+ private:
+  std::unique_ptr<FrameCipher> sealer_;
+  std::unique_ptr<FrameCipher> opener_;
+  std::uint64_t next_sequence_ = 0;
+  ReplayWindow replay_;
+};
+
+// Appends the room for a datagram header (kDatagramHeaderSize bytes) to an empty buffer.
+inline void begin_datagram(std::vector<std::byte>& out) { out.assign(kDatagramHeaderSize, std::byte{0}); }
+
+}  // namespace lp

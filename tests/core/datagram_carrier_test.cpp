@@ -1,0 +1,193 @@
+// The datagram carrier: its wire format and replay window (pure), a session's channel split and
+// joined back (pure), and two engines on loopback with LONGPIPE_CARRIER=udp (real sockets):
+// messages of every size arrive once, in order, intact; forged datagrams are dropped and counted.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <thread>
+
+#include "config.h"
+#include "datagram_channel.h"
+#include "datagram_wire.h"
+#include "engine.h"
+#include "loopback_engine_config.h"
+#include "message.h"
+
+using namespace std::chrono_literals;
+
+namespace {
+
+lp::TrafficKeys keys() {
+  lp::TrafficKeys k;
+  for (std::size_t i = 0; i < k.dialler_to_acceptor.size(); ++i) {
+    k.dialler_to_acceptor[i] = std::byte(i);
+    k.acceptor_to_dialler[i] = std::byte(200 - i);
+  }
+  return k;
+}
+
+std::vector<std::byte> sealed_data(lp::DatagramCrypto& crypto, std::uint64_t seq) {
+  std::vector<std::byte> datagram;
+  lp::begin_datagram(datagram);
+  const std::vector<std::byte> unit(40, std::byte{7});
+  lp::encode_data(datagram, seq, unit);
+  crypto.seal(datagram);
+  return datagram;
+}
+
+lp::Message numbered(std::uint32_t index, std::size_t size) {
+  lp::Message m;
+  m.tag = static_cast<std::int32_t>(index);
+  m.body.resize(size);
+  for (std::size_t i = 0; i < size; ++i) m.body[i] = static_cast<std::byte>((index * 31 + i) & 0xff);
+  return m;
+}
+
+lp::Config udp_config() {
+  lp::Config config = lp::test::loopback_engine_config("datagram-key", 3000ms);
+  config.carrier = lp::CarrierChoice::kUdp;
+  return config;
+}
+
+std::string port_of(const std::string& endpoint) { return endpoint.substr(endpoint.rfind(':') + 1); }
+
+}  // namespace
+
+TEST_CASE("datagram wire: sealed datagrams open once, on the other side only", "[datagram][wire]") {
+  lp::DatagramCrypto dialler(keys(), true, lp::Protection::kEncrypt);
+  lp::DatagramCrypto acceptor(keys(), false, lp::Protection::kEncrypt);
+  auto first = sealed_data(dialler, 1);
+  auto second = sealed_data(dialler, 2);
+  auto copy = second;
+  // Out of order is fine; the same datagram twice is a replay.
+  CHECK(acceptor.open(second).verdict == lp::DatagramCrypto::Verdict::kOpened);
+  CHECK(acceptor.open(first).verdict == lp::DatagramCrypto::Verdict::kOpened);
+  CHECK(acceptor.open(copy).verdict == lp::DatagramCrypto::Verdict::kReplayed);
+  // Our own datagrams do not open as the peer's (one key per direction).
+  auto own = sealed_data(dialler, 3);
+  CHECK(dialler.open(own).verdict == lp::DatagramCrypto::Verdict::kUnauthentic);
+  // Any changed byte (the sequence, the header, the payload, the tag) fails.
+  for (std::size_t at : {std::size_t{5}, std::size_t{14}, std::size_t{30}, own.size() - 1}) {
+    auto altered = sealed_data(dialler, 4 + at);
+    altered[at] ^= std::byte{1};
+    const auto verdict = acceptor.open(altered).verdict;
+    CHECK((verdict == lp::DatagramCrypto::Verdict::kUnauthentic || verdict == lp::DatagramCrypto::Verdict::kMalformed));
+  }
+  // Garbage of every length is refused without a throw.
+  for (std::size_t size = 0; size < 80; ++size) {
+    std::vector<std::byte> junk(size, std::byte{0x4c});
+    CHECK(acceptor.open(junk).verdict != lp::DatagramCrypto::Verdict::kOpened);
+  }
+}
+
+TEST_CASE("datagram wire: the replay window slides", "[datagram][wire]") {
+  lp::ReplayWindow window;
+  CHECK(window.fresh(10));
+  window.mark(10);
+  CHECK_FALSE(window.fresh(10));
+  CHECK(window.fresh(9));
+  window.mark(10 + lp::ReplayWindow::kSize);
+  CHECK_FALSE(window.fresh(10));  // too old to tell
+  CHECK(window.fresh(11 + lp::ReplayWindow::kSize / 2));
+  window.mark(1'000'000);
+  CHECK(window.fresh(999'999));
+  CHECK_FALSE(window.fresh(1'000'000 - lp::ReplayWindow::kSize));
+}
+
+TEST_CASE("datagram channel: messages split into units and joined back", "[datagram][channel]") {
+  const lp::Config config = udp_config();
+  lp::ArqConfig arq_config;
+  arq_config.mode = lp::ArqMode::kDatagram;
+  arq_config.send_window_messages = arq_config.receive_window_messages = 100'000;
+  lp::Arq sender(arq_config), receiver(arq_config);
+  lp::DatagramChannel channel(config);
+  const std::vector<std::size_t> sizes = {20, 21, 1399, 1400, 1401, 1420, 2800, 2801, 100'000, 1 << 20};
+  for (std::size_t size : sizes) {
+    lp::ArqPayload packed(size);
+    for (std::size_t i = 0; i < size; ++i) packed[i] = std::byte(size + i * 7);
+    channel.submit(sender, packed);
+  }
+  const auto now = lp::ArqTime{};
+  while (auto frame = sender.poll_transmit(now)) {
+    REQUIRE(frame->payload.size() <= lp::kDatagramUnit + 1);
+    REQUIRE(frame->payload.size() >= 1 + lp::kMessageTrailerSize);
+    REQUIRE(receiver.on_data(frame->seq, lp::ArqPayload(frame->payload.begin(), frame->payload.end()), now));
+  }
+  std::vector<lp::ArqPayload> messages;
+  REQUIRE(channel.take_received(receiver, messages));
+  REQUIRE(messages.size() == sizes.size());
+  for (std::size_t m = 0; m < sizes.size(); ++m) {
+    REQUIRE(messages[m].size() == sizes[m]);
+    for (std::size_t i = 0; i < sizes[m]; ++i) REQUIRE(messages[m][i] == std::byte(sizes[m] + i * 7));
+  }
+}
+
+TEST_CASE("LONGPIPE_CARRIER is validated and names what it accepts", "[datagram][config]") {
+  CHECK(lp::Config::from_variables({{"LONGPIPE_CARRIER", "udp"}}).carrier == lp::CarrierChoice::kUdp);
+  CHECK(lp::Config::from_variables({{"LONGPIPE_CARRIER", "auto"}}).carrier == lp::CarrierChoice::kAuto);
+  CHECK_FALSE(lp::Config::from_variables({{"LONGPIPE_CARRIER", "auto"}}).datagram_carrier());  // tcp for now
+  CHECK(lp::Config::from_variables({}).carrier == lp::CarrierChoice::kTcp);
+  CHECK_THROWS_WITH(lp::Config::from_variables({{"LONGPIPE_CARRIER", "quic"}}),
+                    Catch::Contains("LONGPIPE_CARRIER") && Catch::Contains("tcp, udp, auto"));
+}
+
+TEST_CASE("two engines on the datagram carrier: every size arrives once, in order", "[datagram][engine]") {
+  lp::Engine a(udp_config());
+  lp::Engine b(udp_config());
+  const std::vector<std::size_t> sizes = {0, 1, 1000, 1400, 5000, 64 * 1024, 1 << 20};
+  std::uint32_t sent = 0;
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t size : sizes) a.send(b.local_endpoint(), numbered(sent++, size));
+  }
+  b.send(a.local_endpoint(), numbered(0, 10));  // the other direction too
+  std::uint32_t next = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (next < sent && std::chrono::steady_clock::now() < deadline) {
+    auto message = b.try_receive();
+    if (!message) {
+      b.wait_receive(100ms);
+      continue;
+    }
+    REQUIRE(message->tag == static_cast<std::int32_t>(next));
+    REQUIRE(message->body == numbered(next, sizes[next % sizes.size()]).body);
+    ++next;
+  }
+  CHECK(next == sent);
+  REQUIRE(a.wait_receive(10s));
+  CHECK(a.try_receive()->body == numbered(0, 10).body);
+  CHECK(a.flush(10s));
+  const std::string stats = a.stats_json();
+  CHECK(stats.find("\"carrier\":\"udp\"") != std::string::npos);
+}
+
+TEST_CASE("the datagram carrier drops forged datagrams and counts them", "[datagram][engine][security]") {
+  lp::Engine a(udp_config());
+  lp::Engine b(udp_config());
+  a.send(b.local_endpoint(), numbered(0, 100));
+  REQUIRE(b.wait_receive(10s));
+  REQUIRE(b.try_receive());
+  // Garbage to b's datagram port from an address no session has: dropped, counted.
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port_of(b.local_endpoint()))));
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < 50; ++i) {
+    std::vector<char> junk(static_cast<std::size_t>(i * 29 % 1500), static_cast<char>(i));
+    ::sendto(fd, junk.data(), junk.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+  }
+  ::close(fd);
+  // The session goes on.
+  a.send(b.local_endpoint(), numbered(1, 100));
+  REQUIRE(b.wait_receive(10s));
+  CHECK(b.try_receive()->tag == 1);
+  std::this_thread::sleep_for(300ms);
+  // The engine-wide count (the first "refused_frames" of the report, before the sessions').
+  const std::string stats = b.stats_json();
+  const std::string key = "\"refused_frames\":";
+  CHECK(std::stoul(stats.substr(stats.find(key) + key.size())) >= 50);
+}

@@ -1,0 +1,278 @@
+// DatagramPacer with a datagram-mode Arq across a simulated bottleneck (a rate-limited FIFO with a
+// tail-drop queue, then random loss, jitter and duplication), on a fake clock: it delivers
+// everything in order, keeps the rate near the bottleneck under random loss, backs off when a
+// queue stands, and keeps its window over a pause.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <random>
+
+#include "datagram_pacer.h"
+#include "sim_link.h"
+
+using namespace std::chrono_literals;
+using lp::Arq;
+using lp::ArqAck;
+using lp::ArqConfig;
+using lp::ArqDuration;
+using lp::ArqPayload;
+using lp::ArqTime;
+using lp::DatagramPacer;
+using lp::test::at;
+using lp::test::WireData;
+
+namespace {
+
+// Bytes a datagram adds to its payload on the wire (IP, UDP, datagram and frame headers, tag).
+constexpr std::size_t kOverhead = 72;
+constexpr std::size_t kPayload = 1400;
+
+struct PathProfile {
+  double rate = 2.5e6;            // bottleneck, bytes per second (20 Mbit/s)
+  ArqDuration delay = 25ms;       // one way, each direction
+  std::size_t queue = 125'000;    // bottleneck queue, bytes (one bandwidth-delay product)
+  double loss = 0;                // random, after the bottleneck
+  ArqDuration jitter = 0ms;       // reorders
+  double duplicate = 0;
+};
+
+// The forward path: serialisation at `rate` behind a FIFO of at most `queue` bytes.
+class Bottleneck {
+ public:
+  Bottleneck(PathProfile profile, std::uint64_t seed) : profile_(profile), rng_(seed) {}
+  void set_rate(double rate) { profile_.rate = rate; }
+
+  void send(WireData frame, std::size_t bytes, ArqTime now) {
+    const ArqTime start = std::max(now, busy_until_);
+    if (std::chrono::duration<double>(start - now).count() * profile_.rate > static_cast<double>(profile_.queue)) {
+      ++tail_drops_;
+      return;
+    }
+    busy_until_ = start + std::chrono::duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / profile_.rate));
+    if (chance(profile_.loss)) return;
+    if (chance(profile_.duplicate)) in_flight_.emplace(arrival(), frame);
+    in_flight_.emplace(arrival(), std::move(frame));
+  }
+  std::vector<WireData> arrivals(ArqTime now) {
+    std::vector<WireData> out;
+    auto end = in_flight_.upper_bound(now);
+    for (auto it = in_flight_.begin(); it != end; ++it) out.push_back(std::move(it->second));
+    in_flight_.erase(in_flight_.begin(), end);
+    return out;
+  }
+  std::optional<ArqTime> next_arrival() const {
+    return in_flight_.empty() ? std::nullopt : std::optional(in_flight_.begin()->first);
+  }
+  ArqDuration queue_delay(ArqTime now) const {
+    return busy_until_ > now ? std::chrono::duration_cast<ArqDuration>(busy_until_ - now) : 0us;
+  }
+  std::uint64_t tail_drops() const { return tail_drops_; }
+
+ private:
+  bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  ArqTime arrival() {
+    const auto jitter = profile_.jitter.count() > 0
+                            ? ArqDuration(std::uniform_int_distribution<ArqDuration::rep>(0, profile_.jitter.count())(rng_))
+                            : 0us;
+    return busy_until_ + profile_.delay + jitter;
+  }
+  PathProfile profile_;
+  std::mt19937_64 rng_;
+  ArqTime busy_until_{};
+  std::multimap<ArqTime, WireData> in_flight_;
+  std::uint64_t tail_drops_ = 0;
+};
+
+// A paced sender and a receiver, as the session drives them.
+class PacedTransfer {
+ public:
+  PacedTransfer(PathProfile path, std::uint64_t seed)
+      : sender_(config()), receiver_(config()), pacer_(50ms), forward_(path, seed), acks_(lp::test::LinkProfile{.delay = path.delay}, seed + 1) {}
+
+  void queue(std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) outbox_.push_back(lp::test::make_message(queued_++, kPayload - 8));
+  }
+  DatagramPacer& pacer() { return pacer_; }
+  lp::ArqStats stats() const { return sender_.stats(); }
+  Bottleneck& path() { return forward_; }
+  ArqTime now() const { return now_; }
+  const std::vector<std::uint64_t>& delivered() const { return delivered_; }
+  std::uint64_t delivered_bytes() const { return delivered_bytes_; }
+  bool all_acknowledged() const { return outbox_.empty() && sender_.all_acknowledged(); }
+
+  // Runs until `until` of fake time; `refill`: keep the sender busy (a bulk transfer).
+  void run(ArqTime until, bool refill) {
+    while (now_ < until) {
+      if (refill && outbox_.size() < 256) queue(256);
+      step();
+      std::optional<ArqTime> next = forward_.next_arrival();
+      auto consider = [&next](std::optional<ArqTime> t) { if (t && (!next || *t < *next)) next = t; };
+      consider(acks_.next_arrival());
+      consider(sender_.next_deadline());
+      consider(receiver_.next_deadline());
+      if (pacer_.window_open() && (!outbox_.empty() || sender_.next_transmit_bytes())) {
+        consider(std::max(pacer_.next_send_time(), now_ + 1us));
+      }
+      now_ = next ? std::min(std::max(*next, now_ + 1us), until) : until;
+    }
+  }
+
+ private:
+  static ArqConfig config() {
+    ArqConfig config = lp::test::datagram_config();
+    config.send_window_messages = config.receive_window_messages = 50'000;
+    config.max_sack_ranges = 640;  // as the datagram carrier configures it (8 ACK datagrams of 80)
+    return config;
+  }
+
+  void step() {
+    for (WireData& data : forward_.arrivals(now_)) (void)receiver_.on_data(data.seq, std::move(data.payload), now_);
+    while (auto delivery = receiver_.receive()) {
+      const std::uint64_t number = lp::test::message_number(delivery->payload);
+      delivered_bytes_ += delivery->payload.size();
+      delivered_.push_back(number);
+    }
+    if (auto ack = receiver_.poll_ack(now_)) acks_.send(*ack, now_);
+    for (const ArqAck& ack : acks_.arrivals(now_)) {
+      REQUIRE(sender_.on_ack(ack, now_));
+      pacer_.on_ack(now_, ack.cumulative, ack.sack);
+    }
+    sender_.on_timer(now_);
+    if (const auto timeouts = sender_.stats().timeouts; timeouts != timeouts_) {
+      timeouts_ = timeouts;
+      pacer_.on_timeout();
+    }
+    while (!outbox_.empty() && sender_.can_accept(outbox_.front().size())) {
+      sender_.submit(std::move(outbox_.front()));
+      outbox_.erase(outbox_.begin());
+    }
+    while (pacer_.can_send(now_)) {
+      auto frame = sender_.poll_transmit(now_);
+      if (!frame) {
+        pacer_.on_application_limited();
+        break;
+      }
+      const std::size_t bytes = frame->payload.size() + kOverhead;
+      pacer_.on_sent(now_, frame->seq, bytes);
+      forward_.send(WireData{frame->seq, ArqPayload(frame->payload.begin(), frame->payload.end())}, bytes, now_);
+    }
+  }
+
+  Arq sender_, receiver_;
+  DatagramPacer pacer_;
+  Bottleneck forward_;
+  lp::test::SimLink<ArqAck> acks_;
+  std::vector<ArqPayload> outbox_;
+  std::uint64_t queued_ = 0;
+  std::vector<std::uint64_t> delivered_;
+  std::uint64_t delivered_bytes_ = 0;
+  std::uint64_t timeouts_ = 0;
+  ArqTime now_{};
+};
+
+// Goodput (message bytes delivered per second) between two fake times.
+double goodput(PacedTransfer& transfer, ArqTime from, ArqTime to) {
+  transfer.run(from, true);
+  const std::uint64_t before = transfer.delivered_bytes();
+  transfer.run(to, true);
+  return static_cast<double>(transfer.delivered_bytes() - before) / std::chrono::duration<double>(to - from).count();
+}
+
+}  // namespace
+
+TEST_CASE("paced datagrams: everything in order with 5 % loss, reordering and duplication", "[pacer][link]") {
+  const std::uint64_t seed = GENERATE(1, 2, 3);
+  CAPTURE(seed);
+  PacedTransfer transfer({.loss = 0.05, .jitter = 10ms, .duplicate = 0.02}, seed);
+  transfer.queue(20'000);  // 28 MB, ~11 s at 20 Mbit/s
+  transfer.run(at(120s), false);
+  REQUIRE(transfer.all_acknowledged());
+  REQUIRE(transfer.delivered().size() == 20'000);
+  for (std::uint64_t i = 0; i < 20'000; ++i) REQUIRE(transfer.delivered()[i] == i);
+}
+
+TEST_CASE("paced datagrams: random loss of 1-5 % keeps the rate near the bottleneck", "[pacer][loss]") {
+  const double loss = GENERATE(0.0, 0.01, 0.03, 0.05);
+  CAPTURE(loss);
+  const PathProfile path{.loss = loss, .jitter = 2ms};
+  PacedTransfer transfer(path, 7);
+  const double rate = goodput(transfer, at(5s), at(25s));
+  const double payload_share = static_cast<double>(kPayload) / (kPayload + kOverhead);
+  CAPTURE(rate, transfer.pacer().pacing_rate(), transfer.pacer().backoffs_for_delay(), transfer.pacer().window_bytes(),
+          transfer.pacer().lost_datagrams(), transfer.path().tail_drops(), transfer.stats().messages_retransmitted,
+          transfer.stats().timeouts, transfer.stats().fast_retransmits, transfer.stats().messages_sent);
+  // What the link can carry: its rate, less the headers and the random loss.
+  CHECK(rate >= 0.80 * path.rate * payload_share * (1 - loss));
+  // Random loss is not congestion: the estimate stays at the bottleneck (a loss back-off, if any,
+  // answers the tail drops of the bottleneck's queue, which the probes overfill now and then).
+  CHECK(transfer.pacer().bandwidth() >= 0.8 * path.rate);  // a delay back-off paces at 0.85 x
+  CHECK(transfer.pacer().backoffs_for_loss() <= 1);
+  CHECK(transfer.pacer().phase() != DatagramPacer::Phase::kStartup);
+}
+
+TEST_CASE("paced datagrams: start-up reaches the bottleneck within a few round trips", "[pacer][startup]") {
+  PacedTransfer transfer({}, 3);
+  transfer.run(at(1s), true);  // 20 round trips of 50 ms
+  CAPTURE(transfer.pacer().rounds(), transfer.pacer().pacing_rate(), transfer.pacer().lost_datagrams(),
+          transfer.path().tail_drops(), transfer.stats().messages_sent, transfer.pacer().backoffs_for_delay(),
+          transfer.pacer().backoffs_for_loss());
+  CHECK(transfer.pacer().bandwidth() >= 0.8 * 2.5e6);
+  CHECK(transfer.pacer().phase() != DatagramPacer::Phase::kStartup);
+}
+
+TEST_CASE("paced datagrams: backs off when the bottleneck narrows and a queue stands", "[pacer][delay]") {
+  PacedTransfer transfer({}, 5);
+  transfer.run(at(10s), true);
+  REQUIRE(transfer.pacer().min_rtt().has_value());
+  const auto backoffs = transfer.pacer().backoffs_for_delay();
+  transfer.path().set_rate(1.25e6);  // another flow takes half the bottleneck
+  transfer.run(at(11s), true);
+  // The queue grew: the pacer saw the delay and backed off.
+  CHECK(transfer.pacer().backoffs_for_delay() > backoffs);
+  transfer.run(at(20s), true);
+  CHECK(transfer.pacer().bandwidth() <= 1.3 * 1.25e6);
+  // No standing queue is left: the queueing delay stays under half the minimum RTT.
+  ArqDuration worst = 0us;
+  for (int i = 0; i < 50; ++i) {
+    transfer.run(transfer.now() + 100ms, true);
+    worst = std::max(worst, transfer.path().queue_delay(transfer.now()));
+  }
+  CHECK(worst <= *transfer.pacer().min_rtt() / 2 + 10ms);
+}
+
+TEST_CASE("paced datagrams: the window does not decay while idle", "[pacer][idle]") {
+  PacedTransfer transfer({}, 9);
+  transfer.queue(5000);
+  transfer.run(at(10s), false);
+  REQUIRE(transfer.all_acknowledged());
+  const std::size_t window = transfer.pacer().window_bytes();
+  const double rate = transfer.pacer().pacing_rate();
+  transfer.run(at(40s), false);  // 30 s with nothing to send
+  CHECK(transfer.pacer().window_bytes() == window);
+  CHECK(transfer.pacer().pacing_rate() == rate);
+  // A burst after the pause leaves at the rate the path carried before it.
+  transfer.queue(2000);
+  const std::uint64_t before = transfer.delivered_bytes();
+  transfer.run(at(41s), false);
+  CHECK(static_cast<double>(transfer.delivered_bytes() - before) >= 0.6 * 2.5e6 * 0.95);
+}
+
+TEST_CASE("paced datagrams: a trickle of small messages between bursts keeps the estimate", "[pacer][idle]") {
+  PacedTransfer transfer({}, 10);
+  transfer.queue(5000);
+  transfer.run(at(10s), false);
+  REQUIRE(transfer.all_acknowledged());
+  const double before = transfer.pacer().bandwidth();
+  // 30 s of one message every 200 ms: rounds go on, but the sender is application-limited.
+  for (int i = 0; i < 150; ++i) {
+    transfer.queue(1);
+    transfer.run(transfer.now() + 200ms, false);
+  }
+  CHECK(transfer.pacer().bandwidth() >= 0.9 * before);
+}
+
+TEST_CASE("paced datagrams: sustained heavy loss backs off", "[pacer][loss]") {
+  PacedTransfer transfer({.loss = 0.35}, 13);
+  transfer.run(at(20s), true);
+  CHECK(transfer.pacer().backoffs_for_loss() > 0);
+}
