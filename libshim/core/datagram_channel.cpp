@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "arq_wire.h"
 #include "handshake.h"
 #include "message.h"
 
@@ -11,20 +12,6 @@ namespace {
 
 // A unit's first byte: set on the last unit of a message.
 constexpr std::byte kLastUnit{1};
-
-AckFrame to_wire(const ArqAck& ack) {
-  AckFrame frame{ack.cumulative, ack.window_messages, {}};
-  for (const auto& range : ack.sack) frame.ranges.push_back({range.begin, range.end});
-  return frame;
-}
-
-ArqAck from_wire(const AckFrame& frame) {
-  ArqAck ack;
-  ack.cumulative = frame.cumulative;
-  ack.window_messages = frame.window_messages;
-  for (const auto& range : frame.ranges) ack.sack.push_back({range.begin, range.end});
-  return ack;
-}
 
 std::size_t units_for(std::size_t bytes) { return std::max<std::size_t>(1, (bytes + kDatagramUnit - 1) / kDatagramUnit); }
 

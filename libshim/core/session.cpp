@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "arq_wire.h"
 #include "connection.h"
 
 namespace lp {
@@ -18,20 +19,6 @@ constexpr std::chrono::milliseconds kMinProbeInterval{250};
 // 3 round trips (SYN, HELLO/CHALLENGE, AUTH/IDENTIFY) before data. Each probe may take
 // Session::kMaxProbeAttemptsPerSlot start intervals (6 round trips): room for one lost packet.
 constexpr int kProbeStartRoundTrips = 2;
-
-AckFrame to_wire(const ArqAck& ack) {
-  AckFrame frame{ack.cumulative, ack.window_messages, {}};
-  for (const auto& range : ack.sack) frame.ranges.push_back({range.begin, range.end});
-  return frame;
-}
-
-ArqAck from_wire(const AckFrame& frame) {
-  ArqAck ack;
-  ack.cumulative = frame.cumulative;
-  ack.window_messages = frame.window_messages;
-  for (const auto& range : frame.ranges) ack.sack.push_back({range.begin, range.end});
-  return ack;
-}
 
 }  // namespace
 
