@@ -21,7 +21,7 @@ class Session;
 enum class ConnectionState {
   kConnecting,   // dialler: the carrier is opening the link
   kHandshaking,  // authentication frames (handshake.h)
-  kEstablished,  // both proofs checked: DATA and ACK flow
+  kEstablished,  // both proofs checked (or ours, awaiting_peer_proof): DATA and ACK flow
   kClosed,       // waiting to be swept away
 };
 
@@ -61,7 +61,13 @@ class Connection {
     if (handshake_.opener() != nullptr) reader_.set_tag_size(kTagSize);
   }
 
+  // Both proofs checked and the peer's identity presented: read like a session's stream.
+  bool authenticated() const { return state == ConnectionState::kEstablished && !awaiting_peer_proof; }
+
   ConnectionState state = ConnectionState::kConnecting;
+  // Dialler, a session's first connections: DATA goes right behind our AUTH (0.5-RTT data) while
+  // the acceptor's proof and IDENTIFY are still on their way (endpoint.cpp, establish_early).
+  bool awaiting_peer_proof = false;
   Session* session = nullptr;                // null until an accepted connection has authenticated
   std::string peer_endpoint;                 // dialled, or announced in HELLO
   std::size_t stream = 0;                    // which of the session's parallel streams

@@ -148,7 +148,7 @@ void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Cloc
     return;
   }
   connection.last_received = now;  // an authentic frame: the path to this peer is alive
-  if (connection.state != ConnectionState::kEstablished) {
+  if (!connection.authenticated()) {
     handle_handshake_frame(connection, frame, now);
     connection.expect_tags_if_sealed();
     return;
@@ -166,6 +166,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
     case HandshakeStep::kPending:
       if (connection.outgoing()) connection.note_handshake_answer(now);  // HELLO -> CHALLENGE
       mark_flush(connection);
+      if (may_send_early(connection)) establish(connection, now, false);
       return;
     case HandshakeStep::kIdentified:
       connection.rtt_probe_sent = now;  // CHALLENGE: AUTH comes one round trip later
@@ -194,6 +195,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       return;
     }
     case HandshakeStep::kEstablished: {
+      if (connection.session == nullptr) return;  // established early, then replaced: moot
       Session& session = *connection.session;  // dialling: the session that dialled
       if (!session.identity_matches(handshake.peer_token())) {
         // Authenticated, at the peer's own address, yet another process than the session began
@@ -204,6 +206,12 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         return;
       }
       mark_flush(connection);
+      if (connection.awaiting_peer_proof) {
+        connection.awaiting_peer_proof = false;
+        session.confirm(connection, now);
+        pump(session, now);
+        return;
+      }
       establish(connection, now);
       return;
     }
@@ -228,10 +236,25 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
   }
 }
 
-void Endpoint::establish(Connection& connection, Clock::time_point now) {
+// 0.5-RTT data: a dialler whose AUTH and IDENTIFY are out sends DATA right behind them instead of
+// waiting a round trip for the acceptor's proof and IDENTIFY, but only on a session's first
+// connections (no identity bound yet). Sealed under this connection's keys (both nonces), it opens
+// only for a key holder and cannot be replayed into another connection. On a later connection
+// the peer at that address may be another process (it restarted): there the acceptor's IDENTIFY
+// must be checked before anything is sent, as before. Not on the datagram carrier (its keys
+// follow the control connection's establishment).
+bool Endpoint::may_send_early(const Connection& connection) const {
+  const Session* session = connection.session;
+  return connection.outgoing() && connection.state == ConnectionState::kHandshaking &&
+         connection.handshake().identity_sent() && session != nullptr && !session->failed() &&
+         !session->identity_bound() && !config_.datagram_carrier();
+}
+
+void Endpoint::establish(Connection& connection, Clock::time_point now, bool proven) {
   Session& session = *connection.session;
   if (!connection.outgoing()) --handshaking_accepted_;
   connection.state = ConnectionState::kEstablished;
+  connection.awaiting_peer_proof = !proven;
   if (session.failed()) {
     close_connection(connection, "session already failed", now);
     return;
@@ -239,7 +262,7 @@ void Endpoint::establish(Connection& connection, Clock::time_point now) {
   if (connection.handshake_rtt != Clock::duration{}) {
     session.path().on_handshake_rtt(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
   }
-  const Session::Attachment attachment = session.attach(connection, local_endpoint_, now);
+  const Session::Attachment attachment = session.attach(connection, local_endpoint_, now, proven);
   for (Connection* other : attachment.abandoned) {
     other->session = nullptr;  // another probe got through first: not a failure of the session
     close_connection(*other, "another probe replaced the silent stream first", now);
@@ -272,7 +295,7 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
 
 void Endpoint::expire_handshakes(Clock::time_point now) {
   for (auto& [raw, connection] : connections_) {
-    if (connection->state != ConnectionState::kEstablished && connection->state != ConnectionState::kClosed &&
+    if (!connection->authenticated() && connection->state != ConnectionState::kClosed &&
         now >= connection->handshake().deadline()) {
       close_connection(*connection, "connect or authentication timed out", now);
     }
@@ -283,7 +306,7 @@ Endpoint::Clock::time_point Endpoint::next_deadline(Clock::time_point now) const
   Clock::time_point wake = Clock::time_point::max();
   for (const auto& [peer, session] : sessions_) wake = std::min(wake, session->next_deadline(now));
   for (const auto& [raw, connection] : connections_) {
-    if (connection->state == ConnectionState::kConnecting || connection->state == ConnectionState::kHandshaking) {
+    if (!connection->authenticated() && connection->state != ConnectionState::kClosed) {
       wake = std::min(wake, connection->handshake().deadline());
     }
   }

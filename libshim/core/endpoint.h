@@ -87,7 +87,9 @@ class Endpoint {
  private:
   void handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
-  void establish(Connection& connection, Clock::time_point now);
+  // `proven` false: our proof is out, the peer's still to come (may_send_early).
+  void establish(Connection& connection, Clock::time_point now, bool proven = true);
+  bool may_send_early(const Connection& connection) const;
   void dial(Session& session, std::size_t stream, Clock::time_point now, Clock::duration attempt_limit);
   void pump(Session& session, Clock::time_point now);
   void mark_flush(Connection& connection);

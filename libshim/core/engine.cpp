@@ -273,9 +273,8 @@ void Engine::Impl::handle_event(const LoopEvent& event, Clock::time_point now) {
 void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
   std::string error;
   std::size_t bytes = 0;
-  const bool authenticated = connection.state == ConnectionState::kEstablished;
-  const IoStatus status =
-      connection.link->read(connection.reader(), authenticated ? kReadBudget : kHandshakeReadBudget, bytes, error);
+  const IoStatus status = connection.link->read(
+      connection.reader(), connection.authenticated() ? kReadBudget : kHandshakeReadBudget, bytes, error);
   endpoint_.on_read(connection, status, error, now);
   mailbox_.deliver(endpoint_.received());
   if (bytes > 0 && connection.state == ConnectionState::kEstablished) connection.link->after_read();

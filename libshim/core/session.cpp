@@ -35,7 +35,8 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
       path_(config.rtt_given ? std::optional<std::chrono::microseconds>(config.rtt) : std::nullopt,
             config.bandwidth_given ? std::optional<double>(config.bandwidth_mbit * 1e6 / 8) : std::nullopt) {}
 
-Session::Attachment Session::attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now) {
+Session::Attachment Session::attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now,
+                                    bool proven) {
   const bool carrier_was_down = streams_.established() == 0;
   const bool our_attempt = streams_.is_attempt(connection);
   Attachment result;
@@ -66,19 +67,23 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
       result.abandoned.push_back(other);
     }
   }
-  connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
-  heard_from_peer(now);
-  backoff_ = config_.connect_retry_initial;
-  peer_said_goodbye_ = false;
   if (ever_established_ && carrier_was_down) ++counters_.reconnects;  // a loss, not a tie-break
-  ++counters_.connections_established;
-  ever_established_ = true;
-  if (connection.link) counters_.tuning = connection.link->tuning();
-  counters_.protection = protection_name(connection.handshake().protection());
+  if (proven) confirm(connection, now);
   // When the carrier comes back (or a stream is replaced, taking its bytes with it), every
   // unacknowledged message goes again; the peer drops what it already had.
   if (carrier_was_down || result.loser != nullptr) arq_.carrier_reset(now);
   return result;
+}
+
+void Session::confirm(Connection& connection, Clock::time_point now) {
+  connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
+  heard_from_peer(now);
+  backoff_ = config_.connect_retry_initial;
+  peer_said_goodbye_ = false;
+  ++counters_.connections_established;
+  ever_established_ = true;
+  if (connection.link) counters_.tuning = connection.link->tuning();
+  counters_.protection = protection_name(connection.handshake().protection());
 }
 
 void Session::detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now) {

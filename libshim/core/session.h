@@ -61,7 +61,12 @@ class Session {
     bool attached = true;
     std::vector<Connection*> abandoned;
   };
-  Attachment attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now);
+  // `proven` false: our AUTH is out but the peer's proof is still to come (0.5-RTT data on a
+  // session's first connections): the stream carries DATA, but nothing of the peer's counts yet
+  // (no sign of life, no larger frames); confirm() follows once the peer proved itself.
+  Attachment attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now,
+                    bool proven = true);
+  void confirm(Connection& connection, Clock::time_point now);
   // A connection of this session closed (`was_attempt`: before it was established).
   void detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now);
   // A dial could not even start (e.g. unresolvable).
@@ -84,6 +89,8 @@ class Session {
   // Binds the session to the peer's identity token (the first authenticated connection's) or
   // checks a later one against it (constant time). False: another process claims this session.
   bool identity_matches(const std::vector<std::byte>& token);
+  // Whether a peer identity is bound (some connection of this session was ever established).
+  bool identity_bound() const { return !peer_token_.empty(); }
   // The application named this peer (send()): the session may dial it. A session only the peer
   // opened never dials: the endpoint it announced is a claim, and the peer redials its own.
   void allow_dialling() { may_dial_ = true; }

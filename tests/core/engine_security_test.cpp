@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -266,4 +267,154 @@ TEST_CASE("a session only the peer opened is forgotten once the peer has gone") 
     std::this_thread::sleep_for(20ms);
   }
   CHECK(b.stats_json().find("\"peer\":\"" + a_endpoint + "\"") == std::string::npos);
+}
+
+// 0.5-RTT data (endpoint.cpp, may_send_early): a dialler's first connections send DATA right behind
+// their AUTH and IDENTIFY; reconnections wait for the acceptor's IDENTIFY, as before.
+
+TEST_CASE("DATA right behind the dialler's AUTH (0.5-RTT data) is delivered once, in order") {
+  lp::Engine b(config_with());
+  std::vector<lp::Message> early;
+  for (std::uint32_t i = 0; i < 50; ++i) early.push_back(numbered(i));
+  RawPeer peer(b.local_endpoint());
+  REQUIRE(peer.handshake(kKey, "127.0.0.1:1", random_token(), early) == RawPeer::Outcome::kEstablished);
+  for (std::uint32_t next = 0; next < early.size();) {
+    auto message = b.try_receive();
+    if (!message) {
+      REQUIRE(b.wait_receive(10s));
+      continue;
+    }
+    CHECK(message->peer_endpoint == "127.0.0.1:1");
+    REQUIRE(message->tag == static_cast<std::int32_t>(next));
+    REQUIRE(message->body == numbered(next).body);
+    ++next;
+  }
+  std::this_thread::sleep_for(200ms);
+  CHECK_FALSE(b.try_receive().has_value());  // nothing twice
+  CHECK(counter(b, "refused_frames") == 0);
+  CHECK(counter(b, "malformed_frames") == 0);
+}
+
+// The acceptor's side of one connection by hand (the engine's own Handshake), on an accepted socket.
+class RawAcceptor {
+ public:
+  explicit RawAcceptor(int connection)
+      : connection_(connection),
+        authenticator_(kKey),
+        handshake_(lp::Handshake::acceptor(authenticator_, lp::Authenticator::make_nonce(), lp::Protection::kEncrypt,
+                                           std::chrono::steady_clock::now() + 5s)),
+        reader_(1u << 24) {
+    set_timeout(5s);
+  }
+  ~RawAcceptor() { ::close(connection_); }
+  RawAcceptor(const RawAcceptor&) = delete;
+  RawAcceptor& operator=(const RawAcceptor&) = delete;
+
+  void set_timeout(std::chrono::milliseconds timeout) {
+    const timeval limit{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+    ::setsockopt(connection_, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  }
+  // HELLO -> CHALLENGE; then the dialler's AUTH and sealed IDENTIFY. Our proof is not sent.
+  void until_identity_presented() {
+    std::vector<std::byte> out;
+    REQUIRE(handshake_.on_frame(next_opened().value(), out) == lp::HandshakeStep::kIdentified);
+    send(out);
+    REQUIRE(handshake_.on_frame(next_opened().value(), out) == lp::HandshakeStep::kPending);  // AUTH
+    reader_.set_tag_size(lp::kTagSize);
+    REQUIRE(handshake_.on_frame(next_opened().value(), out) == lp::HandshakeStep::kIdentityPresented);
+  }
+  // Our AUTH and IDENTIFY, presenting `token`.
+  void accept(const std::vector<std::byte>& token) {
+    std::vector<std::byte> out;
+    handshake_.accept_identity(token, out);
+    send(out);
+  }
+  // The next frame, opened (a sealed one that does not open fails the test); none: timed out or closed.
+  std::optional<lp::FrameView> next_opened() {
+    while (true) {
+      if (auto frame = reader_.next()) {
+        if (!frame->tag.empty()) REQUIRE(handshake_.opener()->open(frame->header, frame->payload, frame->tag));
+        return frame;
+      }
+      auto area = reader_.write_area(4096);
+      const ssize_t n = ::recv(connection_, area.data(), area.size(), 0);
+      if (n <= 0) return std::nullopt;
+      reader_.commit(static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  void send(std::vector<std::byte>& out) {
+    REQUIRE(::send(connection_, out.data(), out.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(out.size()));
+    out.clear();
+  }
+
+  int connection_;
+  lp::Authenticator authenticator_;
+  lp::Handshake handshake_;
+  lp::FrameReader reader_;
+};
+
+TEST_CASE("a dialler's first connection sends its DATA before the acceptor's proof, sealed") {
+  std::string acceptor_endpoint;
+  const int listener = loopback_listener(acceptor_endpoint);
+  lp::Engine a(config_with());
+  a.send(acceptor_endpoint, numbered(7));
+  const int connection = ::accept(listener, nullptr, nullptr);
+  REQUIRE(connection >= 0);
+  RawAcceptor acceptor(connection);
+  acceptor.until_identity_presented();
+  const auto frame = acceptor.next_opened();  // before we proved anything
+  REQUIRE(frame);
+  REQUIRE(frame->type == lp::FrameType::kData);
+  const lp::DataFrame data = lp::decode_data(frame->payload, 1u << 20);
+  CHECK(data.sequence == 0);
+  const lp::Message message = lp::unpack_message(std::vector<std::byte>(data.message.begin(), data.message.end()));
+  CHECK(message.tag == 7);
+  CHECK(message.body == numbered(7).body);
+  ::close(listener);
+}
+
+TEST_CASE("a reconnection to a restarted peer at the same address sends it nothing and fails on its identity") {
+  lp::Config single_stream = config_with();
+  single_stream.streams = 1;
+  lp::Engine a(single_stream);
+  std::string endpoint;
+  {
+    lp::Engine first(config_with());
+    endpoint = first.local_endpoint();
+    a.send(endpoint, numbered(0));
+    REQUIRE(first.wait_receive(10s));
+    CHECK(first.try_receive()->tag == 0);
+  }  // says goodbye; a redials once it has something to send
+  // Another process at the same address (a key holder: the job's key, its own identity secret).
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int reuse = 1;
+  ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1))));
+  REQUIRE(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(listener, 16) == 0);
+  a.send(endpoint, numbered(1));
+  const int connection = ::accept(listener, nullptr, nullptr);
+  REQUIRE(connection >= 0);
+  RawAcceptor restarted(connection);
+  restarted.until_identity_presented();
+  restarted.set_timeout(500ms);
+  CHECK_FALSE(restarted.next_opened().has_value());  // no DATA before our IDENTIFY was checked
+  restarted.set_timeout(5s);
+  restarted.accept(random_token());
+  std::vector<lp::PeerFailure> failures;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (failures.empty() && std::chrono::steady_clock::now() < deadline) {
+    failures = a.take_peer_failures();
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].reason.find("restarted") != std::string::npos);
+  // Nothing of the old session's reached the new process: the connection closes without DATA.
+  while (auto frame = restarted.next_opened()) CHECK(frame->type != lp::FrameType::kData);
+  ::close(listener);
 }

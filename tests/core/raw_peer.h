@@ -20,6 +20,7 @@
 #include "frame_cipher.h"
 #include "handshake.h"
 #include "host_port.h"
+#include "message.h"
 #include "system_call.h"
 #include "tcp_socket.h"
 #include "wire_frame.h"
@@ -48,14 +49,26 @@ class RawPeer {
 
   // The dialler's side of the handshake (stream 0, encrypted), claiming `claimed_endpoint` and
   // presenting `token`.
-  Outcome handshake(const std::string& key, const std::string& claimed_endpoint, std::vector<std::byte> token) {
+  // `early`: messages sent as DATA (ARQ sequence 0, 1, ...) in the same write as our AUTH and
+  // IDENTIFY, before the acceptor's proof (0.5-RTT data, as the engine's first connections do).
+  Outcome handshake(const std::string& key, const std::string& claimed_endpoint, std::vector<std::byte> token,
+                    const std::vector<Message>& early = {}) {
     authenticator_ = std::make_unique<Authenticator>(key);
     handshake_ = std::make_unique<Handshake>(Handshake::dialler(*authenticator_, claimed_endpoint, 0,
                                                                 Authenticator::make_nonce(), Protection::kEncrypt,
                                                                 std::move(token), Handshake::Clock::now() + timeout_));
     std::vector<std::byte> out;
     handshake_->start(out);
+    bool early_sent = false;
     while (true) {
+      if (handshake_->identity_sent() && !early_sent) {
+        early_sent = true;
+        for (std::size_t i = 0; i < early.size(); ++i) {
+          const std::size_t start = out.size();
+          encode_data(out, i, pack_message(early[i]));
+          handshake_->sealer()->seal_frame(out, start);
+        }
+      }
       if (!send_bytes(out)) return Outcome::kClosedByPeer;
       out.clear();
       auto frame = next_frame();
