@@ -19,6 +19,10 @@ constexpr std::chrono::milliseconds kMinProbeInterval{250};
 // 3 round trips (SYN, HELLO/CHALLENGE, AUTH/IDENTIFY) before data. Each probe may take
 // Session::kMaxProbeAttemptsPerSlot start intervals (6 round trips): room for one lost packet.
 constexpr int kProbeStartRoundTrips = 2;
+// A new session's streams are dialled together and come up within a few ms of one another; its
+// first DATA waits for the last of them at most this share of the handshake's round trip (a
+// slower one costs less than the initial windows the burst would miss).
+constexpr int kColdGatherRoundTripShare = 4;
 
 }  // namespace
 
@@ -68,6 +72,9 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     }
   }
   if (ever_established_ && carrier_was_down) ++counters_.reconnects;  // a loss, not a tie-break
+  if (!ever_established_ && gather_until_ == Clock::time_point{}) {
+    gather_until_ = now + Clock::duration(path_.handshake_rtt().value_or(config_.rtt)) / kColdGatherRoundTripShare;
+  }
   if (proven) confirm(connection, now);
   // When the carrier comes back (or a stream is replaced, taking its bytes with it), every
   // unacknowledged message goes again; the peer drops what it already had.
@@ -179,7 +186,7 @@ void Session::pump(Clock::time_point now) {
     return;
   }
   // DATA striped over the streams; the receiver's ARQ puts the messages back in order.
-  while (Connection* target = streams_.next_with_room()) {
+  while (Connection* target = cold_gathering(now) ? nullptr : streams_.next_with_room()) {
     auto frame = arq_.poll_transmit(now);
     if (!frame) break;
     Connection* preferred = streams_.by_size(frame->payload.size());
@@ -200,6 +207,14 @@ void Session::pump(Clock::time_point now) {
     first->last_sent = now;
   }
   send_keepalives(now);
+}
+
+bool Session::cold_gathering(Clock::time_point now) const {
+  if (now >= gather_until_) return false;
+  for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
+    if (streams_.stream(slot) == nullptr && !streams_.attempts(slot).empty()) return true;
+  }
+  return false;
 }
 
 void Session::send_keepalives(Clock::time_point now) {
@@ -314,7 +329,11 @@ Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
     if (auto deadline = arq_.next_deadline()) wake = std::min(wake, *deadline);
     // pump() stops at a stream's high-water mark; once the carrier has taken that output (a write
     // that took it all leaves nothing to wait for, no event follows), the rest must go now.
-    if (auto bytes = arq_.next_transmit_bytes(); bytes && streams_.has_room_for(*bytes)) wake = std::min(wake, now);
+    if (cold_gathering(now)) {
+      wake = std::min(wake, gather_until_);
+    } else if (auto bytes = arq_.next_transmit_bytes(); bytes && streams_.has_room_for(*bytes)) {
+      wake = std::min(wake, now);
+    }
   }
   for (const Connection* stream : streams_.streams()) {
     if (stream != nullptr && stream->pending_output() == 0) {

@@ -147,6 +147,9 @@ class Session {
   Clock::duration path_rtt() const;
   Clock::duration round_trips(int count) const;
   void deliver(Message message, std::vector<Message>& batch);
+  // A new session's first DATA waits until every stream dialled with the first is up (or
+  // gather_until_): striped over all of them, a cold burst gets each one's initial window.
+  bool cold_gathering(Clock::time_point now) const;
   void send_keepalives(Clock::time_point now);
 
   std::string peer_;
@@ -162,6 +165,7 @@ class Session {
   bool peer_said_goodbye_ = false;      // CLOSE(shutdown) received: no redial until there is data
   bool failed_ = false;
   bool ever_established_ = false;
+  Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   bool may_dial_ = false;
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended

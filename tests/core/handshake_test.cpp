@@ -238,3 +238,43 @@ TEST_CASE("handshake: a CLOSE for another reason ends it with the peer's text") 
   CHECK(pair.dialler.close_text() == "engine shutting down");
   CHECK(pair.dialler.finished());
 }
+
+TEST_CASE("handshake: DATA the dialler seals right behind its IDENTIFY opens at the acceptor before its proof") {
+  // 0.5-RTT data (endpoint.cpp): the dialler's sealer exists once CHALLENGE is answered, and its
+  // frames follow IDENTIFY in the same sealed sequence; the acceptor opens them after IDENTIFY.
+  Pair pair("secret", "secret");
+  pair.dialler.start(pair.to_acceptor);
+  pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler);
+  REQUIRE(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPending);
+  REQUIRE(pair.dialler.identity_sent());
+  std::vector<std::byte> data;
+  encode_data(data, 0, std::vector<std::byte>(40, std::byte{7}));
+  pair.dialler.sealer()->seal_frame(data, 0);
+  pair.to_acceptor.insert(pair.to_acceptor.end(), data.begin(), data.end());
+  REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);
+  auto frame = pair.acceptor_inbox.next();  // the DATA behind IDENTIFY, still in the reader
+  REQUIRE(frame);
+  REQUIRE(frame->type == FrameType::kData);
+  CHECK(pair.acceptor.opener()->open(frame->header, frame->payload, frame->tag));
+  CHECK(decode_data(frame->payload, 1024).sequence == 0);
+  SECTION("a stranger's acceptor cannot open it") {
+    Pair stranger("secret", "another key");
+    stranger.dialler.start(stranger.to_acceptor);
+    stranger.deliver(stranger.acceptor, stranger.to_acceptor, stranger.to_dialler);
+    stranger.deliver(stranger.dialler, stranger.to_dialler, stranger.to_acceptor);
+    std::vector<std::byte> sealed;
+    encode_data(sealed, 0, std::vector<std::byte>(40, std::byte{7}));
+    stranger.dialler.sealer()->seal_frame(sealed, 0);
+    // Its keys from its own key and both nonces: the dialler's frames do not open under them.
+    const TrafficKeys keys = stranger.acceptor_key.traffic_keys(nonce(1), nonce(2), Protection::kEncrypt);
+    FrameCipher opener(keys.dialler_to_acceptor, Protection::kEncrypt, FrameCipher::Use::kOpen);
+    FrameReader reader(1024);
+    reader.set_tag_size(kTagSize);
+    auto area = reader.write_area(sealed.size());
+    std::memcpy(area.data(), sealed.data(), sealed.size());
+    reader.commit(sealed.size());
+    auto stranger_frame = reader.next();
+    REQUIRE(stranger_frame);
+    CHECK_FALSE(opener.open(stranger_frame->header, stranger_frame->payload, stranger_frame->tag));
+  }
+}

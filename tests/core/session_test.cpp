@@ -352,3 +352,51 @@ TEST_CASE("session: a redial that is not a probe stays one attempt, with LONGPIP
   CHECK(attachment.attached);
   CHECK(attachment.abandoned.empty());
 }
+
+TEST_CASE("session: a new session's first DATA waits for the streams dialled with it, a quarter round trip at most") {
+  Config config = one_stream_config();
+  config.streams = 4;
+  config.small_message = 0;  // striped over every stream
+  config.rtt = 400ms;        // no handshake round trip measured here: the gathering lasts 100 ms at most
+  Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();
+  const Session::TimeoutActions actions = session.handle_timeout(kStart, false);
+  REQUIRE(actions.dial.size() == 4);
+  std::vector<std::unique_ptr<Connection>> streams;
+  for (std::size_t slot : actions.dial) {
+    streams.push_back(dialled(slot, kStart));
+    session.streams().add_attempt(slot, streams.back().get());
+  }
+  constexpr std::uint64_t kBurst = 100;
+  for (std::uint64_t i = 0; i < kBurst; ++i) session.arq().submit(ArqPayload(1024 + kMessageTrailerSize));
+  session.attach(*streams[0], "a:1", kStart);
+  session.pump(kStart);
+  CHECK(session.arq().stats().messages_sent == 0);  // the others are on their way
+  CHECK(session.next_deadline(kStart) == kStart + 100ms);
+  session.attach(*streams[1], "a:1", kStart + 1ms);
+  session.attach(*streams[2], "a:1", kStart + 2ms);
+  SECTION("every stream comes up: the burst is striped over all of them") {
+    session.pump(kStart + 2ms);
+    CHECK(session.arq().stats().messages_sent == 0);
+    session.attach(*streams[3], "a:1", kStart + 3ms);
+    session.pump(kStart + 3ms);
+    CHECK(session.arq().stats().messages_sent == kBurst);
+    for (const auto& stream : streams) CHECK(stream->pending_output() >= kBurst / 4 * 1024);  // a quarter each
+  }
+  SECTION("one stream does not come: the burst goes on the others once the quarter round trip is over") {
+    session.pump(kStart + 99ms);
+    CHECK(session.arq().stats().messages_sent == 0);
+    session.pump(kStart + 100ms);
+    CHECK(session.arq().stats().messages_sent == kBurst);
+    CHECK(streams[3]->pending_output() == 0);
+    CHECK(streams[0]->pending_output() > 0);
+  }
+  SECTION("later bursts do not wait, even while a stream is down") {
+    session.pump(kStart + 100ms);
+    REQUIRE(session.arq().stats().messages_sent == kBurst);
+    session.arq().submit(ArqPayload(1024 + kMessageTrailerSize));
+    CHECK(session.next_deadline(kStart + 101ms) == kStart + 101ms);
+    session.pump(kStart + 101ms);
+    CHECK(session.arq().stats().messages_sent == kBurst + 1);
+  }
+}
