@@ -210,7 +210,9 @@ void Session::pump(Clock::time_point now) {
 }
 
 bool Session::cold_gathering(Clock::time_point now) const {
-  if (now >= gather_until_) return false;
+  // With the split by size a burst of one kind goes on its own stream(s) anyway, and large
+  // messages then start on whichever stream is up first, so two windows open at once.
+  if (now >= gather_until_ || !streams_.stripes_everything()) return false;
   for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
     if (streams_.stream(slot) == nullptr && !streams_.attempts(slot).empty()) return true;
   }

@@ -148,7 +148,8 @@ class Session {
   Clock::duration round_trips(int count) const;
   void deliver(Message message, std::vector<Message>& batch);
   // A new session's first DATA waits until every stream dialled with the first is up (or
-  // gather_until_): striped over all of them, a cold burst gets each one's initial window.
+  // gather_until_): striped over all of them (LONGPIPE_SMALL_MESSAGE=0), a cold burst gets each
+  // one's initial window instead of all landing on the first stream up.
   bool cold_gathering(Clock::time_point now) const;
   void send_keepalives(Clock::time_point now);
 

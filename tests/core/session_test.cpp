@@ -400,3 +400,21 @@ TEST_CASE("session: a new session's first DATA waits for the streams dialled wit
     CHECK(session.arq().stats().messages_sent == kBurst + 1);
   }
 }
+
+TEST_CASE("session: with the split by size the first DATA does not wait for the other streams") {
+  Config config = one_stream_config();
+  config.streams = 2;  // LONGPIPE_SMALL_MESSAGE's default: small on stream 0, large on stream 1
+  Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();
+  const Session::TimeoutActions actions = session.handle_timeout(kStart, false);
+  REQUIRE(actions.dial.size() == 2);
+  auto small = dialled(0, kStart);
+  auto large = dialled(1, kStart);
+  session.streams().add_attempt(0, small.get());
+  session.streams().add_attempt(1, large.get());
+  session.arq().submit(ArqPayload(1024 + kMessageTrailerSize));
+  session.arq().submit(ArqPayload((64u << 10) + kMessageTrailerSize));
+  session.attach(*small, "a:1", kStart);
+  session.pump(kStart);
+  CHECK(session.arq().stats().messages_sent == 2);  // the large one too, on the stream that is up
+}
