@@ -186,10 +186,16 @@ void Session::pump(Clock::time_point now) {
     return;
   }
   // DATA striped over the streams; the receiver's ARQ puts the messages back in order.
+  const bool first_burst = !data_sent_;
   while (Connection* target = cold_gathering(now) ? nullptr : streams_.next_with_room()) {
     auto frame = arq_.poll_transmit(now);
     if (!frame) break;
+    data_sent_ = true;
     Connection* preferred = streams_.by_size(frame->payload.size());
+    // A new session's first burst of large messages starts on every stream (up to each one's
+    // high-water mark), so that the small-message stream's initial window ramps up beside the
+    // large-message stream's; small messages stay on theirs, whose window later bursts need.
+    if (first_burst && preferred != nullptr && preferred != streams_.stream(0)) preferred = nullptr;
     if (preferred != nullptr) target = preferred;
     const std::size_t start = target->output().size();
     encode_data(target->output(), frame->seq, frame->payload);
@@ -210,9 +216,7 @@ void Session::pump(Clock::time_point now) {
 }
 
 bool Session::cold_gathering(Clock::time_point now) const {
-  // With the split by size a burst of one kind goes on its own stream(s) anyway, and large
-  // messages then start on whichever stream is up first, so two windows open at once.
-  if (now >= gather_until_ || !streams_.stripes_everything()) return false;
+  if (now >= gather_until_) return false;
   for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
     if (streams_.stream(slot) == nullptr && !streams_.attempts(slot).empty()) return true;
   }

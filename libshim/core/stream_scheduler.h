@@ -29,8 +29,6 @@ class StreamScheduler {
   StreamScheduler(std::size_t own_streams, std::size_t small_message);
 
   std::size_t own_streams() const { return own_streams_; }
-  // Without LONGPIPE_SMALL_MESSAGE every DATA frame goes round robin over all streams.
-  bool stripes_everything() const { return small_message_ == 0; }
   std::size_t slots() const { return streams_.size(); }
   Connection* stream(std::size_t slot) const { return streams_[slot]; }
   // Our own connection attempts in progress for `slot`, oldest first (empty if none).

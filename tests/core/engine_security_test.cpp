@@ -259,6 +259,13 @@ TEST_CASE("a session only the peer opened is forgotten once the peer has gone") 
     a.send(b.local_endpoint(), numbered(0));
     REQUIRE(b.wait_receive(10s));
     CHECK(b.try_receive()->peer_endpoint == a_endpoint);
+    // The statistics are published after the turn that delivered the message (with 0.5-RTT data
+    // the session is born in that same turn).
+    const auto published = std::chrono::steady_clock::now() + 3s;
+    while (b.stats_json().find("\"peer\":\"" + a_endpoint + "\"") == std::string::npos &&
+           std::chrono::steady_clock::now() < published) {
+      std::this_thread::sleep_for(10ms);
+    }
     CHECK(b.stats_json().find("\"peer\":\"" + a_endpoint + "\"") != std::string::npos);
   }  // a says goodbye
   const auto deadline = std::chrono::steady_clock::now() + 5s;
@@ -364,9 +371,9 @@ TEST_CASE("a dialler's first connection sends its DATA before the acceptor's pro
   REQUIRE(connection >= 0);
   RawAcceptor acceptor(connection);
   acceptor.until_identity_presented();
-  const auto frame = acceptor.next_opened();  // before we proved anything
+  auto frame = acceptor.next_opened();  // before we proved anything (an ACK or KEEPALIVE may come first)
+  while (frame && frame->type != lp::FrameType::kData) frame = acceptor.next_opened();
   REQUIRE(frame);
-  REQUIRE(frame->type == lp::FrameType::kData);
   const lp::DataFrame data = lp::decode_data(frame->payload, 1u << 20);
   CHECK(data.sequence == 0);
   const lp::Message message = lp::unpack_message(std::vector<std::byte>(data.message.begin(), data.message.end()));
