@@ -186,16 +186,10 @@ void Session::pump(Clock::time_point now) {
     return;
   }
   // DATA striped over the streams; the receiver's ARQ puts the messages back in order.
-  const bool first_burst = !data_sent_;
   while (Connection* target = cold_gathering(now) ? nullptr : streams_.next_with_room()) {
     auto frame = arq_.poll_transmit(now);
     if (!frame) break;
-    data_sent_ = true;
     Connection* preferred = streams_.by_size(frame->payload.size());
-    // A new session's first burst of large messages starts on every stream (up to each one's
-    // high-water mark), so that the small-message stream's initial window ramps up beside the
-    // large-message stream's; small messages stay on theirs, whose window later bursts need.
-    if (first_burst && preferred != nullptr && preferred != streams_.stream(0)) preferred = nullptr;
     if (preferred != nullptr) target = preferred;
     const std::size_t start = target->output().size();
     encode_data(target->output(), frame->seq, frame->payload);

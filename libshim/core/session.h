@@ -149,7 +149,8 @@ class Session {
   void deliver(Message message, std::vector<Message>& batch);
   // A new session's first DATA waits until every stream dialled with the first is up (or
   // gather_until_): striped over all of them, a cold burst gets each one's initial window instead
-  // of all landing on the first stream up (with the split by size: large messages, see pump()).
+  // of all landing on the first stream up; with the split by size, large messages wait for their
+  // stream instead of starting on the small-message stream (ahead of the small ones after them).
   bool cold_gathering(Clock::time_point now) const;
   void send_keepalives(Clock::time_point now);
 
@@ -167,7 +168,6 @@ class Session {
   bool failed_ = false;
   bool ever_established_ = false;
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
-  bool data_sent_ = false;              // pump() encoded DATA: the first burst is over
   bool may_dial_ = false;
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended

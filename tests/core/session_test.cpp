@@ -253,20 +253,19 @@ TEST_CASE("session: a burst beyond a stream's high-water mark goes on as soon as
     auto large = dialled(1, kStart);
     session.attach(*small, "a:1", kStart);
     session.attach(*large, "a:1", kStart);
-    session.arq().submit(ArqPayload(100));  // the session's first burst (striped) is over
     session.pump(kStart);
     small->consume(small->pending_output());
     large->consume(large->pending_output());
     for (int i = 0; i < 3; ++i) session.arq().submit(ArqPayload(kHighWater + kMessageTrailerSize));
     REQUIRE(session.next_deadline(kStart) == kStart);
     session.pump(kStart);
-    CHECK(session.arq().stats().messages_sent == 2);
+    CHECK(session.arq().stats().messages_sent == 1);
     CHECK(small->pending_output() == 0);
     CHECK(session.next_deadline(kStart) > kStart);  // the small stream's room does not count
     large->consume(large->pending_output());
     CHECK(session.next_deadline(kStart) == kStart);
     session.pump(kStart);
-    CHECK(session.arq().stats().messages_sent == 3);
+    CHECK(session.arq().stats().messages_sent == 2);
   }
 }
 
@@ -402,7 +401,7 @@ TEST_CASE("session: a new session's first DATA waits for the streams dialled wit
   }
 }
 
-TEST_CASE("session: with the split by size a new session's first large messages start on every stream") {
+TEST_CASE("session: with the split by size a new session's first large message waits for its stream") {
   Config config = one_stream_config();
   config.streams = 2;  // LONGPIPE_SMALL_MESSAGE's default: small on stream 0, large on stream 1
   Session session("b:1", arq_config_from(config), config, kStart);
@@ -413,20 +412,18 @@ TEST_CASE("session: with the split by size a new session's first large messages 
   auto large = dialled(1, kStart);
   session.streams().add_attempt(0, small.get());
   session.streams().add_attempt(1, large.get());
-  constexpr std::size_t kLarge = (1u << 20) + kMessageTrailerSize;  // one fills a stream's output
-  for (int i = 0; i < 4; ++i) session.arq().submit(ArqPayload(kLarge));
-  session.attach(*large, "a:1", kStart);
+  session.arq().submit(ArqPayload((1u << 20) + kMessageTrailerSize));
+  session.arq().submit(ArqPayload(100));
+  session.attach(*small, "a:1", kStart);
   session.pump(kStart);
-  CHECK(session.arq().stats().messages_sent == 0);  // waits for the small-message stream
-  session.attach(*small, "a:1", kStart + 1ms);
+  CHECK(session.arq().stats().messages_sent == 0);  // not on the small-message stream, ahead of the small one
+  session.attach(*large, "a:1", kStart + 1ms);
   session.pump(kStart + 1ms);
-  CHECK(session.arq().stats().messages_sent == 2);  // one on each stream
-  CHECK(small->pending_output() >= kLarge);
-  CHECK(large->pending_output() >= kLarge);
-  small->consume(small->pending_output());
-  large->consume(large->pending_output());
-  session.pump(kStart + 2ms);  // later ones: the large-message stream only
-  CHECK(session.arq().stats().messages_sent == 3);
-  CHECK(small->pending_output() == 0);
-  CHECK(large->pending_output() >= kLarge);
+  CHECK(session.arq().stats().messages_sent == 1);
+  CHECK(large->pending_output() >= (1u << 20));
+  CHECK(session.next_deadline(kStart + 1ms) == kStart + 1ms);  // the small one goes next, on its stream
+  session.pump(kStart + 1ms);
+  CHECK(session.arq().stats().messages_sent == 2);
+  CHECK(small->pending_output() > 0);
+  CHECK(small->pending_output() < 1024);
 }
