@@ -118,6 +118,7 @@ class Engine::Impl {
   Endpoint endpoint_;
   FileDescriptor stats_signal_fd_;  // SIGUSR1 -> progress thread
   int application_cpu_ = -1;
+  PinPlan pin_plan_;
   std::thread thread_;
   Source listen_tag_ = Source::kListen, wake_tag_ = Source::kWake, stats_tag_ = Source::kStatsSignal;
   Source datagram_tag_ = Source::kDatagrams;
@@ -159,6 +160,7 @@ Engine::Impl::Impl(Config config)
     }
   }
   application_cpu_ = ::sched_getcpu();
+  pin_plan_ = plan_pinning(config_.pin, application_cpu_);  // here: the progress thread reads no environment
 }
 
 Engine::Impl::~Impl() {
@@ -199,7 +201,7 @@ void Engine::Impl::write_stats_file() const {
 // --- progress thread ---------------------------------------------------------------------------
 
 void Engine::Impl::run() {
-  mailbox_.publish_progress_thread(pin_current_thread(config_.pin, application_cpu_) + "; " +
+  mailbox_.publish_progress_thread(pin_current_thread(pin_plan_) + "; " +
                                    use_batch_scheduling_for_current_thread());
   bool stopping = false;
   while (true) {
