@@ -44,6 +44,8 @@ trap cleanup EXIT
 # Short timers: a test link has a 40 ms round trip.
 export LONGPIPE_KEY=integration-test-key LONGPIPE_RTT=40 LONGPIPE_BANDWIDTH=50 LONGPIPE_PIN=off
 export LONGPIPE_KEEPALIVE_MS=300 LONGPIPE_DEAD_PEER_MS=3000 LONGPIPE_CONNECT_RETRY_MAX_MS=500
+# The user's warm-start cache stays untouched (and earlier runs do not change this one).
+export LONGPIPE_PATH_CACHE=off
 
 # start_in SITE NAME CMD...: runs CMD in a site in the background; output in $WORK/NAME.out.
 start_in() {
