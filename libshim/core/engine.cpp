@@ -212,9 +212,8 @@ void Engine::Impl::run() {
     // chose to (its last turn, plus any overrun of the wait). Long means it did not run (a frozen
     // or starved host, wherever the thread was), which no silence of the peer should be blamed for.
     // A deadline already past when the wait began (work due at once) is no overrun.
-    const Clock::duration overrun =
-        deadline == Clock::time_point::max() ? Clock::duration::zero()
-                                             : std::max(Clock::duration::zero(), now - std::max(deadline, waiting_from));
+    Clock::duration overrun = Clock::duration::zero();
+    if (deadline != Clock::time_point::max()) overrun = std::max(overrun, now - std::max(deadline, waiting_from));
     endpoint_.note_wake(now, (waiting_from - turn_started) + overrun);
     turn_started = now;
     for (const LoopEvent& event : events) {
@@ -432,7 +431,8 @@ void Engine::Impl::sweep_closed() {
       statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
       statistics.malformed != published_.malformed || statistics.refused_busy != published_.refused_busy ||
       statistics.refused_frames != published_.refused_frames ||
-      statistics.identity_refused != published_.identity_refused || statistics.engine_stalls != published_.engine_stalls ||
+      statistics.identity_refused != published_.identity_refused ||
+      statistics.engine_stalls != published_.engine_stalls ||
       statistics.longest_late_wake_ms != published_.longest_late_wake_ms) {
     published_ = statistics;
     mailbox_.publish_endpoint(statistics);

@@ -25,7 +25,8 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"peer_window_messages\":" << a.peer_window_messages << ",\"queued_messages\":" << session.queued_messages
       << ",\"dropped_by_policy\":" << s.dropped_by_policy << ",\"connections_established\":"
       << s.connections_established << ",\"reconnects\":" << s.reconnects << ",\"carrier_resets\":" << a.carrier_resets
-      << ",\"connect_failures\":" << s.connect_failures << ",\"path_probes\":" << s.path_probes << ",\"engine_stalls\":" << s.engine_stalls << ",\"rejected_connections\":" << s.rejected_connections
+      << ",\"connect_failures\":" << s.connect_failures << ",\"path_probes\":" << s.path_probes
+      << ",\"engine_stalls\":" << s.engine_stalls << ",\"rejected_connections\":" << s.rejected_connections
       << ",\"malformed_frames\":" << s.malformed_frames << ",\"refused_frames\":" << s.refused_frames
       << ",\"identity_refused\":" << s.identity_refused << ",\"protection\":" << json_string(s.protection)
       << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
