@@ -270,6 +270,15 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   if (actions.failure) fail_session(session, *actions.failure, now);
 }
 
+void Endpoint::note_wake(Clock::time_point now, Clock::duration late) {
+  if (late <= Clock::duration::zero()) return;
+  const auto late_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(late).count());
+  statistics_.longest_late_wake_ms = std::max(statistics_.longest_late_wake_ms, late_ms);
+  bool restarted = false;
+  for (auto& [peer, session] : sessions_) restarted |= session->note_engine_stall(now, late);
+  if (restarted) ++statistics_.engine_stalls;
+}
+
 void Endpoint::expire_handshakes(Clock::time_point now) {
   for (auto& [raw, connection] : connections_) {
     if (connection->state != ConnectionState::kEstablished && connection->state != ConnectionState::kClosed &&
