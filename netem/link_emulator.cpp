@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 #include "system_call.h"
 
@@ -16,7 +16,9 @@ namespace lp::netem {
 
 namespace {
 
-// Counters are rewritten this often, for `wan status` and benchmarks.
+// Counters are rewritten this often, for `wan status` and benchmarks. The packet loop only formats
+// them: a synchronous write there stopped every emulator on the shared test machine for up to 38 s
+// while other builds kept the disk busy (the link then delivered nothing: a false outage).
 constexpr Nanoseconds kStatsInterval = std::chrono::seconds(1);
 // Packets read from one device per wake-up before arrivals are served again: bounds the delivery
 // error a burst of incoming packets can cause (about 4 us of work per packet on these machines).
@@ -40,8 +42,8 @@ LinkEmulator::LinkEmulator(TunDevice site_a, TunDevice site_b, const LinkParamet
       site_b_(std::move(site_b)),
       a_to_b_{"a_to_b", &site_a_, &site_b_, LinkModel(a_to_b, seed)},
       b_to_a_{"b_to_a", &site_b_, &site_a_, LinkModel(b_to_a, seed + 1)},
-      stats_file_(std::move(stats_file)),
-      started_(monotonic_now()) {}
+      started_(monotonic_now()),
+      stats_(std::move(stats_file)) {}
 
 void LinkEmulator::deliver_arrived(Direction& direction, Nanoseconds now) {
   while (auto packet = direction.model.take_arrived(now)) {
@@ -80,7 +82,7 @@ void LinkEmulator::run(const volatile std::sig_atomic_t& stop) {
     deliver_arrived(a_to_b_, now);
     deliver_arrived(b_to_a_, now);
     if (now >= next_stats) {
-      write_stats();
+      stats_.publish(stats_text());
       next_stats = now + kStatsInterval;
     }
 
@@ -102,33 +104,30 @@ void LinkEmulator::run(const volatile std::sig_atomic_t& stop) {
   }
 }
 
-void LinkEmulator::write_stats() const {
-  if (stats_file_.empty()) return;
+void LinkEmulator::write_stats() const { stats_.write_now(stats_text()); }
+
+std::string LinkEmulator::stats_text() const {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   const Nanoseconds now = monotonic_now();
-  const std::string temporary = stats_file_ + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << "pid=" << ::getpid() << "\n"
-        << "uptime_s=" << static_cast<double>((now - started_).count()) / 1e9 << "\n"
-        << "cpu_user_s=" << seconds(usage.ru_utime) << "\n"
-        << "cpu_system_s=" << seconds(usage.ru_stime) << "\n"
-        << "realtime_priority=" << realtime_priority_ << "\n";
-    for (const Direction* direction : {&a_to_b_, &b_to_a_}) {
-      const LinkCounters& counters = direction->model.counters();
-      const std::string prefix = direction->name;
-      out << prefix << "_forwarded_packets=" << counters.forwarded_packets << "\n"
-          << prefix << "_forwarded_bytes=" << counters.forwarded_bytes << "\n"
-          << prefix << "_dropped_by_loss=" << counters.dropped_by_loss << "\n"
-          << prefix << "_dropped_by_queue=" << counters.dropped_by_queue << "\n"
-          << prefix << "_write_errors=" << direction->write_errors << "\n"
-          << prefix << "_queued_bytes=" << direction->model.queued_bytes(now) << "\n"
-          << prefix << "_in_flight_packets=" << direction->model.packets_in_flight() << "\n";
-    }
-    if (!out.flush()) throw SystemError("write " + temporary, errno);
+  std::ostringstream out;
+  out << "pid=" << ::getpid() << "\n"
+      << "uptime_s=" << static_cast<double>((now - started_).count()) / 1e9 << "\n"
+      << "cpu_user_s=" << seconds(usage.ru_utime) << "\n"
+      << "cpu_system_s=" << seconds(usage.ru_stime) << "\n"
+      << "realtime_priority=" << realtime_priority_ << "\n";
+  for (const Direction* direction : {&a_to_b_, &b_to_a_}) {
+    const LinkCounters& counters = direction->model.counters();
+    const std::string prefix = direction->name;
+    out << prefix << "_forwarded_packets=" << counters.forwarded_packets << "\n"
+        << prefix << "_forwarded_bytes=" << counters.forwarded_bytes << "\n"
+        << prefix << "_dropped_by_loss=" << counters.dropped_by_loss << "\n"
+        << prefix << "_dropped_by_queue=" << counters.dropped_by_queue << "\n"
+        << prefix << "_write_errors=" << direction->write_errors << "\n"
+        << prefix << "_queued_bytes=" << direction->model.queued_bytes(now) << "\n"
+        << prefix << "_in_flight_packets=" << direction->model.packets_in_flight() << "\n";
   }
-  SystemCall("rename " + temporary, std::rename(temporary.c_str(), stats_file_.c_str()));
+  return out.str();
 }
 
 }  // namespace lp::netem

@@ -236,13 +236,9 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
   }
 }
 
-// 0.5-RTT data: a dialler whose AUTH and IDENTIFY are out sends DATA right behind them instead of
-// waiting a round trip for the acceptor's proof and IDENTIFY, but only on a session's first
-// connections (no identity bound yet). Sealed under this connection's keys (both nonces), it opens
-// only for a key holder and cannot be replayed into another connection. On a later connection
-// the peer at that address may be another process (it restarted): there the acceptor's IDENTIFY
-// must be checked before anything is sent, as before. Not on the datagram carrier (its keys
-// follow the control connection's establishment).
+// 0.5-RTT data: DATA right behind our AUTH and IDENTIFY, sealed under keys of both nonces, but only
+// on a session's first connections: on a later one the peer may have restarted at that address, and
+// its IDENTIFY must be checked first (libshim/README.md, "Security"). Not on the datagram carrier.
 bool Endpoint::may_send_early(const Connection& connection) const {
   const Session* session = connection.session;
   return connection.outgoing() && connection.state == ConnectionState::kHandshaking &&
@@ -291,6 +287,15 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   for (std::size_t stream : actions.dial) dial(session, stream, now, actions.attempt_limit);
   for (std::size_t stream : actions.probe) dial(session, stream, now, actions.probe_limit);
   if (actions.failure) fail_session(session, *actions.failure, now);
+}
+
+void Endpoint::note_wake(Clock::time_point now, Clock::duration late) {
+  if (late <= Clock::duration::zero()) return;
+  const auto late_ms = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(late).count());
+  statistics_.longest_late_wake_ms = std::max(statistics_.longest_late_wake_ms, late_ms);
+  bool restarted = false;
+  for (auto& [peer, session] : sessions_) restarted |= session->note_engine_stall(now, late);
+  if (restarted) ++statistics_.engine_stalls;
 }
 
 void Endpoint::expire_handshakes(Clock::time_point now) {

@@ -56,6 +56,9 @@ class Endpoint {
   void service(Session& session, Clock::time_point now, bool reading_paused);
   // Fails handshakes past their deadline.
   void expire_handshakes(Clock::time_point now);
+  // The progress thread is back at `now` after watching no socket for `late` beyond the wait it
+  // chose (session.h, note_engine_stall).
+  void note_wake(Clock::time_point now, Clock::duration late);
   // The earliest time service() or expire_handshakes() has something to do.
   Clock::time_point next_deadline(Clock::time_point now) const;
 

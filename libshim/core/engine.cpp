@@ -118,6 +118,7 @@ class Engine::Impl {
   Endpoint endpoint_;
   FileDescriptor stats_signal_fd_;  // SIGUSR1 -> progress thread
   int application_cpu_ = -1;
+  PinPlan pin_plan_;
   std::thread thread_;
   Source listen_tag_ = Source::kListen, wake_tag_ = Source::kWake, stats_tag_ = Source::kStatsSignal;
   Source datagram_tag_ = Source::kDatagrams;
@@ -159,6 +160,7 @@ Engine::Impl::Impl(Config config)
     }
   }
   application_cpu_ = ::sched_getcpu();
+  pin_plan_ = plan_pinning(config_.pin, application_cpu_);  // here: the progress thread reads no environment
 }
 
 Engine::Impl::~Impl() {
@@ -199,12 +201,23 @@ void Engine::Impl::write_stats_file() const {
 // --- progress thread ---------------------------------------------------------------------------
 
 void Engine::Impl::run() {
-  mailbox_.publish_progress_thread(pin_current_thread(config_.pin, application_cpu_) + "; " +
+  mailbox_.publish_progress_thread(pin_current_thread(pin_plan_) + "; " +
                                    use_batch_scheduling_for_current_thread());
   bool stopping = false;
+  auto turn_started = Clock::now();
   while (true) {
-    const auto& events = loop_.wait(next_deadline(Clock::now()));
+    const auto waiting_from = Clock::now();
+    const auto deadline = next_deadline(waiting_from);
+    const auto& events = loop_.wait(deadline);
     const auto now = Clock::now();
+    // Before anything is read or judged: how long this thread watched no socket beyond what it
+    // chose to (its last turn, plus any overrun of the wait). Long means it did not run (a frozen
+    // or starved host, wherever the thread was), which no silence of the peer should be blamed for.
+    // A deadline already past when the wait began (work due at once) is no overrun.
+    Clock::duration overrun = Clock::duration::zero();
+    if (deadline != Clock::time_point::max()) overrun = std::max(overrun, now - std::max(deadline, waiting_from));
+    endpoint_.note_wake(now, (waiting_from - turn_started) + overrun);
+    turn_started = now;
     for (const LoopEvent& event : events) {
       handle_event(event, now);
       drain_commands(now);
@@ -419,7 +432,9 @@ void Engine::Impl::sweep_closed() {
       statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
       statistics.malformed != published_.malformed || statistics.refused_busy != published_.refused_busy ||
       statistics.refused_frames != published_.refused_frames ||
-      statistics.identity_refused != published_.identity_refused) {
+      statistics.identity_refused != published_.identity_refused ||
+      statistics.engine_stalls != published_.engine_stalls ||
+      statistics.longest_late_wake_ms != published_.longest_late_wake_ms) {
     published_ = statistics;
     mailbox_.publish_endpoint(statistics);
   }

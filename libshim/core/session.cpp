@@ -23,6 +23,13 @@ constexpr int kProbeStartRoundTrips = 2;
 // first DATA waits for the last of them at most this share of the handshake's round trip (a
 // slower one costs less than the initial windows the burst would miss).
 constexpr int kColdGatherRoundTripShare = 4;
+// A stall of the engine's own thread longer than this share of the probe interval restarts the
+// silence clock (Session::note_engine_stall): longer ones, plus the keep-alive spacing, could alone
+// exceed the silence threshold (a frozen host or process stopped for 3 s made both ends probe and
+// re-send a live path: core.engine-freeze). Ordinary late wake-ups on the loaded 2-core test
+// machine stayed at or below 138 ms (geo collectives benchmark, load up to 29), far below half of it
+// (1 s on geo).
+constexpr int kStallToleranceDivisor = 2;
 
 }  // namespace
 
@@ -252,6 +259,15 @@ Session::Clock::duration Session::probe_start_interval() const { return round_tr
 
 Session::Clock::duration Session::probe_attempt_limit() const {
   return std::min<Clock::duration>(probe_start_interval() * kMaxProbeAttemptsPerSlot, config_.connect_timeout);
+}
+
+Session::Clock::duration Session::stall_tolerance() const { return probe_interval() / kStallToleranceDivisor; }
+
+bool Session::note_engine_stall(Clock::time_point now, Clock::duration late) {
+  if (failed_ || late <= stall_tolerance()) return false;
+  last_heard_ = std::max(last_heard_, now);
+  ++counters_.engine_stalls;
+  return true;
 }
 
 Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool reading_paused) {

@@ -110,6 +110,14 @@ class Session {
   };
   // `reading_paused`: our own back-pressure, not the peer's silence.
   TimeoutActions handle_timeout(Clock::time_point now, bool reading_paused);
+  // The engine itself did not run for `late` before `now` (it watched no socket that long beyond
+  // the wait it chose: the host or process was frozen or starved). Nothing could be heard
+  // meanwhile, and a peer on a frozen host sent nothing either: beyond stall_tolerance() the
+  // silence clock starts again at `now`, as while reading is paused. Returns whether it did.
+  bool note_engine_stall(Clock::time_point now, Clock::duration late);
+  // The lateness a wake-up may have before it counts as a stall: a share of the margin the silence
+  // threshold leaves above the keep-alive interval (probe_interval()).
+  Clock::duration stall_tolerance() const;
   // The earliest time handle_timeout() or pump() has something to do.
   Clock::time_point next_deadline(Clock::time_point now) const;
 

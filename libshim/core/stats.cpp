@@ -25,7 +25,8 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"peer_window_messages\":" << a.peer_window_messages << ",\"queued_messages\":" << session.queued_messages
       << ",\"dropped_by_policy\":" << s.dropped_by_policy << ",\"connections_established\":"
       << s.connections_established << ",\"reconnects\":" << s.reconnects << ",\"carrier_resets\":" << a.carrier_resets
-      << ",\"connect_failures\":" << s.connect_failures << ",\"path_probes\":" << s.path_probes << ",\"rejected_connections\":" << s.rejected_connections
+      << ",\"connect_failures\":" << s.connect_failures << ",\"path_probes\":" << s.path_probes
+      << ",\"engine_stalls\":" << s.engine_stalls << ",\"rejected_connections\":" << s.rejected_connections
       << ",\"malformed_frames\":" << s.malformed_frames << ",\"refused_frames\":" << s.refused_frames
       << ",\"identity_refused\":" << s.identity_refused << ",\"protection\":" << json_string(s.protection)
       << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
@@ -86,6 +87,8 @@ std::string to_json(const EngineReport& report) {
       << ",\"malformed_frames\":" << report.endpoint.malformed << ",\"refused_busy\":" << report.endpoint.refused_busy
       << ",\"refused_frames\":" << report.endpoint.refused_frames
       << ",\"identity_refused\":" << report.endpoint.identity_refused
+      << ",\"engine_stalls\":" << report.endpoint.engine_stalls
+      << ",\"longest_late_wake_ms\":" << report.endpoint.longest_late_wake_ms
       << ",\"receive_queue_messages\":" << report.receive_queue_messages << ",\"path_cache\":{\"file\":"
       << json_string(report.endpoint.path_cache_file) << ",\"entries\":" << report.endpoint.path_cache_entries
       << ",\"corrupt_lines\":" << report.endpoint.path_cache_corrupt_lines

@@ -55,6 +55,7 @@ struct SessionStatistics {
   std::uint64_t reconnects = 0;             // established again after a loss
   std::uint64_t connect_failures = 0;
   std::uint64_t path_probes = 0;            // connections dialled to test a silent path
+  std::uint64_t engine_stalls = 0;          // our own stalls that restarted the silence clock
   std::uint64_t malformed_frames = 0;
   std::uint64_t rejected_connections = 0;   // failed authentication, either direction
   std::uint64_t refused_frames = 0;         // sealed frames that failed to open (altered, replayed)
@@ -76,6 +77,10 @@ struct EndpointStatistics {
   std::uint64_t refused_busy = 0;
   std::uint64_t refused_frames = 0;    // sealed frames that failed to open
   std::uint64_t identity_refused = 0;  // connections refused for claiming another process's session
+  // Wake-ups of the progress thread long after its deadline (Session::note_engine_stall): how many
+  // restarted some session's silence clock, and the latest wake-up seen, in milliseconds.
+  std::uint64_t engine_stalls = 0;
+  std::uint64_t longest_late_wake_ms = 0;
   // The warm-start cache (path_cache.h).
   std::string path_cache_file;             // "" = off
   std::uint64_t path_cache_entries = 0;    // usable entries read at start

@@ -1,6 +1,7 @@
 #include "thread_pinning.h"
 
 #include <hwloc.h>
+#include <hwloc/glibc-sched.h>
 #include <sched.h>
 
 #include <cerrno>
@@ -21,22 +22,25 @@ constexpr int kMinCoresForAutoPinning = 4;
 
 }  // namespace
 
-std::string pin_current_thread(const PinPolicy& policy, int application_cpu) {
-  if (policy.mode == PinPolicy::Mode::kOff) return "not pinned (LONGPIPE_PIN=off)";
+PinPlan plan_pinning(const PinPolicy& policy, int application_cpu) {
+  if (policy.mode == PinPolicy::Mode::kOff) return {std::nullopt, "not pinned (LONGPIPE_PIN=off)"};
   hwloc_topology_t topology = nullptr;
-  if (hwloc_topology_init(&topology) != 0) return "not pinned: hwloc_topology_init failed";
+  if (hwloc_topology_init(&topology) != 0) return {std::nullopt, "not pinned: hwloc_topology_init failed"};
   std::unique_ptr<hwloc_topology, void (*)(hwloc_topology_t)> owner(topology, hwloc_topology_destroy);
-  if (hwloc_topology_load(topology) != 0) return "not pinned: hwloc_topology_load failed";
+  if (hwloc_topology_load(topology) != 0) return {std::nullopt, "not pinned: hwloc_topology_load failed"};
 
   hwloc_obj_t target = nullptr;
   if (policy.mode == PinPolicy::Mode::kCore) {
     target = hwloc_get_pu_obj_by_os_index(topology, static_cast<unsigned>(policy.core));
-    if (target == nullptr) return "not pinned: LONGPIPE_PIN=" + std::to_string(policy.core) + " is not a CPU here";
+    if (target == nullptr) {
+      return {std::nullopt, "not pinned: LONGPIPE_PIN=" + std::to_string(policy.core) + " is not a CPU here"};
+    }
   } else {
     const int cores = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE);
     if (cores < kMinCoresForAutoPinning) {
-      return "not pinned: " + std::to_string(cores) + " core(s), fewer than " +
-             std::to_string(kMinCoresForAutoPinning) + " (LONGPIPE_PIN=auto leaves small machines to the scheduler)";
+      return {std::nullopt, "not pinned: " + std::to_string(cores) + " core(s), fewer than " +
+                                std::to_string(kMinCoresForAutoPinning) +
+                                " (LONGPIPE_PIN=auto leaves small machines to the scheduler)"};
     }
     // The last core that does not hold the application's CPU.
     for (int i = cores - 1; i >= 0 && target == nullptr; --i) {
@@ -45,17 +49,27 @@ std::string pin_current_thread(const PinPolicy& policy, int application_cpu) {
         target = core;
       }
     }
-    if (target == nullptr) return "not pinned: no core free of the application's";
+    if (target == nullptr) return {std::nullopt, "not pinned: no core free of the application's"};
   }
-  if (hwloc_set_cpubind(topology, target->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
-    return "not pinned: hwloc_set_cpubind refused";
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (hwloc_cpuset_to_glibc_sched_affinity(topology, target->cpuset, &cpus, sizeof cpus) != 0) {
+    return {std::nullopt, "not pinned: the CPU set does not fit cpu_set_t"};
   }
   char* text = nullptr;
   hwloc_bitmap_list_asprintf(&text, target->cpuset);
   std::string where = std::string("pinned to CPU ") + (text ? text : "?") + " (application was on CPU " +
                       std::to_string(application_cpu) + ")";
   free(text);
-  return where;
+  return {cpus, std::move(where)};
+}
+
+std::string pin_current_thread(const PinPlan& plan) {
+  if (!plan.cpus) return plan.description;
+  if (::sched_setaffinity(0, sizeof *plan.cpus, &*plan.cpus) != 0) {
+    return std::string("not pinned: sched_setaffinity refused (") + std::strerror(errno) + ")";
+  }
+  return plan.description;
 }
 
 std::string use_batch_scheduling_for_current_thread() {

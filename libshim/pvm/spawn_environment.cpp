@@ -62,13 +62,17 @@ void export_longpipe_environment() {
   for (char** variable = environ; *variable != nullptr; ++variable) environment.emplace_back(*variable);
   const char* current = std::getenv("PVM_EXPORT");
   const std::string merged = merged_export_list(current ? current : "", names_to_export(environment));
-  if (!merged.empty()) ::setenv("PVM_EXPORT", merged.c_str(), 1);
+  // Unchanged, it is left alone: a setenv while the engine's thread runs could race with a getenv
+  // inside a library that thread calls (the environment is not thread-safe to change).
+  if (!merged.empty() && (current == nullptr || merged != current)) ::setenv("PVM_EXPORT", merged.c_str(), 1);
 }
 
 Config job_config() {
   if (std::getenv("LONGPIPE_KEY") == nullptr && std::getenv("LONGPIPE_KEY_FILE") == nullptr) {
     ::setenv("LONGPIPE_KEY", make_job_key().c_str(), 1);
   }
+  // Exported now, before the engine's thread exists, so that pvm_spawn finds nothing to change.
+  export_longpipe_environment();
   return Config::from_environment();
 }
 

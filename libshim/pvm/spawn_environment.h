@@ -18,7 +18,7 @@ std::vector<std::string> names_to_export(const std::vector<std::string_view>& en
 // `current` (a PVM_EXPORT value) with every name of `names` it lacks appended.
 std::string merged_export_list(std::string_view current, const std::vector<std::string>& names);
 
-// Applies both to this process's environment (setenv PVM_EXPORT).
+// Applies both to this process's environment (setenv PVM_EXPORT), unless PVM_EXPORT has them already.
 void export_longpipe_environment();
 
 // The engine's configuration for this task (Config::from_environment). With neither LONGPIPE_KEY

@@ -15,6 +15,10 @@
 #   engine_itest.sh restart     the peer process is killed mid-stream and a new one started: the loss is
 #                               reported (reason, messages lost), the new process gets everything
 #   engine_itest.sh flood       hundreds of unauthenticated connections while a session runs
+#   engine_itest.sh paused      the receiving application takes nothing for several silence thresholds
+#                               (its engine stops reading: back-pressure): no probe, no re-send
+#   engine_itest.sh freeze      the whole host stops (link emulator and both processes) for longer than
+#                               the silence threshold: not taken for a silent path (no probe, no re-send)
 # The datagram carrier (LONGPIPE_CARRIER=udp), on its own link with loss and reordering:
 #   engine_itest.sh datagram    small and large (multi-datagram) messages: none lost, none duplicated,
 #                               order kept; forged datagrams to the UDP port are dropped and counted
@@ -32,9 +36,11 @@ PIDS=()
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 OUTAGE_ON=""
+FROZEN=()
 cleanup() {
   local pid
   [[ -z $OUTAGE_ON ]] || outage_end
+  ((${#FROZEN[@]} == 0)) || kill -CONT "${FROZEN[@]}" 2>/dev/null || true
   for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$WORK"
@@ -44,6 +50,8 @@ trap cleanup EXIT
 # Short timers: a test link has a 40 ms round trip.
 export LONGPIPE_KEY=integration-test-key LONGPIPE_RTT=40 LONGPIPE_BANDWIDTH=50 LONGPIPE_PIN=off
 export LONGPIPE_KEEPALIVE_MS=300 LONGPIPE_DEAD_PEER_MS=3000 LONGPIPE_CONNECT_RETRY_MAX_MS=500
+# The user's warm-start cache stays untouched (and earlier runs do not change this one).
+export LONGPIPE_PATH_CACHE=off
 
 # start_in SITE NAME CMD...: runs CMD in a site in the background; output in $WORK/NAME.out.
 start_in() {
@@ -371,6 +379,66 @@ PY
   pass "$flood unauthenticated connections ($refused refused beyond the limit); the good session delivered $count messages undisturbed"
 }
 
+# probes_and_resends: path probes of both ends (the receiver's while its session was up) and
+# messages the sender re-sent.
+probes_and_resends() {
+  local receiver_probes
+  receiver_probes=$(grep '^session_stats ' "$WORK/receiver.out" | grep -oE '"path_probes":[0-9]+' | cut -d: -f2 |
+    awk '{s += $1} END {print s + 0}')
+  echo "$(($(sum_field "$WORK/sender.out" path_probes) + receiver_probes)) $(json_field "$WORK/sender.out" messages_retransmitted)"
+}
+
+# A receiving application busy elsewhere (as an MPI leader inside a step of its own site) takes
+# nothing for several silence thresholds: its receive queue fills to the window, its engine stops
+# reading, and TCP pushes back on the sender. That is back-pressure, not a silent path.
+check_paused() {
+  local pause_ms=3000 count=3000 size=16384
+  export LONGPIPE_WINDOW_MESSAGES=256  # the receive queue fills within the pause
+  start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 60 \
+    --pause-after 100 --pause-ms $pause_ms
+  wait_for_listen receiver
+  start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --timeout-s 60
+  expect_undisturbed "the pause"
+  grep '^OK' "$WORK/receiver.out"
+  local probes retransmitted
+  read -r probes retransmitted < <(probes_and_resends)
+  ((probes == 0 && retransmitted == 0)) ||
+    fail "a receiver pausing ${pause_ms} ms was taken for a silent path: $probes path probes, $retransmitted messages re-sent"
+  pass "receiver paused ${pause_ms} ms with a full receive queue: $count messages, none lost or duplicated, no probe, nothing re-sent"
+}
+
+# A freeze of the whole host, as seen on the shared 2-core test machine (the virtual machine stopped
+# for about 4 s; even the real-time link emulator skipped its timers): the link emulator stops first
+# (what had crossed is read meanwhile), then both processes, for several silence thresholds; then
+# all continue at once. The path was never silent: the engines must not probe it or re-send, and
+# every message arrives once, in order.
+check_freeze() {
+  local freeze_s=3 count=6000 size=300
+  local emulator_pid_file=/run/longpipe/wan/lp${LP_WAN_INSTANCE:+-$LP_WAN_INSTANCE}/emulator.pid
+  [[ -r $emulator_pid_file ]] || fail "no link emulator ($emulator_pid_file): the freeze needs the tun backend"
+  start_good_session $count $size 1500 50
+  sleep 2
+  local emulator
+  emulator=$(cat "$emulator_pid_file")
+  FROZEN=("$emulator")
+  kill -STOP "$emulator"
+  sleep 0.2
+  FROZEN+=("$sender_pid" "$receiver_pid")
+  kill -STOP "$sender_pid" "$receiver_pid"
+  sleep "$freeze_s"
+  kill -CONT "${FROZEN[@]}"
+  FROZEN=()
+  expect_undisturbed "the freeze"
+  grep '^OK' "$WORK/receiver.out"
+  local probes retransmitted stalls
+  read -r probes retransmitted < <(probes_and_resends)
+  ((probes == 0 && retransmitted == 0)) ||
+    fail "a ${freeze_s} s freeze of the host was taken for a silent path: $probes path probes, $retransmitted messages re-sent"
+  stalls=$(json_field "$WORK/sender.out" engine_stalls)
+  ((${stalls:-0} > 0)) || fail "the sender's engine did not count its ${freeze_s} s stop as a stall"
+  pass "${freeze_s} s freeze of the host ($stalls stall(s) noticed): $count messages, none lost or duplicated, no probe, nothing re-sent"
+}
+
 case ${1:-} in
   reset) LONGPIPE_STREAMS=1 check_reset ;;
   reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
@@ -381,6 +449,8 @@ case ${1:-} in
   outage) check_outage ;;
   restart) check_restart ;;
   flood) check_flood ;;
+  paused) check_paused ;;
+  freeze) check_freeze ;;
   datagram) check_datagram ;;
-  *) echo "usage: $0 reset|reset-striped|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood" >&2; exit 2 ;;
+  *) echo "usage: $0 reset|reset-striped|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood|paused|freeze|datagram" >&2; exit 2 ;;
 esac

@@ -30,11 +30,14 @@ struct Arguments {
   long timeout_s = 60;
   std::string expect_failure;  // text the failure reason must contain
   std::string then_peer;       // after the expected failure, send everything to this peer
+  std::size_t pause_after = 0;  // receive: stop taking messages after this many ...
+  long pause_ms = 0;            // ... for this long (the application busy elsewhere)
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::cerr << "lp-engine-probe: " << what
             << "\nusage: lp-engine-probe receive --listen [HOST]:PORT --count N --size S [--timeout-s T]\n"
+               "                               [--pause-after N --pause-ms M]\n"
                "       lp-engine-probe send --peer HOST:PORT --count N --size S [--interval-us U] [--timeout-s T]\n"
                "                            [--expect-failure TEXT [--then-peer HOST:PORT]]\n";
   std::exit(2);
@@ -56,6 +59,8 @@ Arguments parse(int argc, char** argv) {
     else if (option == "--timeout-s") a.timeout_s = std::stol(value);
     else if (option == "--expect-failure") a.expect_failure = value;
     else if (option == "--then-peer") a.then_peer = value;
+    else if (option == "--pause-after") a.pause_after = std::stoul(value);
+    else if (option == "--pause-ms") a.pause_ms = std::stol(value);
     else usage_error("unknown option " + option);
   }
   return a;
@@ -89,7 +94,14 @@ int receive(const Arguments& a, lp::Config config) {
   Clock::time_point last_arrival{};
   Clock::duration longest_gap{};
   long long resumed_epoch_ms = 0;  // arrival of the message after the longest gap
+  bool paused = false;
   while (next < a.count && Clock::now() < deadline) {
+    if (!paused && a.pause_ms > 0 && next == a.pause_after) {
+      // The application is busy elsewhere: the receive queue fills and the engine stops reading.
+      paused = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(a.pause_ms));
+      last_arrival = Clock::now();  // the pause is ours, not the link's
+    }
     auto m = engine.try_receive();
     if (!m) {
       engine.wait_receive(100ms);
@@ -110,6 +122,8 @@ int receive(const Arguments& a, lp::Config config) {
     bytes += m->body.size();
     ++next;
   }
+  // The session's counters while it is still up (the sender's goodbye may end it before the end).
+  const std::string session_stats = engine.stats_json();
   if (next < a.count) {
     std::cerr << "FAIL: " << next << " of " << a.count << " messages arrived before the timeout" << std::endl;
     return 1;
@@ -126,6 +140,7 @@ int receive(const Arguments& a, lp::Config config) {
   std::cout << "OK: " << next << " messages, " << bytes << " bytes, in order, intact, no duplicates" << std::endl;
   std::cout << "longest_gap_ms " << std::chrono::duration_cast<std::chrono::milliseconds>(longest_gap).count()
             << "\nresumed_epoch_ms " << resumed_epoch_ms << std::endl;
+  std::cout << "session_stats " << session_stats << std::endl;
   std::cout << "stats " << engine.stats_json() << std::endl;
   return 0;
 }

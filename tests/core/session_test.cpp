@@ -141,6 +141,33 @@ TEST_CASE("session: a silent path is probed, not given up on; the probe replaces
   }
 }
 
+TEST_CASE("session: a stall of the engine itself is not taken for a silent path; a real silence after it is") {
+  Config config = one_stream_config();
+  Session session("b:1", arq_config_from(config), config, kStart);
+  auto stream = dialled(0, kStart);
+  session.attach(*stream, "a:1", kStart);
+  // The host froze: the progress thread wakes long after its deadline, past the silence threshold.
+  const Clock::time_point woke = kStart + session.silence_threshold() + 3s;
+  CHECK(session.note_engine_stall(woke, session.silence_threshold()));
+  CHECK(session.counters().engine_stalls == 1);
+  CHECK(session.handle_timeout(woke, false).probe.empty());
+  CHECK_FALSE(stream->suspect);
+  // The silence clock started again at the wake-up: a peer that stays silent a whole threshold after
+  // it is probed as before.
+  CHECK(session.handle_timeout(woke + session.silence_threshold(), false).probe.empty());
+  CHECK(session.handle_timeout(woke + session.silence_threshold() + 1ms, false).probe == std::vector<std::size_t>{0});
+
+  SECTION("an ordinary late wake-up (scheduling) leaves the silence clock alone") {
+    Session busy("b:1", arq_config_from(config), config, kStart);
+    auto other = dialled(0, kStart);
+    busy.attach(*other, "a:1", kStart);
+    const Clock::time_point late = kStart + busy.silence_threshold() + 1ms;
+    CHECK_FALSE(busy.note_engine_stall(late, busy.stall_tolerance()));
+    CHECK(busy.counters().engine_stalls == 0);
+    CHECK(busy.handle_timeout(late, false).probe == std::vector<std::size_t>{0});
+  }
+}
+
 TEST_CASE("session: after the peer said goodbye it is not redialled until there is something to send") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);

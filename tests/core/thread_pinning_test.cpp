@@ -43,13 +43,16 @@ Outcome on_new_thread(Action action) {
 }  // namespace
 
 TEST_CASE("LONGPIPE_PIN=off leaves the thread where it was") {
-  const Outcome outcome = on_new_thread([] { return lp::pin_current_thread({lp::PinPolicy::Mode::kOff, -1}, 0); });
+  const lp::PinPlan off = lp::plan_pinning({lp::PinPolicy::Mode::kOff, -1}, 0);
+  CHECK_FALSE(off.cpus.has_value());
+  const Outcome outcome = on_new_thread([&] { return lp::pin_current_thread(off); });
   CHECK(outcome.description == "not pinned (LONGPIPE_PIN=off)");
   CHECK(CPU_EQUAL(&outcome.before, &outcome.after));
 }
 
 TEST_CASE("LONGPIPE_PIN=<cpu> binds the thread to that CPU") {
-  const Outcome outcome = on_new_thread([] { return lp::pin_current_thread({lp::PinPolicy::Mode::kCore, 0}, 0); });
+  const lp::PinPlan cpu0 = lp::plan_pinning({lp::PinPolicy::Mode::kCore, 0}, 0);
+  const Outcome outcome = on_new_thread([&] { return lp::pin_current_thread(cpu0); });
   INFO(outcome.description);
   CHECK(outcome.description.rfind("pinned to CPU 0", 0) == 0);
   CHECK(CPU_COUNT(&outcome.after) == 1);
@@ -58,7 +61,8 @@ TEST_CASE("LONGPIPE_PIN=<cpu> binds the thread to that CPU") {
 
 TEST_CASE("LONGPIPE_PIN=auto pins away from the application only on machines with cores to spare") {
   const int cores = core_count();
-  const Outcome outcome = on_new_thread([] { return lp::pin_current_thread({lp::PinPolicy::Mode::kAuto, -1}, 0); });
+  const lp::PinPlan automatic = lp::plan_pinning({lp::PinPolicy::Mode::kAuto, -1}, 0);
+  const Outcome outcome = on_new_thread([&] { return lp::pin_current_thread(automatic); });
   INFO(cores << " core(s): " << outcome.description);
   if (cores < 4) {
     CHECK(outcome.description.rfind("not pinned: ", 0) == 0);
@@ -67,6 +71,14 @@ TEST_CASE("LONGPIPE_PIN=auto pins away from the application only on machines wit
     CHECK(outcome.description.rfind("pinned to CPU", 0) == 0);
     CHECK_FALSE(CPU_ISSET(0, &outcome.after));
   }
+}
+
+TEST_CASE("a CPU that does not exist is named, and the thread is left alone") {
+  const lp::PinPlan missing = lp::plan_pinning({lp::PinPolicy::Mode::kCore, 4095}, 0);
+  CHECK_FALSE(missing.cpus.has_value());
+  CHECK(missing.description == "not pinned: LONGPIPE_PIN=4095 is not a CPU here");
+  const Outcome outcome = on_new_thread([&] { return lp::pin_current_thread(missing); });
+  CHECK(CPU_EQUAL(&outcome.before, &outcome.after));
 }
 
 TEST_CASE("the progress thread's scheduling is SCHED_BATCH") {
