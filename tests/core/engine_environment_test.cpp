@@ -51,20 +51,7 @@ char* look_up(const char* name) {
 extern "C" char* getenv(const char* name) { return look_up(name); }
 extern "C" char* secure_getenv(const char* name) { return getauxval(AT_SECURE) != 0 ? nullptr : look_up(name); }
 
-namespace {
-
 using namespace std::chrono_literals;
-
-std::optional<lp::Message> next_message(lp::Engine& engine, std::chrono::milliseconds limit = 10000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (auto message = engine.try_receive()) return message;
-    engine.wait_receive(50ms);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 TEST_CASE("the progress threads read no environment while they start, pin, shake hands and deliver") {
   g_application_thread = std::this_thread::get_id();
@@ -78,12 +65,12 @@ TEST_CASE("the progress threads read no environment while they start, pin, shake
     message.tag = 7;
     message.body.assign(100000, std::byte{0x5a});
     client.send(server.local_endpoint(), message);
-    auto delivered = next_message(server);
+    auto delivered = lp::test::next_message(server);
     REQUIRE(delivered);
     CHECK(delivered->tag == 7);
     CHECK(delivered->body.size() == 100000);
     server.send(client.local_endpoint(), std::move(*delivered));
-    REQUIRE(next_message(client));
+    REQUIRE(lp::test::next_message(client));
   }  // the engines stop here: their threads' last turns are watched too
   g_watching = false;
   INFO("first variable read on a progress thread: " << g_first_read_elsewhere);

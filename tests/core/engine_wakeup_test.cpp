@@ -28,14 +28,6 @@ lp::Message tagged(std::int32_t tag) {
 }
 
 // The next message on `engine`, waiting up to `limit`.
-std::optional<lp::Message> next_message(lp::Engine& engine, std::chrono::milliseconds limit = 10000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (auto message = engine.try_receive()) return message;
-    engine.wait_receive(50ms);
-  }
-  return std::nullopt;
-}
 
 double process_cpu_seconds() {
   timespec now{};
@@ -56,11 +48,11 @@ TEST_CASE("requests and replies separated by pauses around the poll window all a
     for (const auto pause : pauses) {
       std::this_thread::sleep_for(pause);
       client.send(server.local_endpoint(), tagged(tag));
-      auto request = next_message(server);
+      auto request = lp::test::next_message(server);
       REQUIRE(request);
       REQUIRE(request->tag == tag);
       server.send(client.local_endpoint(), tagged(-tag - 1));
-      auto reply = next_message(client);
+      auto reply = lp::test::next_message(client);
       REQUIRE(reply);
       REQUIRE(reply->tag == -tag - 1);
       ++tag;
@@ -74,12 +66,12 @@ TEST_CASE("a burst is delivered completely after the engines have gone idle") {
   lp::Engine a(loopback_config());
   lp::Engine b(loopback_config());
   a.send(b.local_endpoint(), tagged(-1));
-  REQUIRE(next_message(b));
+  REQUIRE(lp::test::next_message(b));
   std::this_thread::sleep_for(100ms);  // both progress threads are blocked by now
   constexpr std::int32_t kBurst = 500;
   for (std::int32_t i = 0; i < kBurst; ++i) a.send(b.local_endpoint(), tagged(i));
   for (std::int32_t i = 0; i < kBurst; ++i) {
-    auto message = next_message(b);
+    auto message = lp::test::next_message(b);
     REQUIRE(message);
     REQUIRE(message->tag == i);
   }
@@ -103,7 +95,7 @@ TEST_CASE("an idle engine blocks instead of polling on") {
   lp::Engine a(loopback_config());
   lp::Engine b(loopback_config());
   for (std::int32_t i = 0; i < 200; ++i) a.send(b.local_endpoint(), tagged(i));
-  for (std::int32_t i = 0; i < 200; ++i) REQUIRE(next_message(b));
+  for (std::int32_t i = 0; i < 200; ++i) REQUIRE(lp::test::next_message(b));
   REQUIRE(a.flush(5000ms));
   // Connected and idle (keep-alives every 200 ms): two progress threads that kept polling would
   // use about a second of CPU in this half second; blocked, they use almost none.

@@ -1,14 +1,16 @@
-// The engine configuration the loopback tests share: a listener on 127.0.0.1, buffers sized from
-// the measured path (the hints below stay unset, so the measured-path code runs under every
-// sanitizer build; on loopback the buffers stay small), no warm-start cache (tests leave the user's
-// cache alone), no pinning (the test threads move freely) and timers short enough for a test but
-// long enough for a sanitizer build.
+// The engine configuration the loopback tests share, and how they wait for a message: a listener
+// on 127.0.0.1, buffers sized from the measured path (the hints below stay unset, so the
+// measured-path code runs under every sanitizer build; on loopback the buffers stay small), no
+// warm-start cache (tests leave the user's cache alone), no pinning (the test threads move freely)
+// and timers short enough for a test but long enough for a sanitizer build.
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "config.h"
+#include "engine.h"
 
 namespace lp::test {
 
@@ -25,6 +27,16 @@ inline Config loopback_engine_config(const std::string& key, std::chrono::millis
   config.dead_peer_timeout = dead_peer_timeout;
   config.linger = 1000ms;
   return config;
+}
+
+// The next message on `engine`, waiting up to `limit`.
+inline std::optional<Message> next_message(Engine& engine, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto message = engine.try_receive()) return message;
+    engine.wait_receive(std::chrono::milliseconds(50));
+  }
+  return std::nullopt;
 }
 
 }  // namespace lp::test
