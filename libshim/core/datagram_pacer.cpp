@@ -250,6 +250,12 @@ void DatagramPacer::on_timeout() {
   while (!outstanding_.empty()) mark_lost(outstanding_.begin());
 }
 
+void DatagramPacer::forget_in_flight() {
+  outstanding_.clear();
+  send_order_.clear();
+  in_flight_ = 0;
+}
+
 void DatagramPacer::on_application_limited() {
   application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1);
   round_application_limited_ = true;
