@@ -161,6 +161,10 @@ void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Cloc
 
 void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
   Handshake& handshake = connection.handshake();
+  // A dialler's IDENTIFY goes out with its answer to CHALLENGE; the connect measured a round trip.
+  if (connection.outgoing() && connection.session != nullptr) {
+    handshake.set_carrier_offer(offer_for(*connection.session, connection).encode());
+  }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
   switch (step) {
     case HandshakeStep::kPending:
@@ -187,6 +191,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         close_connection(connection, "identity refused", now);
         return;
       }
+      handshake.set_carrier_offer(offer_for(session, connection).encode());
       handshake.accept_identity(authenticator_.identity_token(connection.peer_endpoint), connection.output());
       connection.session = &session;
       mark_flush(connection);
@@ -251,7 +256,26 @@ void Endpoint::establish(Connection& connection, Clock::time_point now) {
     close_connection(loser, attachment.attached ? "replaced by a newer connection" : "duplicate connection", now);
     if (!attachment.attached) return;
   }
+  if (attachment.carrier_error) {
+    // The peer compares the same two offers and fails its session with the mirrored reason; our
+    // AUTH and IDENTIFY (an acceptor's are still in the output) must reach it for that.
+    send_close(connection, CloseReason::kProtocolError, "cannot agree on a carrier", now);
+    fail_session(session, "cannot agree on a carrier: " + *attachment.carrier_error, now);
+    return;
+  }
   pump(session, now);
+}
+
+CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection) {
+  if (!session.offer) {
+    CarrierOffer offer{config_.carrier, datagrams_ready_, false};
+    if (config_.carrier == CarrierChoice::kAuto && datagrams_ready_ && connection.handshake_rtt != Clock::duration{}) {
+      offer.prefers_datagrams =
+          auto_prefers_datagrams(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
+    }
+    session.offer = offer;
+  }
+  return *session.offer;
 }
 
 void Endpoint::pump(Session& session, Clock::time_point now) {

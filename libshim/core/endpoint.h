@@ -49,6 +49,10 @@ class Endpoint {
   // or came from no known peer.
   void note_datagram_refused(Session& session, bool malformed);
   void note_datagram_refused_unknown() { ++statistics_.refused_frames; }
+
+  // Whether the engine's UDP socket is bound: part of every handshake's carrier offer
+  // (carrier_choice.h).
+  void set_datagrams_ready(bool ready) { datagrams_ready_ = ready; }
   // The carrier failed the connection (e.g. a write error).
   void on_carrier_error(Connection& connection, const std::string& error, Clock::time_point now);
 
@@ -108,6 +112,10 @@ class Endpoint {
   const Authenticator authenticator_;
   const std::string local_endpoint_;
   NonceSource make_nonce_;
+  bool datagrams_ready_ = false;
+  // The session's offer, decided when its first IDENTIFY goes out (with auto, from the round trip
+  // `connection` measured so far) and kept for every later connection.
+  CarrierOffer offer_for(Session& session, const Connection& connection);
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   std::map<Connection*, std::unique_ptr<Connection>> connections_;
   std::size_t handshaking_accepted_ = 0;

@@ -179,7 +179,7 @@ TEST_CASE("datagram channel: new keys while a window is in flight do not stall t
 TEST_CASE("LONGPIPE_CARRIER is validated and names what it accepts", "[datagram][config]") {
   CHECK(lp::Config::from_variables({{"LONGPIPE_CARRIER", "udp"}}).carrier == lp::CarrierChoice::kUdp);
   CHECK(lp::Config::from_variables({{"LONGPIPE_CARRIER", "auto"}}).carrier == lp::CarrierChoice::kAuto);
-  CHECK_FALSE(lp::Config::from_variables({{"LONGPIPE_CARRIER", "auto"}}).datagram_carrier());  // tcp for now
+  CHECK_FALSE(lp::Config::from_variables({{"LONGPIPE_CARRIER", "auto"}}).datagram_carrier());  // decided per session
   CHECK(lp::Config::from_variables({}).carrier == lp::CarrierChoice::kTcp);
   CHECK_THROWS_WITH(lp::Config::from_variables({{"LONGPIPE_CARRIER", "quic"}}),
                     Catch::Contains("LONGPIPE_CARRIER") && Catch::Contains("tcp, udp, auto"));
@@ -245,4 +245,75 @@ TEST_CASE("the datagram carrier drops forged datagrams and counts them", "[datag
   const std::string stats = b.stats_json();
   const std::string key = "\"refused_frames\":";
   CHECK(std::stoul(stats.substr(stats.find(key) + key.size())) >= 50);
+}
+
+namespace {
+
+lp::Config carrier_config(lp::CarrierChoice carrier) {
+  lp::Config config = lp::test::loopback_engine_config("datagram-key", 3000ms);
+  config.carrier = carrier;
+  return config;
+}
+
+// a sends to b and b to a at once; both arrive. Returns the engines' statistics.
+std::pair<std::string, std::string> exchange(lp::Engine& a, lp::Engine& b) {
+  a.send(b.local_endpoint(), numbered(1, 70'000));
+  b.send(a.local_endpoint(), numbered(2, 100));
+  REQUIRE(b.wait_receive(10s));
+  CHECK(b.try_receive()->body == numbered(1, 70'000).body);
+  REQUIRE(a.wait_receive(10s));
+  CHECK(a.try_receive()->body == numbered(2, 100).body);
+  CHECK(a.flush(10s));
+  CHECK(b.flush(10s));
+  return {a.stats_json(), b.stats_json()};
+}
+
+bool on_datagrams(const std::string& stats) { return stats.find("\"carrier\":\"udp\"") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("carrier negotiation: tcp at one end and udp at the other fail the session with a clear error",
+          "[datagram][engine][carrier]") {
+  const bool tcp_dials = GENERATE(true, false);
+  lp::Engine tcp(carrier_config(lp::CarrierChoice::kTcp));
+  lp::Engine udp(carrier_config(lp::CarrierChoice::kUdp));
+  lp::Engine& dialler = tcp_dials ? tcp : udp;
+  lp::Engine& acceptor = tcp_dials ? udp : tcp;
+  dialler.send(acceptor.local_endpoint(), numbered(0, 10));
+  std::vector<lp::PeerFailure> failures;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (failures.empty() && std::chrono::steady_clock::now() < deadline) {
+    failures = dialler.take_peer_failures();
+    std::this_thread::sleep_for(20ms);
+  }
+  REQUIRE(failures.size() == 1);
+  CHECK_THAT(failures[0].reason, Catch::Contains(tcp_dials ? "LONGPIPE_CARRIER is tcp here and udp at the peer"
+                                                           : "LONGPIPE_CARRIER is udp here and tcp at the peer"));
+  CHECK(failures[0].messages_lost == 1);
+  CHECK_FALSE(acceptor.wait_receive(300ms));  // nothing delivered on a carrier the ends did not agree
+}
+
+TEST_CASE("carrier negotiation: auto follows the peer's explicit choice; auto with auto on a short path is tcp",
+          "[datagram][engine][carrier]") {
+  SECTION("auto and udp: datagrams at both ends") {
+    lp::Engine a(carrier_config(lp::CarrierChoice::kAuto));
+    lp::Engine b(carrier_config(lp::CarrierChoice::kUdp));
+    const auto [at_a, at_b] = exchange(a, b);
+    CHECK(on_datagrams(at_a));
+    CHECK(on_datagrams(at_b));
+  }
+  SECTION("auto and tcp: tcp") {
+    lp::Engine a(carrier_config(lp::CarrierChoice::kAuto));
+    lp::Engine b(carrier_config(lp::CarrierChoice::kTcp));
+    const auto [at_a, at_b] = exchange(a, b);
+    CHECK_FALSE(on_datagrams(at_a));
+    CHECK_FALSE(on_datagrams(at_b));
+  }
+  SECTION("auto and auto on loopback (round trip far below kAutoDatagramRtt): tcp") {
+    lp::Engine a(carrier_config(lp::CarrierChoice::kAuto));
+    lp::Engine b(carrier_config(lp::CarrierChoice::kAuto));
+    const auto [at_a, at_b] = exchange(a, b);
+    CHECK_FALSE(on_datagrams(at_a));
+    CHECK_FALSE(on_datagrams(at_b));
+  }
 }
