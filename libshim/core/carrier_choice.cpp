@@ -46,10 +46,6 @@ CarrierOffer CarrierOffer::decode(std::uint8_t byte) {
   return offer;
 }
 
-bool auto_prefers_datagrams(std::optional<std::chrono::microseconds> handshake_rtt) {
-  return handshake_rtt && *handshake_rtt >= kAutoDatagramRtt;
-}
-
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs, bool we_decide) {
   const bool we_ask_udp = ours.setting == CarrierChoice::kUdp;
   const bool they_ask_udp = theirs.setting == CarrierChoice::kUdp;

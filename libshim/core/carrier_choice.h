@@ -16,7 +16,6 @@
 // tie-break (stream_scheduler.h), so that both ends take the same end's preference.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,7 +27,10 @@ namespace lp {
 struct CarrierOffer {
   CarrierChoice setting = CarrierChoice::kTcp;
   bool datagrams_ready = false;    // this end's UDP socket is bound beside its TCP listener
-  bool prefers_datagrams = false;  // auto: this end judged the path better served by datagrams
+  // auto: this end judged the path better served by datagrams. No end judges yet (always false):
+  // the handshake's round trip alone was the wrong judge (libshim/README.md, "Datagram carrier",
+  // auto); the bit is the place for a judgement by loss, with no change of protocol.
+  bool prefers_datagrams = false;
 
   // The IDENTIFY byte: bits 0-1 the setting (0 tcp, 1 udp, 2 auto), bit 6 prefers datagrams,
   // bit 7 datagrams ready; other bits zero.
@@ -45,11 +47,6 @@ struct CarrierAgreement {
 // `we_decide`: our endpoint name is the smaller one (only matters for auto with auto).
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs, bool we_decide);
 
-// LONGPIPE_CARRIER=auto's judgement of a path from what the handshake measured: datagrams on a
-// long path (kAutoDatagramRtt or more), TCP otherwise or when nothing was measured. Why the round
-// trip: libshim/README.md, "Datagram carrier" (auto).
-constexpr std::chrono::milliseconds kAutoDatagramRtt{100};
-bool auto_prefers_datagrams(std::optional<std::chrono::microseconds> handshake_rtt);
 
 const char* carrier_name(CarrierChoice choice);
 

@@ -113,9 +113,9 @@ class Endpoint {
   const std::string local_endpoint_;
   NonceSource make_nonce_;
   bool datagrams_ready_ = false;
-  // The session's offer, decided when its first IDENTIFY goes out (with auto, from the round trip
-  // `connection` measured so far) and kept for every later connection.
-  CarrierOffer offer_for(Session& session, const Connection& connection);
+  // The session's offer, decided when its first IDENTIFY goes out and kept for every later
+  // connection (a judgement of the path, once there is one, must not change between them).
+  CarrierOffer offer_for(Session& session);
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   std::map<Connection*, std::unique_ptr<Connection>> connections_;
   std::size_t handshaking_accepted_ = 0;

@@ -1,11 +1,10 @@
-// Carrier negotiation (carrier_choice.h), pure: the offer byte, the agreement table both ends
-// apply, and auto's judgement of a path.
+// Carrier negotiation (carrier_choice.h), pure: the offer byte and the agreement table both ends
+// apply.
 #include <catch2/catch.hpp>
 
 #include "carrier_choice.h"
 #include "wire_frame.h"
 
-using namespace std::chrono_literals;
 using lp::CarrierChoice;
 using lp::CarrierOffer;
 
@@ -69,12 +68,4 @@ TEST_CASE("carrier agreement: both ends reach the same result, or the same clear
     CHECK_FALSE(both(wants, does_not, false).datagrams);
     CHECK(both(does_not, wants, false).datagrams);
   }
-}
-
-TEST_CASE("auto judges a path by the handshake's round trip", "[carrier]") {
-  CHECK_FALSE(lp::auto_prefers_datagrams(std::nullopt));
-  CHECK_FALSE(lp::auto_prefers_datagrams(40ms));
-  CHECK_FALSE(lp::auto_prefers_datagrams(lp::kAutoDatagramRtt - 1ms));
-  CHECK(lp::auto_prefers_datagrams(lp::kAutoDatagramRtt));
-  CHECK(lp::auto_prefers_datagrams(540ms));
 }
