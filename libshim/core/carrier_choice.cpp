@@ -46,7 +46,11 @@ CarrierOffer CarrierOffer::decode(std::uint8_t byte) {
   return offer;
 }
 
-CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs, bool we_decide) {
+bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss_ppm) {
+  return min_rtt >= kAutoMinRtt && loss_ppm >= kAutoMinLossPpm;
+}
+
+CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs) {
   const bool we_ask_udp = ours.setting == CarrierChoice::kUdp;
   const bool they_ask_udp = theirs.setting == CarrierChoice::kUdp;
   if ((ours.setting == CarrierChoice::kTcp && they_ask_udp) || (we_ask_udp && theirs.setting == CarrierChoice::kTcp)) {
@@ -61,9 +65,8 @@ CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& the
                        (ours.datagrams_ready ? "the peer's" : "this end's") +
                        " UDP socket could not be bound beside its TCP listener (the port number is taken?)"};
   }
-  // auto with auto: the deciding end's judgement of the path.
-  const bool wanted = we_decide ? ours.prefers_datagrams : theirs.prefers_datagrams;
-  return {wanted && both_ready, std::nullopt};
+  // auto with auto: either end's judgement of the path.
+  return {(ours.prefers_datagrams || theirs.prefers_datagrams) && both_ready, std::nullopt};
 }
 
 }  // namespace lp

@@ -9,13 +9,14 @@
 //   ours \ theirs   tcp          udp              auto
 //   tcp             tcp          error            tcp
 //   udp             error        udp*             udp*
-//   auto            tcp          udp*             udp* if the deciding end prefers it, else tcp
+//   auto            tcp          udp*             udp* if either end prefers it, else tcp
 //
 //   * needs a bound UDP socket at both ends, else an error (udp asked) or tcp (auto with auto).
-// The deciding end of two autos is the one with the smaller endpoint name, as in the stream
-// tie-break (stream_scheduler.h), so that both ends take the same end's preference.
+// Either end's preference suffices: loss shows at the end that sends (its TCP retransmissions),
+// and the other may never have sent enough to know.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,10 +28,7 @@ namespace lp {
 struct CarrierOffer {
   CarrierChoice setting = CarrierChoice::kTcp;
   bool datagrams_ready = false;    // this end's UDP socket is bound beside its TCP listener
-  // auto: this end judged the path better served by datagrams. No end judges yet (always false):
-  // the handshake's round trip alone was the wrong judge (libshim/README.md, "Datagram carrier",
-  // auto); the bit is the place for a judgement by loss, with no change of protocol.
-  bool prefers_datagrams = false;
+  bool prefers_datagrams = false;  // auto: this end judged the path better served by datagrams
 
   // The IDENTIFY byte: bits 0-1 the setting (0 tcp, 1 udp, 2 auto), bit 6 prefers datagrams,
   // bit 7 datagrams ready; other bits zero.
@@ -44,10 +42,17 @@ struct CarrierAgreement {
   std::optional<std::string> error;  // the ends cannot agree: why, naming the settings
 };
 
-// `we_decide`: our endpoint name is the smaller one (only matters for auto with auto).
-CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs, bool we_decide);
+CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs);
 
 
 const char* carrier_name(CarrierChoice choice);
+
+// LONGPIPE_CARRIER=auto's judgement of a path from what the path cache remembers of it (TCP
+// sessions measured it, path_estimator.h): datagrams for a long path that loses packets without
+// a queue standing. The round trip alone was the wrong judge: on loss-free geo the datagram
+// carrier is slower (libshim/README.md, "Datagram carrier").
+constexpr std::chrono::milliseconds kAutoMinRtt{100};  // geo's 540 ms measured; 20 ms not
+constexpr std::int64_t kAutoMinLossPpm = 5000;         // 0.5 %: 1 % measured (datagrams faster)
+bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss_ppm);
 
 }  // namespace lp

@@ -163,7 +163,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
   Handshake& handshake = connection.handshake();
   // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
   if (connection.outgoing() && connection.session != nullptr) {
-    handshake.set_carrier_offer(offer_for(*connection.session).encode());
+    handshake.set_carrier_offer(offer_for(*connection.session, connection).encode());
   }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
   switch (step) {
@@ -191,7 +191,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         close_connection(connection, "identity refused", now);
         return;
       }
-      handshake.set_carrier_offer(offer_for(session).encode());
+      handshake.set_carrier_offer(offer_for(session, connection).encode());
       handshake.accept_identity(authenticator_.identity_token(connection.peer_endpoint), connection.output());
       connection.session = &session;
       mark_flush(connection);
@@ -266,8 +266,14 @@ void Endpoint::establish(Connection& connection, Clock::time_point now) {
   pump(session, now);
 }
 
-CarrierOffer Endpoint::offer_for(Session& session) {
-  if (!session.offer) session.offer = CarrierOffer{config_.carrier, datagrams_ready_, false};
+CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection) {
+  if (!session.offer) {
+    CarrierOffer offer{config_.carrier, datagrams_ready_, false};
+    if (config_.carrier == CarrierChoice::kAuto && datagrams_ready_ && judge_path_) {
+      offer.prefers_datagrams = judge_path_(connection, session.peer());
+    }
+    session.offer = offer;
+  }
   return *session.offer;
 }
 

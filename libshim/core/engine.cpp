@@ -158,7 +158,9 @@ Engine::Impl::Impl(Config config)
       udp_note_ = std::string("LONGPIPE_CARRIER=auto without datagrams: ") + e.what();
     }
   }
-  endpoint_.set_datagrams_ready(datagrams_ != nullptr);
+  endpoint_.set_carrier_capability(datagrams_ != nullptr, [this](const Connection& connection, const std::string& peer) {
+    return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer));
+  });
   if (!config_.stats_path.empty()) {
     // Only if nobody (the application) handles SIGUSR1 already.
     struct sigaction current {};

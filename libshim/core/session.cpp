@@ -36,11 +36,11 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
             config.bandwidth_given ? std::optional<double>(config.bandwidth_mbit * 1e6 / 8) : std::nullopt),
       arq_config_(arq_config) {}
 
-std::optional<std::string> Session::agree_carrier_with(const Connection& connection, const std::string& local_endpoint) {
+std::optional<std::string> Session::agree_carrier_with(const Connection& connection) {
   carrier_agreed_ = true;
   const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
   const CarrierOffer theirs = CarrierOffer::decode(connection.handshake().peer_carrier_offer());
-  const CarrierAgreement agreed = agree_carrier(ours, theirs, StreamScheduler::keep_existing(local_endpoint, peer_));
+  const CarrierAgreement agreed = agree_carrier(ours, theirs);
   if (agreed.error) return agreed.error;
   if (agreed.datagrams && !datagram_) {
     // An auto session: nothing was submitted yet (the driver waits for carrier_agreed()).
@@ -72,7 +72,7 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
   }
   streams_.install(connection);
   if (!carrier_agreed_) {
-    result.carrier_error = agree_carrier_with(connection, local_endpoint);
+    result.carrier_error = agree_carrier_with(connection);
     if (result.carrier_error) return result;
   }
   if (datagram_ && connection.stream == 0) datagram_->rekey(connection.handshake());

@@ -153,7 +153,7 @@ class Session {
   void deliver(Message message, std::vector<Message>& batch);
   // Compares the offers of `connection`'s handshake; on datagrams, turns an auto session into a
   // datagram session (its ARQ is still empty). Returns why the ends cannot agree, if they cannot.
-  std::optional<std::string> agree_carrier_with(const Connection& connection, const std::string& local_endpoint);
+  std::optional<std::string> agree_carrier_with(const Connection& connection);
   void send_keepalives(Clock::time_point now);
 
   std::string peer_;

@@ -309,7 +309,7 @@ TEST_CASE("carrier negotiation: auto follows the peer's explicit choice; auto wi
     CHECK_FALSE(on_datagrams(at_a));
     CHECK_FALSE(on_datagrams(at_b));
   }
-  SECTION("auto and auto: tcp (no end judges the path yet)") {
+  SECTION("auto and auto, nothing known of the path (no path cache): tcp") {
     lp::Engine a(carrier_config(lp::CarrierChoice::kAuto));
     lp::Engine b(carrier_config(lp::CarrierChoice::kAuto));
     const auto [at_a, at_b] = exchange(a, b);

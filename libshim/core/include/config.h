@@ -31,8 +31,8 @@ enum class CarrierChoice {
   kTcp,   // tuned TCP connections (the default)
   kUdp,   // datagrams: a TCP control connection for the handshake, messages paced over UDP
           // (libshim/README.md, "Datagram carrier")
-  kAuto,  // per session, agreed in the handshake: the peer's explicit choice (tcp or udp), else tcp
-          // (a judgement by what the path shows is not done yet: libshim/README.md)
+  kAuto,  // per session, agreed in the handshake: the peer's explicit choice (tcp or udp), else udp
+          // on a path the cache knows as long and lossy (carrier_choice.h), else tcp
 };
 
 // LONGPIPE_PIN: where the progress thread runs.
