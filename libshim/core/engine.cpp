@@ -159,7 +159,10 @@ Engine::Impl::Impl(Config config)
     }
   }
   endpoint_.set_carrier_capability(datagrams_ != nullptr, [this](const Connection& connection, const std::string& peer) {
-    return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer));
+    const auto rtt = connection.handshake_rtt == Clock::duration{}
+                         ? std::nullopt
+                         : std::optional(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
+    return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer), rtt);
   });
   if (!config_.stats_path.empty()) {
     // Only if nobody (the application) handles SIGUSR1 already.

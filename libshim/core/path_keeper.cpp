@@ -157,12 +157,13 @@ void PathKeeper::remember(const std::string& key, PathSnapshot snapshot) {
   updates_[key] = {now_unix(), snapshot};
 }
 
-bool PathKeeper::prefers_datagrams(const std::string& key) const {
+bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt) const {
   if (file_.empty() || key.empty()) return false;
   std::optional<PathSnapshot> known;
   if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
   if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
-  return known && path_prefers_datagrams(known->min_rtt, known->loss_ppm);
+  if (!known || (handshake_rtt && !validate_warm_start(*known, *handshake_rtt))) return false;
+  return path_prefers_datagrams(known->min_rtt, known->loss_ppm);
 }
 
 void PathKeeper::save(const std::map<std::string, std::unique_ptr<Session>>& sessions) {
