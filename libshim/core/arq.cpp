@@ -54,7 +54,7 @@ std::optional<ArqTime> Arq::next_deadline() const {
 }
 
 void Arq::carrier_reset(ArqTime now) {
-  sender_.carrier_reset();
+  sender_.carrier_reset(now);
   receiver_.carrier_reset(now);
 }
 

@@ -158,6 +158,13 @@ bool ArqSender::on_ack(const ArqAck& ack, ArqTime now) {
 void ArqSender::on_timer(ArqTime now) {
   if (!retransmit_timer_ || now < *retransmit_timer_) return;
   ++counters_.timeouts;
+  if (next_unsent_ == base_seq_ && base_seq_ < next_seq_) {
+    // After a carrier reset nothing has gone again yet (the carrier held it back): the copies sent
+    // before are presumed lost (the caller's pacer hears of the timeout); the re-sends restart
+    // the timer with the current RTO.
+    retransmit_timer_.reset();
+    return;
+  }
   // No progress for a whole RTO: presume every in-flight message not SACKed lost.
   for (std::uint64_t seq = base_seq_; seq < next_unsent_; ++seq) {
     if (!at(seq).sacked && at(seq).transmissions > 0) retransmit_queue_.insert(seq);
@@ -170,11 +177,16 @@ void ArqSender::on_timer(ArqTime now) {
   retransmit_timer_ = base_seq_ < next_unsent_ ? std::optional(now + rtt_.rto()) : std::nullopt;
 }
 
-void ArqSender::carrier_reset() {
+void ArqSender::carrier_reset(ArqTime now) {
   ++counters_.carrier_resets;
+  const bool in_flight = base_seq_ < next_unsent_;
   retransmit_queue_.clear();
   next_unsent_ = base_seq_;  // everything unacknowledged goes again, in order
   retransmit_timer_.reset();
+  // Without this the timer only restarts with the next transmission: a datagram session whose
+  // pacer counted the lost copies in flight never transmitted again, so no timeout ever freed the
+  // pacer (the simultaneous-dial stall, libshim/README.md "Datagram carrier").
+  if (config_.mode == ArqMode::kDatagram && in_flight) retransmit_timer_ = now + rtt_.rto();
 }
 
 std::optional<ArqTime> ArqSender::next_deadline() const { return retransmit_timer_; }

@@ -24,7 +24,10 @@ class ArqSender {
   std::optional<std::size_t> next_transmit_bytes() const;
   bool on_ack(const ArqAck& ack, ArqTime now);
   void on_timer(ArqTime now);
-  void carrier_reset();
+  // Everything unacknowledged goes again, in order. In datagram mode the retransmission timer keeps
+  // running while anything sent is unacknowledged (RFC 6298 5.1): whatever holds the re-sends back
+  // (the pacer's window), a timeout still comes.
+  void carrier_reset(ArqTime now);
 
   std::optional<ArqTime> next_deadline() const;
   std::optional<ArqTime> oldest_unacked_since() const;

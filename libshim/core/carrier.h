@@ -51,6 +51,8 @@ struct LinkPathInfo {
   std::uint32_t snd_cwnd = 0;        // segments
   std::uint32_t snd_mss = 0;
   std::uint32_t unacked = 0;         // segments in flight
+  std::uint64_t data_segments_out = 0;  // data segments sent so far, retransmissions included
+  std::uint32_t total_retransmits = 0;  // segments retransmitted so far
   std::size_t send_buffer = 0;       // the kernel's sizes now (autotuned or set; as getsockopt reports them)
   std::size_t receive_buffer = 0;
 };

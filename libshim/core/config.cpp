@@ -225,7 +225,8 @@ const std::vector<Setting>& settings() {
               [](const Config& c) { return c.congestion_fallback.empty() ? std::string("none") : c.congestion_fallback; }},
       Setting{"CARRIER",
               "what messages travel on: tcp (tuned TCP connections), udp (paced datagrams with a TCP control "
-              "connection; every process of a job must use the same), auto (tcp for now)",
+              "connection), auto (per session: the peer's explicit choice, else udp on a path the path cache "
+              "knows as long and lossy, else tcp); tcp at one end and udp at the other is an error",
               [](Config& c, const std::string& v) {
                 if (v == "tcp") c.carrier = CarrierChoice::kTcp;
                 else if (v == "udp") c.carrier = CarrierChoice::kUdp;

@@ -86,6 +86,9 @@ class Connection {
   // at once left, and the smallest answer time so far (zero = none yet).
   Clock::time_point rtt_probe_sent{};
   Clock::duration handshake_rtt{};
+  // TCP_INFO's cumulative segment counters at the last path sample (the driver takes differences).
+  std::uint64_t sampled_segments_out = 0;
+  std::uint32_t sampled_retransmits = 0;
   void note_handshake_answer(Clock::time_point now) {
     if (rtt_probe_sent == Clock::time_point{}) return;
     const Clock::duration sample = now - rtt_probe_sent;

@@ -29,9 +29,17 @@ DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_
 
 void DatagramChannel::rekey(const Handshake& handshake) {
   if (!handshake.datagram_keys()) return;
-  crypto_ = std::make_unique<DatagramCrypto>(*handshake.datagram_keys(), handshake.outgoing(), handshake.protection());
+  rekey(*handshake.datagram_keys(), handshake.outgoing(), handshake.protection());
+}
+
+void DatagramChannel::rekey(const TrafficKeys& datagram_keys, bool outgoing, Protection protection) {
+  crypto_ = std::make_unique<DatagramCrypto>(datagram_keys, outgoing, protection);
   ++key_epoch_;
   outgoing_.clear();  // sealed under the old keys: the peer would refuse them (the ARQ re-sends)
+  // Neither these nor the datagrams in flight will ever be acknowledged. Counted in flight they
+  // kept the window shut, so nothing was transmitted and no retransmission timer ran: the session
+  // stalled for good (both ends dialling at once replaces the first control connection).
+  pacer_.forget_in_flight();
 }
 
 bool DatagramChannel::can_accept(const Arq& arq, std::size_t bytes) const {

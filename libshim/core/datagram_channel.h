@@ -52,8 +52,12 @@ class DatagramChannel {
 
   explicit DatagramChannel(const Config& config);
 
-  // A control connection was installed: new keys from its handshake.
+  // A control connection was installed: new keys from its handshake. What was sealed under the
+  // old keys (queued or in flight) is dropped from the pacer's count: the peer refuses it, and
+  // the ARQ's carrier_reset() sends it again under the new keys.
   void rekey(const Handshake& handshake);
+  // The same from the keys themselves (`outgoing`: we dialled the control connection).
+  void rekey(const TrafficKeys& datagram_keys, bool outgoing, Protection protection);
   bool keyed() const { return crypto_ != nullptr; }
   // Changes with every rekey (the driver re-reads the peer's address then).
   std::uint64_t key_epoch() const { return key_epoch_; }

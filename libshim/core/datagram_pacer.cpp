@@ -250,6 +250,12 @@ void DatagramPacer::on_timeout() {
   while (!outstanding_.empty()) mark_lost(outstanding_.begin());
 }
 
+void DatagramPacer::forget_in_flight() {
+  outstanding_.clear();
+  send_order_.clear();
+  in_flight_ = 0;
+}
+
 void DatagramPacer::on_application_limited() {
   application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1);
   round_application_limited_ = true;
@@ -300,7 +306,8 @@ void DatagramPacer::end_round(ArqTime now) {
   // The estimate ages only over rounds in which the sender was busy: rounds of an application
   // that sends a few small messages between bursts would otherwise push the bursts' rate out of
   // the filter within 10 round trips, and the next burst would start from nothing.
-  if (!round_application_limited_) {
+  const bool busy_round = !round_application_limited_;
+  if (busy_round) {
     ++filter_round_;
     round_max_[filter_round_ % kRing] = 0;
   }
@@ -330,10 +337,13 @@ void DatagramPacer::end_round(ArqTime now) {
   }
   switch (phase_) {
     case Phase::kStartup:
+      // A round in which the application ran out of data says nothing of the path (BBR's rule):
+      // counting them ended start-up at the rate of 1 KiB bursts (1 Mbit/s on geo), and every
+      // later burst was paced at it.
       if (bandwidth() >= full_bandwidth_ * kStartupGrowth) {
         full_bandwidth_ = bandwidth();
         flat_rounds_ = 0;
-      } else if (++flat_rounds_ >= kStartupFlatRounds) {
+      } else if (busy_round && ++flat_rounds_ >= kStartupFlatRounds) {
         enter_drain();
       }
       break;

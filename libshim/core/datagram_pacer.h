@@ -60,6 +60,10 @@ class DatagramPacer {
   void on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack);
   // The ARQ's retransmission timer expired: everything in flight is presumed lost.
   void on_timeout();
+  // The session's datagram keys changed (a new control connection): what is in flight was sealed
+  // under keys the peer drops, so it will never be acknowledged. Stops counting it in flight
+  // without calling it loss (the path lost nothing; no back-off, no loss statistics).
+  void forget_in_flight();
   // The sender has nothing more to send although it may: rate samples until what is in flight now
   // is delivered measure the application, not the path.
   void on_application_limited();

@@ -161,6 +161,10 @@ void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Cloc
 
 void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
   Handshake& handshake = connection.handshake();
+  // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
+  if (connection.outgoing() && connection.session != nullptr) {
+    handshake.set_carrier_offer(offer_for(*connection.session, connection).encode());
+  }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
   switch (step) {
     case HandshakeStep::kPending:
@@ -188,6 +192,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         close_connection(connection, "identity refused", now);
         return;
       }
+      handshake.set_carrier_offer(offer_for(session, connection).encode());
       handshake.accept_identity(authenticator_.identity_token(connection.peer_endpoint), connection.output());
       connection.session = &session;
       mark_flush(connection);
@@ -208,7 +213,11 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       mark_flush(connection);
       if (connection.awaiting_peer_proof) {
         connection.awaiting_peer_proof = false;
-        session.confirm(connection, now);
+        if (auto error = session.confirm(connection, now)) {
+          send_close(connection, CloseReason::kProtocolError, "cannot agree on a carrier", now);
+          fail_session(session, "cannot agree on a carrier: " + *error, now);
+          return;
+        }
         pump(session, now);
         return;
       }
@@ -238,12 +247,14 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
 
 // 0.5-RTT data: DATA right behind our AUTH and IDENTIFY, sealed under keys of both nonces, but only
 // on a session's first connections: on a later one the peer may have restarted at that address, and
-// its IDENTIFY must be checked first (libshim/README.md, "Security"). Not on the datagram carrier.
+// its IDENTIFY must be checked first (libshim/README.md, "Security"). Only with LONGPIPE_CARRIER=tcp:
+// on datagrams the control connection carries no DATA, and auto learns the carrier from the peer's
+// IDENTIFY (the peer's offer is compared at Session::confirm; a peer set to udp fails the session).
 bool Endpoint::may_send_early(const Connection& connection) const {
   const Session* session = connection.session;
   return connection.outgoing() && connection.state == ConnectionState::kHandshaking &&
          connection.handshake().identity_sent() && session != nullptr && !session->failed() &&
-         !session->identity_bound() && !config_.datagram_carrier();
+         !session->identity_bound() && config_.carrier == CarrierChoice::kTcp;
 }
 
 void Endpoint::establish(Connection& connection, Clock::time_point now, bool proven) {
@@ -270,7 +281,25 @@ void Endpoint::establish(Connection& connection, Clock::time_point now, bool pro
     close_connection(loser, attachment.attached ? "replaced by a newer connection" : "duplicate connection", now);
     if (!attachment.attached) return;
   }
+  if (attachment.carrier_error) {
+    // The peer compares the same two offers and fails its session with the mirrored reason; our
+    // AUTH and IDENTIFY (an acceptor's are still in the output) must reach it for that.
+    send_close(connection, CloseReason::kProtocolError, "cannot agree on a carrier", now);
+    fail_session(session, "cannot agree on a carrier: " + *attachment.carrier_error, now);
+    return;
+  }
   pump(session, now);
+}
+
+CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection) {
+  if (!session.offer) {
+    CarrierOffer offer{config_.carrier, datagrams_ready_, false};
+    if (config_.carrier == CarrierChoice::kAuto && datagrams_ready_ && judge_path_) {
+      offer.prefers_datagrams = judge_path_(connection, session.peer());
+    }
+    session.offer = offer;
+  }
+  return *session.offer;
 }
 
 void Endpoint::pump(Session& session, Clock::time_point now) {

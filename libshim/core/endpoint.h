@@ -49,6 +49,15 @@ class Endpoint {
   // or came from no known peer.
   void note_datagram_refused(Session& session, bool malformed);
   void note_datagram_refused_unknown() { ++statistics_.refused_frames; }
+
+  // Whether the engine's UDP socket is bound (part of every handshake's carrier offer,
+  // carrier_choice.h), and with LONGPIPE_CARRIER=auto the driver's judge of a connection's path
+  // (true: datagrams; it knows the peer's address and the path cache), asked once per session.
+  using PathJudge = std::function<bool(const Connection& connection, const std::string& peer_endpoint)>;
+  void set_carrier_capability(bool datagrams_ready, PathJudge judge) {
+    datagrams_ready_ = datagrams_ready;
+    judge_path_ = std::move(judge);
+  }
   // The carrier failed the connection (e.g. a write error).
   void on_carrier_error(Connection& connection, const std::string& error, Clock::time_point now);
 
@@ -113,6 +122,11 @@ class Endpoint {
   const Authenticator authenticator_;
   const std::string local_endpoint_;
   NonceSource make_nonce_;
+  bool datagrams_ready_ = false;
+  PathJudge judge_path_;
+  // The session's offer, decided when its first IDENTIFY goes out and kept for every later
+  // connection (both ends must see one offer from each other on all of them).
+  CarrierOffer offer_for(Session& session, const Connection& connection);
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   std::map<Connection*, std::unique_ptr<Connection>> connections_;
   std::size_t handshaking_accepted_ = 0;

@@ -88,7 +88,11 @@ class Engine::Impl {
   }
   void send(const std::string& peer, Message message);
   void write_stats_file() const;
-  std::string stats_json() const { return mailbox_.stats_json(local_endpoint_, carrier_->listen_tuning()); }
+  std::string stats_json() const {
+    SocketTuning listen = carrier_->listen_tuning();
+    listen.note += udp_note_;
+    return mailbox_.stats_json(local_endpoint_, listen);
+  }
 
   Config config_;
   std::unique_ptr<Carrier> carrier_;  // TCP today; the driver sees only the interface
@@ -123,6 +127,7 @@ class Engine::Impl {
   Source listen_tag_ = Source::kListen, wake_tag_ = Source::kWake, stats_tag_ = Source::kStatsSignal;
   Source datagram_tag_ = Source::kDatagrams;
   bool datagrams_blocked_ = false;  // the UDP socket was full: watching for writability
+  std::string udp_note_;            // auto: why the UDP socket could not be bound
   bool reading_paused_ = false;
   EndpointStatistics published_;
   PathKeeper path_keeper_;  // measured path state, warm-start cache
@@ -143,10 +148,23 @@ Engine::Impl::Impl(Config config)
   loop_.add(carrier_->listen_fd(), &listen_tag_, true, false);
   loop_.add(mailbox_.wake_fd(), &wake_tag_, true, false);
   loop_.add(stats_signal_fd_.get(), &stats_tag_, true, false);
-  if (config_.datagram_carrier()) {
-    datagrams_ = std::make_unique<DatagramPort>(config_, carrier_->port());
-    loop_.add(datagrams_->fd(), &datagram_tag_, true, false);
+  if (config_.carrier != CarrierChoice::kTcp) {
+    try {
+      datagrams_ = std::make_unique<DatagramPort>(config_, carrier_->port());
+      loop_.add(datagrams_->fd(), &datagram_tag_, true, false);
+    } catch (const SystemError& e) {
+      if (config_.carrier == CarrierChoice::kUdp) throw;
+      // auto: this engine offers TCP only (carrier_choice.h), and says why.
+      datagrams_.reset();
+      udp_note_ = std::string("LONGPIPE_CARRIER=auto without datagrams: ") + e.what();
+    }
   }
+  endpoint_.set_carrier_capability(datagrams_ != nullptr, [this](const Connection& connection, const std::string& peer) {
+    const auto rtt = connection.handshake_rtt == Clock::duration{}
+                         ? std::nullopt
+                         : std::optional(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
+    return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer), rtt);
+  });
   if (!config_.stats_path.empty()) {
     // Only if nobody (the application) handles SIGUSR1 already.
     struct sigaction current {};
@@ -328,7 +346,8 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
     mailbox_.move_outbox(
         slot(session), [&](std::size_t bytes) { return channel->can_accept(arq, bytes); },
         [&](ArqPayload packed) { channel->submit(arq, std::move(packed)); });
-  } else {
+  } else if (session.carrier_agreed() || config_.carrier != CarrierChoice::kAuto) {
+    // auto: messages wait in the outbox until the ends agreed how they travel (whole, or in units).
     mailbox_.move_outbox(slot(session), session.arq());
   }
   endpoint_.service(session, now, reading_paused);

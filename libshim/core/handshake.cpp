@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "carrier_choice.h"
 #include "host_port.h"
 
 namespace lp {
@@ -45,14 +46,20 @@ void Handshake::start_opening() {
 
 void Handshake::take_identity(const FrameView& frame) {
   expect(frame, FrameType::kIdentify);
-  peer_token_ = decode_fixed(frame.payload, kIdentityTokenSize, "IDENTIFY");
+  std::vector<std::byte> payload = decode_fixed(frame.payload, kIdentifyPayloadSize, "IDENTIFY");
+  peer_carrier_offer_ = std::to_integer<std::uint8_t>(payload.back());
+  CarrierOffer::decode(peer_carrier_offer_);  // throws MalformedFrame for a byte no LongPipe sends
+  payload.pop_back();
+  peer_token_ = std::move(payload);
 }
 
 void Handshake::send_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out) {
   sealer_ = std::make_unique<FrameCipher>(outgoing_ ? keys_->dialler_to_acceptor : keys_->acceptor_to_dialler,
                                           protection_, FrameCipher::Use::kSeal);
   const std::size_t start = out.size();
-  encode_fixed(out, FrameType::kIdentify, identity_token);
+  std::vector<std::byte> payload = identity_token;
+  payload.push_back(std::byte{carrier_offer_});
+  encode_fixed(out, FrameType::kIdentify, payload);
   sealer_->seal_frame(out, start);
 }
 

@@ -76,6 +76,10 @@ class Handshake {
   const std::string& close_text() const { return close_text_; }
   // The identity token the peer presented (after kIdentityPresented, or kEstablished when dialling).
   const std::vector<std::byte>& peer_token() const { return peer_token_; }
+  // The carrier offer (carrier_choice.h) our IDENTIFY carries; set before start() / accept_identity().
+  void set_carrier_offer(std::uint8_t offer) { carrier_offer_ = offer; }
+  // The peer's, from its IDENTIFY (with peer_token()). Checked: a byte no LongPipe sends is malformed.
+  std::uint8_t peer_carrier_offer() const { return peer_carrier_offer_; }
   Protection protection() const { return protection_; }
   // The connection's traffic ciphers: null until the keys are known and that direction is sealed.
   // The datagram carrier's keys of this connection (derive_datagram_keys), once derived: the
@@ -121,6 +125,8 @@ class Handshake {
   Protection protection_ = Protection::kEncrypt;  // the connection's: the stronger of both
   std::vector<std::byte> identity_token_;  // ours (dialler: given at construction)
   std::vector<std::byte> peer_token_;
+  std::uint8_t carrier_offer_ = 0;       // tcp, no datagrams (CarrierOffer{}.encode())
+  std::uint8_t peer_carrier_offer_ = 0;
   std::optional<TrafficKeys> keys_;
   std::optional<TrafficKeys> datagram_keys_;
   std::unique_ptr<FrameCipher> sealer_;

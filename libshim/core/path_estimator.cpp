@@ -126,6 +126,17 @@ double PathEstimator::judged_bdp_bytes(double stand_in_rate_bytes_per_second, Du
   return rate * seconds;
 }
 
+void PathEstimator::on_segments(std::uint64_t sent, std::uint64_t retransmitted, bool queue_standing) {
+  if (queue_standing) return;
+  clean_segments_ += sent;
+  clean_retransmits_ += retransmitted;
+}
+
+std::int64_t PathEstimator::loss_ppm() const {
+  if (clean_segments_ < kMinLossSegments) return -1;
+  return static_cast<std::int64_t>(clean_retransmits_ * 1'000'000 / clean_segments_);
+}
+
 std::optional<PathSnapshot> PathEstimator::snapshot(std::size_t send_buffer, std::size_t receive_buffer) const {
   const auto minimum = min_rtt();
   if (!minimum) return std::nullopt;
@@ -138,6 +149,7 @@ std::optional<PathSnapshot> PathEstimator::snapshot(std::size_t send_buffer, std
   out.congestion_window = max_cwnd_;
   out.send_buffer = send_buffer;
   out.receive_buffer = receive_buffer;
+  out.loss_ppm = loss_ppm();
   return out;
 }
 

@@ -89,6 +89,9 @@ struct PathSnapshot {
   std::uint32_t congestion_window = 0;  // segments, the largest seen on a stream
   std::size_t send_buffer = 0;          // bytes requested
   std::size_t receive_buffer = 0;
+  // TCP segments retransmitted per million sent while no queue stood (loss that congestion does
+  // not explain: the carrier choice of LONGPIPE_CARRIER=auto, carrier_choice.h); -1 = not known.
+  std::int64_t loss_ppm = -1;
 };
 
 // Socket buffer sizes wanted now (0 = leave the socket as it is).
@@ -112,6 +115,14 @@ class PathEstimator {
   void on_rtt(Duration smoothed, Duration minimum);
   // A delivery-rate sample of one stream; `app_limited`: the sender had less to send than it may.
   void on_delivery_rate(double bytes_per_second, bool app_limited);
+  // TCP segments a stream sent and retransmitted since the last sample, and whether a queue stood
+  // then (smoothed RTT at least kQueueRttRatio x the minimum): only samples without one count
+  // towards loss_ppm() (a full queue's drops are congestion, which every flow answers alike).
+  void on_segments(std::uint64_t sent, std::uint64_t retransmitted, bool queue_standing);
+  // Retransmitted per million sent without a queue, once kMinLossSegments were sent so; -1 before.
+  std::int64_t loss_ppm() const;
+  static constexpr std::uint64_t kMinLossSegments = 5000;  // a 1 % estimate within about 0.3 %
+  static constexpr double kQueueRttRatio = 1.25;           // the full-pipe rule's queue test (above)
   // A stream's congestion window (segments of `mss` bytes): reported and cached.
   void on_congestion_window(std::uint32_t segments, std::uint32_t mss);
   // A cached entry for this path: kept if the handshake's RTT agrees (see validate_warm_start).
@@ -162,6 +173,8 @@ class PathEstimator {
   int rounds_without_growth_ = 0;
   bool pipe_full_ = false;
   std::uint32_t max_cwnd_ = 0;
+  std::uint64_t clean_segments_ = 0;     // sent while no queue stood
+  std::uint64_t clean_retransmits_ = 0;
   std::optional<PathSnapshot> warm_start_;
 };
 

@@ -33,11 +33,16 @@ class PathKeeper {
   void refresh(Session& session);
   // Saves every session's snapshot (and those remembered from sessions already gone). Once, at stop.
   void save(const std::map<std::string, std::unique_ptr<Session>>& sessions);
+  // LONGPIPE_CARRIER=auto: whether what this process or the cache knows of the path to `key`
+  // (path_cache_key) says datagrams (carrier_choice.h, path_prefers_datagrams). An entry whose
+  // round trip disagrees with `handshake_rtt` (validate_warm_start) is another path: not used.
+  bool prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt) const;
   // The cache's counters, into the engine-wide statistics.
   void add_statistics(EndpointStatistics& statistics) const;
 
  private:
   void look_up_warm_start(Session& session);
+  void remember(const std::string& key, PathSnapshot snapshot);
 
   const Config& config_;
   std::string file_;   // "" = off

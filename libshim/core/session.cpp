@@ -44,7 +44,25 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
       next_dial_(now),
       backoff_(config.connect_retry_initial),
       path_(config.rtt_given ? std::optional<std::chrono::microseconds>(config.rtt) : std::nullopt,
-            config.bandwidth_given ? std::optional<double>(config.bandwidth_mbit * 1e6 / 8) : std::nullopt) {}
+            config.bandwidth_given ? std::optional<double>(config.bandwidth_mbit * 1e6 / 8) : std::nullopt),
+      arq_config_(arq_config) {}
+
+std::optional<std::string> Session::agree_carrier_with(const Connection& connection) {
+  carrier_agreed_ = true;
+  const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
+  const CarrierOffer theirs = CarrierOffer::decode(connection.handshake().peer_carrier_offer());
+  const CarrierAgreement agreed = agree_carrier(ours, theirs);
+  if (agreed.error) return agreed.error;
+  if (agreed.datagrams && !datagram_) {
+    // An auto session: nothing was submitted yet (the driver waits for carrier_agreed()).
+    ArqConfig datagram_config = arq_config_;
+    configure_for_datagrams(datagram_config, config_);
+    arq_ = Arq(datagram_config);
+    datagram_ = std::make_unique<DatagramChannel>(config_);
+    streams_.use_control_stream_only();
+  }
+  return std::nullopt;
+}
 
 Session::Attachment Session::attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now,
                                     bool proven) {
@@ -60,11 +78,15 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     const bool old_is_silent = old->suspect || now - old->last_received > silence_threshold();
     if (!old_is_silent && StreamScheduler::keep_existing(old_dialler, new_dialler)) {
       streams_.remove(connection);  // it may be our own dial for this slot
-      return {&connection, false, {}};
+      return {&connection, false, {}, std::nullopt};
     }
     result.loser = old;
   }
   streams_.install(connection);
+  if (!carrier_agreed_ && proven) {  // else at confirm(): the peer's offer comes with its IDENTIFY
+    result.carrier_error = agree_carrier_with(connection);
+    if (result.carrier_error) return result;
+  }
   if (datagram_ && connection.stream == 0) datagram_->rekey(connection.handshake());
   // The first of our probes to get through carries the stream; the later ones would only replace
   // it again (the newer wins between two of ours) and send the whole window once more. Those the
@@ -89,7 +111,10 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
   return result;
 }
 
-void Session::confirm(Connection& connection, Clock::time_point now) {
+std::optional<std::string> Session::confirm(Connection& connection, Clock::time_point now) {
+  if (!carrier_agreed_) {
+    if (auto error = agree_carrier_with(connection)) return error;
+  }
   connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
   heard_from_peer(now);
   backoff_ = config_.connect_retry_initial;
@@ -98,6 +123,7 @@ void Session::confirm(Connection& connection, Clock::time_point now) {
   ever_established_ = true;
   if (connection.link) counters_.tuning = connection.link->tuning();
   counters_.protection = protection_name(connection.handshake().protection());
+  return std::nullopt;
 }
 
 void Session::detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "arq.h"
+#include "carrier_choice.h"
 #include "config.h"
 #include "datagram_channel.h"
 #include "message.h"
@@ -46,6 +47,13 @@ class Session {
   // What the session measured about its path (round trip, rate) and the buffers that follow.
   PathEstimator& path() { return path_; }
   const PathEstimator& path() const { return path_; }
+  // Whether both ends' carrier offers were compared (at the first connection). With
+  // LONGPIPE_CARRIER=auto the session takes no message into its ARQ before: until then it does not
+  // know whether they travel whole (TCP) or in datagram units.
+  bool carrier_agreed() const { return carrier_agreed_; }
+  // What we offer the peer in each handshake (with auto, our judgement of the path is asked once,
+  // by the endpoint, and kept: both ends must see the same offer on every connection).
+  std::optional<CarrierOffer> offer;
   // The datagram path of a session on the datagram carrier (LONGPIPE_CARRIER=udp), else null: then
   // DATA and ACK travel as datagrams and the one TCP connection (stream 0) is the control connection.
   DatagramChannel* datagram() { return datagram_.get(); }
@@ -56,17 +64,22 @@ class Session {
   // When one of our probes of a silent path wins its slot, our other attempts for that slot that
   // the peer cannot hold yet are `abandoned`: no longer the session's (the caller closes them;
   // they are not failures).
+  // The first connection to attach agrees the carrier from both ends' offers (carrier_choice.h);
+  // `carrier_error` says why the ends cannot agree (the caller fails the session with it).
   struct Attachment {
     Connection* loser = nullptr;
     bool attached = true;
     std::vector<Connection*> abandoned;
+    std::optional<std::string> carrier_error;
   };
   // `proven` false: our AUTH is out but the peer's proof is still to come (0.5-RTT data on a
   // session's first connections): the stream carries DATA, but nothing of the peer's counts yet
   // (no sign of life, no larger frames); confirm() follows once the peer proved itself.
   Attachment attach(Connection& connection, const std::string& local_endpoint, Clock::time_point now,
                     bool proven = true);
-  void confirm(Connection& connection, Clock::time_point now);
+  // Returns why the ends cannot agree on a carrier, if they cannot (compared here after an early
+  // attach); the caller then fails the session.
+  std::optional<std::string> confirm(Connection& connection, Clock::time_point now);
   // A connection of this session closed (`was_attempt`: before it was established).
   void detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now);
   // A dial could not even start (e.g. unresolvable).
@@ -160,6 +173,9 @@ class Session {
   // of all landing on the first stream up; with the split by size, large messages wait for their
   // stream instead of starting on the small-message stream (ahead of the small ones after them).
   bool cold_gathering(Clock::time_point now) const;
+  // Compares the offers of `connection`'s handshake; on datagrams, turns an auto session into a
+  // datagram session (its ARQ is still empty). Returns why the ends cannot agree, if they cannot.
+  std::optional<std::string> agree_carrier_with(const Connection& connection);
   void send_keepalives(Clock::time_point now);
 
   std::string peer_;
@@ -177,10 +193,12 @@ class Session {
   bool ever_established_ = false;
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   bool may_dial_ = false;
+  bool carrier_agreed_ = false;
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;
   PathEstimator path_;
+  ArqConfig arq_config_;  // the endpoint's, for an auto session that turns to datagrams
 };
 
 }  // namespace lp

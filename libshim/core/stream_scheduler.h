@@ -51,6 +51,12 @@ class StreamScheduler {
   void add_attempt(std::size_t slot, Connection* connection);
   // Forgets `connection` wherever it is (established or dialling); returns whether it was established.
   bool remove(const Connection& connection);
+  // The session agreed on the datagram carrier (carrier_choice.h): from now on one own stream (the
+  // control connection) and no split by size; connections already up in other slots stay.
+  void use_control_stream_only() {
+    own_streams_ = 1;
+    small_message_ = 0;
+  }
   // Makes room for a stream index announced by the peer (it may use more streams than we do).
   void ensure_slot(std::size_t slot);
   // Installs an established connection in its slot; returns the connection it displaced, if any.

@@ -84,7 +84,7 @@ std::size_t type_payload_limit(FrameType type, std::size_t max_data_payload) {
   switch (type) {
     case FrameType::kHello: return kMaxHandshakePayload;
     case FrameType::kChallenge: return kNonceSize + 1;
-    case FrameType::kIdentify: return kIdentityTokenSize;
+    case FrameType::kIdentify: return kIdentifyPayloadSize;
     case FrameType::kAuth: return kMacSize;
     case FrameType::kData: return max_data_payload;
     case FrameType::kAck: return kAckFixedSize + kMaxAckRanges * 16;

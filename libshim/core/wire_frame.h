@@ -1,4 +1,4 @@
-// Wire framing of LongPipe sessions (protocol version 2). All integers are big-endian.
+// Wire framing of LongPipe sessions (protocol version 3; 2 had no carrier offer in IDENTIFY). All integers are big-endian.
 //
 //   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload [| tag [16]]
 //   HELLO     client nonce [32] | stream index u8 | protection u8 | endpoint length u16 | endpoint
@@ -7,7 +7,7 @@
 //   AUTH      HMAC-SHA256 [32]  (client's proof, then server's proof: see authenticator.h)
 //   --- every frame below is sealed (frame_cipher.h): the tag follows the payload ---
 //   IDENTIFY  identity token [32] (the sender's proof that it is the process the session began
-//             with: see Authenticator::identity_token)
+//             with: see Authenticator::identity_token) | carrier offer u8 (carrier_choice.h)
 //   DATA      sequence u64 | message (body | source u32 | destination u32 | tag i32 | context i32 |
 //             flags u32: the header travels as a trailer so the receiver strips it without a copy;
 //             see message.h)
@@ -35,12 +35,15 @@
 namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
-constexpr std::uint8_t kProtocolVersion = 2;
+// 3: IDENTIFY carries the carrier offer. A peer of another version is refused at its first frame
+// with "protocol version N (this side speaks 3)": every process of a job runs one LongPipe.
+constexpr std::uint8_t kProtocolVersion = 3;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;
 constexpr std::size_t kNonceSize = 32;
 constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
 constexpr std::size_t kIdentityTokenSize = 32; // HMAC-SHA256
+constexpr std::size_t kIdentifyPayloadSize = kIdentityTokenSize + 1;  // token | carrier offer
 constexpr std::size_t kMaxEndpointSize = 255;  // "host:port"
 constexpr std::size_t kMaxCloseText = 200;
 constexpr std::size_t kMaxAckRanges = 256;

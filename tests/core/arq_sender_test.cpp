@@ -209,6 +209,38 @@ TEST_CASE("datagram mode: the timer restarts on progress and stops when nothing 
   CHECK_FALSE(arq.next_deadline());
 }
 
+TEST_CASE("datagram mode: a carrier reset keeps a timer running while messages are unacknowledged",
+          "[arq][sender][rto]") {
+  // A carrier reset re-sends everything unacknowledged; what the caller lets go may be nothing for
+  // a while (the datagram pacer's window). A timeout must still come: it is what frees that window.
+  Arq arq(datagram_config());
+  for (int i = 0; i < 3; ++i) arq.submit(make_message(i));
+  transmit_all(arq, at(0ms));
+  arq.carrier_reset(at(100ms));
+  REQUIRE(arq.poll_ack(at(100ms)));  // the ACK a reset owes (the receiver's deadline)
+  REQUIRE(arq.next_deadline());
+  CHECK(*arq.next_deadline() == at(100ms) + arq.stats().rto);
+  SECTION("nothing re-sent before it fires: one timeout, no back-off, the re-sends restart it") {
+    const auto rto = arq.stats().rto;
+    arq.on_timer(at(100ms) + rto);
+    CHECK(arq.stats().timeouts == 1);
+    CHECK(arq.stats().rto == rto);
+    CHECK_FALSE(arq.next_deadline());
+    CHECK(transmit_all(arq, at(2s)) == std::vector<std::uint64_t>{0, 1, 2});
+    CHECK(arq.next_deadline() == at(2s) + rto);
+  }
+  SECTION("re-sent at once: the timer stands") {
+    CHECK(transmit_all(arq, at(100ms)) == std::vector<std::uint64_t>{0, 1, 2});
+    CHECK(*arq.next_deadline() == at(100ms) + arq.stats().rto);
+  }
+  SECTION("nothing was in flight: no timer") {
+    REQUIRE(arq.on_ack(ack(3), at(150ms)));
+    arq.carrier_reset(at(200ms));
+    REQUIRE(arq.poll_ack(at(200ms)));
+    CHECK_FALSE(arq.next_deadline());
+  }
+}
+
 TEST_CASE("datagram mode: SACKed messages are freed and not retransmitted on timeout", "[arq][sender]") {
   Arq arq(datagram_config());
   for (int i = 0; i < 4; ++i) arq.submit(lp::ArqPayload(100));

@@ -276,3 +276,19 @@ TEST_CASE("paced datagrams: sustained heavy loss backs off", "[pacer][loss]") {
   transfer.run(at(20s), true);
   CHECK(transfer.pacer().backoffs_for_loss() > 0);
 }
+
+TEST_CASE("paced datagrams: bursts smaller than the path do not end start-up", "[pacer][startup]") {
+  // A fresh session whose application sends 10 datagrams every 200 ms (a few small messages): each
+  // round is application-limited and shows no growth. Counting those rounds ended start-up at the
+  // bursts' own rate, and every later burst was paced at it (100 x 1 KiB on geo: 2.5-3.3 x the floor).
+  PacedTransfer transfer({}, 14);
+  for (int i = 0; i < 20; ++i) {
+    transfer.queue(10);
+    transfer.run(transfer.now() + 200ms, false);
+  }
+  CHECK(transfer.pacer().phase() == DatagramPacer::Phase::kStartup);
+  // So a large burst then still doubles per round trip: the path's rate within a second.
+  transfer.queue(20000);
+  transfer.run(transfer.now() + 1s, false);
+  CHECK(transfer.pacer().bandwidth() >= 0.8 * 2.5e6);
+}

@@ -43,7 +43,9 @@ struct TemporaryDirectory {
 
 TEST_CASE("format and parse round-trip", "[path-cache]") {
   PathCache cache;
-  cache.put("10.77.0.2", snapshot(540ms, 19e6), kNow - 10);
+  lp::PathSnapshot lossy = snapshot(540ms, 19e6);
+  lossy.loss_ppm = 10'000;
+  cache.put("10.77.0.2", lossy, kNow - 10);
   cache.put("site-c", snapshot(50ms, 1e6), kNow);
   const PathCache again = PathCache::parse(cache.format(), kNow);
   CHECK(again.size() == 2);
@@ -55,6 +57,8 @@ TEST_CASE("format and parse round-trip", "[path-cache]") {
   CHECK(found->congestion_window == 120);
   CHECK(found->send_buffer == (1u << 20));
   CHECK(found->receive_buffer == (4u << 20));
+  CHECK(found->loss_ppm == 10'000);
+  CHECK(again.find("site-c", kNow)->loss_ppm == -1);
   CHECK_FALSE(again.find("10.77.0.3", kNow));
 }
 
@@ -62,7 +66,9 @@ TEST_CASE("damaged lines are skipped and counted; the good ones stay", "[path-ca
   const std::string text = std::string(PathCache::kHeader) + "\n" +
                            "good 1799999990 540000 19000000 120 1048576 4194304\n"
                            "short 1799999990 540000\n"
-                           "extra 1799999990 540000 19000000 120 1048576 4194304 9\n"
+                           "extra 1799999990 540000 19000000 120 1048576 4194304 9 9\n"
+                           "loss-letters 1799999990 540000 19000000 120 1048576 4194304 9x\n"
+                           "loss-too-low 1799999990 540000 19000000 120 1048576 4194304 -2\n"
                            "negative-rtt 1799999990 -5 19000000 120 1048576 4194304\n"
                            "letters 1799999990 abc 19000000 120 1048576 4194304\n"
                            "huge-buffer 1799999990 540000 19000000 120 99999999999999 4194304\n"
@@ -71,7 +77,8 @@ TEST_CASE("damaged lines are skipped and counted; the good ones stay", "[path-ca
   const PathCache cache = PathCache::parse(text, kNow);
   CHECK(cache.size() == 1);
   CHECK(cache.find("good", kNow));
-  CHECK(cache.corrupt_lines() == 7);
+  CHECK(cache.find("good", kNow)->loss_ppm == -1);  // 7 fields, from before the loss field: unknown
+  CHECK(cache.corrupt_lines() == 9);
 }
 
 TEST_CASE("entries age out after kMaxAge; one from the future is not trusted", "[path-cache]") {

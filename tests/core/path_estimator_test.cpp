@@ -244,3 +244,20 @@ TEST_CASE("the BDP the congestion fallback judges by: the stand-in until the pip
   REQUIRE(path.pipe_full());
   CHECK(path.judged_bdp_bytes(geo_rate, 540ms) == Approx(10 * kMbit * 0.02));
 }
+
+TEST_CASE("loss without a queue: counted from TCP's segments only while no queue stands, known after enough",
+          "[path][loss]") {
+  PathEstimator path(std::nullopt, std::nullopt);
+  path.on_handshake_rtt(540ms);
+  CHECK(path.loss_ppm() == -1);
+  path.on_segments(PathEstimator::kMinLossSegments - 1, 50, false);
+  CHECK(path.loss_ppm() == -1);  // too few segments to tell
+  // A standing queue's drops are congestion: not counted, however many.
+  path.on_segments(100'000, 5'000, true);
+  CHECK(path.loss_ppm() == -1);
+  path.on_segments(PathEstimator::kMinLossSegments + 1, 50, false);
+  CHECK(path.loss_ppm() == 10'000);  // 100 of 10 000: 1 %
+  const auto saved = path.snapshot(0, 0);
+  REQUIRE(saved);
+  CHECK(saved->loss_ppm == 10'000);
+}

@@ -111,7 +111,7 @@ void decode_and_reencode(const lp::FrameView& frame) {
     }
     case FrameType::kAuth:
     case FrameType::kIdentify: {
-      const std::size_t size = frame.type == FrameType::kAuth ? lp::kMacSize : lp::kIdentityTokenSize;
+      const std::size_t size = frame.type == FrameType::kAuth ? lp::kMacSize : lp::kIdentifyPayloadSize;
       const auto bytes = lp::decode_fixed(frame.payload, size, lp::frame_type_name(frame.type));
       lp::encode_fixed(again, frame.type, bytes);
       LP_FUZZ_CHECK(same(frame.payload, payload_of(again)));

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs of
-protocol version 2 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
+protocol version 3 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
 changing a target's input layout or the wire format:
     tests/fuzz/make_seeds.py
 It overwrites only the files it writes: the other files in corpus/ are reproducers of past
@@ -10,7 +10,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE, IDENTIFY = range(1, 9)
 ENCRYPT, INTEGRITY_ONLY = 1, 2  # Protection
 TAG_SIZE = 16                   # frame_cipher.h
@@ -31,8 +31,9 @@ def challenge(nonce, protection):
     return frame(CHALLENGE, nonce + bytes([protection]))
 
 
-def identify(token):
-    return frame(IDENTIFY, token)
+def identify(token, offer=0x82):
+    # identity token [32] | carrier offer u8 (carrier_choice.h; 0x82: auto, datagrams ready)
+    return frame(IDENTIFY, token + bytes([offer]))
 
 
 def message(body, tag=7):
@@ -83,12 +84,12 @@ def frame_seeds():
           bytes([AUTHENTICATED | SEALED | INTEGRITY | KEY_HOLDER, 60, 0, 0]) + sealed)
     # One byte of the sealed stream altered in transit: tamper = 1 + its offset, here the first
     # byte of the first DATA frame's message (after the sealed IDENTIFY, DATA's header and sequence).
-    sealed_identify = 8 + 32 + TAG_SIZE
+    sealed_identify = 8 + 33 + TAG_SIZE
     write("frame", "sealed-tampered", bytes([AUTHENTICATED | SEALED | KEY_HOLDER, 8]) +
           struct.pack(">H", 1 + sealed_identify + 8 + 8) + sealed)
     # Sealed frames from someone without the key: tags of zeros.
     stranger = identify(bytes(32)) + bytes(TAG_SIZE)
-    stranger = stranger[:4] + struct.pack(">I", 32 + TAG_SIZE) + stranger[8:]
+    stranger = stranger[:4] + struct.pack(">I", 33 + TAG_SIZE) + stranger[8:]
     write("frame", "sealed-stranger", bytes([SEALED, 13]) + stranger)
 
 

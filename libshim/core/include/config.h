@@ -31,7 +31,8 @@ enum class CarrierChoice {
   kTcp,   // tuned TCP connections (the default)
   kUdp,   // datagrams: a TCP control connection for the handshake, messages paced over UDP
           // (libshim/README.md, "Datagram carrier")
-  kAuto,  // for now the same as tcp (a choice by what the path shows is future work)
+  kAuto,  // per session, agreed in the handshake: the peer's explicit choice (tcp or udp), else udp
+          // on a path the cache knows as long and lossy (carrier_choice.h), else tcp
 };
 
 // LONGPIPE_PIN: where the progress thread runs.
@@ -124,7 +125,8 @@ struct Config {
   // burst there (1.25 x; its slow start ends early on the growing queueing delay).
   std::size_t small_message = 32768;
   std::size_t streams = 2;           // LONGPIPE_STREAMS: parallel TCP connections per session
-  // LONGPIPE_CARRIER: tcp | udp | auto. Every process of a job must use the same one.
+  // LONGPIPE_CARRIER: tcp | udp | auto. Agreed per session in the handshake (carrier_choice.h):
+  // tcp at one end and udp at the other fail the session with an error naming both.
   CarrierChoice carrier = CarrierChoice::kTcp;
   bool datagram_carrier() const { return carrier == CarrierChoice::kUdp; }
 

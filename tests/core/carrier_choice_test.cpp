@@ -1,0 +1,83 @@
+// Carrier negotiation (carrier_choice.h), pure: the offer byte, the agreement table both ends
+// apply, and auto's judgement of a path.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+
+#include "carrier_choice.h"
+#include "wire_frame.h"
+
+using lp::CarrierChoice;
+using lp::CarrierOffer;
+
+namespace {
+
+CarrierOffer offer(CarrierChoice setting, bool ready = true, bool prefers = false) { return {setting, ready, prefers}; }
+
+// Both ends' view of one pair of offers: they must agree with each other.
+lp::CarrierAgreement both(const CarrierOffer& a, const CarrierOffer& b) {
+  const lp::CarrierAgreement at_a = lp::agree_carrier(a, b);
+  const lp::CarrierAgreement at_b = lp::agree_carrier(b, a);
+  REQUIRE(at_a.datagrams == at_b.datagrams);
+  REQUIRE(at_a.error.has_value() == at_b.error.has_value());
+  return at_a;
+}
+
+}  // namespace
+
+TEST_CASE("carrier offer: every offer survives its byte; bytes no LongPipe sends are malformed", "[carrier]") {
+  for (CarrierChoice setting : {CarrierChoice::kTcp, CarrierChoice::kUdp, CarrierChoice::kAuto}) {
+    for (bool ready : {false, true}) {
+      for (bool prefers : {false, true}) {
+        const CarrierOffer decoded = CarrierOffer::decode(offer(setting, ready, prefers).encode());
+        CHECK(decoded.setting == setting);
+        CHECK(decoded.datagrams_ready == ready);
+        CHECK(decoded.prefers_datagrams == prefers);
+      }
+    }
+  }
+  CHECK_THROWS_AS(CarrierOffer::decode(3), lp::MalformedFrame);     // setting 3
+  CHECK_THROWS_AS(CarrierOffer::decode(0x04), lp::MalformedFrame);  // a reserved bit
+  CHECK_THROWS_AS(CarrierOffer::decode(0x20), lp::MalformedFrame);
+}
+
+TEST_CASE("carrier agreement: both ends reach the same result, or the same clear error", "[carrier]") {
+  const auto tcp = offer(CarrierChoice::kTcp), udp = offer(CarrierChoice::kUdp), automatic = offer(CarrierChoice::kAuto);
+  CHECK_FALSE(both(tcp, tcp).datagrams);
+  CHECK(both(udp, udp).datagrams);
+  CHECK_FALSE(both(tcp, automatic).datagrams);
+  CHECK_FALSE(both(tcp, automatic).error);
+  CHECK(both(udp, automatic).datagrams);  // auto follows an explicit choice
+  CHECK_FALSE(both(udp, automatic).error);
+  CHECK_FALSE(both(automatic, automatic).datagrams);  // neither judged the path lossy
+  CHECK_FALSE(both(tcp, offer(CarrierChoice::kAuto, true, true)).datagrams);  // tcp asked: tcp
+  SECTION("tcp at one end and udp at the other is an error naming the variable and both settings") {
+    const auto agreed = both(tcp, udp);
+    REQUIRE(agreed.error);
+    CHECK_THAT(*agreed.error, Catch::Contains("LONGPIPE_CARRIER") && Catch::Contains("tcp here and udp at the peer"));
+  }
+  SECTION("udp asked where an end could not bind its UDP socket: an error; auto with auto: tcp") {
+    const auto unready = offer(CarrierChoice::kAuto, false, true);
+    const auto agreed = both(udp, unready);
+    REQUIRE(agreed.error);
+    CHECK_THAT(*agreed.error, Catch::Contains("UDP socket"));
+    CHECK_FALSE(both(offer(CarrierChoice::kAuto, true, true), unready).datagrams);
+    CHECK_FALSE(both(offer(CarrierChoice::kAuto, true, true), unready).error);
+  }
+  SECTION("auto with auto: datagrams when either end judged the path so") {
+    const auto wants = offer(CarrierChoice::kAuto, true, true), does_not = offer(CarrierChoice::kAuto, true, false);
+    CHECK(both(wants, does_not).datagrams);
+    CHECK(both(does_not, wants).datagrams);
+    CHECK(both(wants, wants).datagrams);
+  }
+}
+
+TEST_CASE("auto judges a path long and lossy from what TCP measured of it", "[carrier]") {
+  using namespace std::chrono_literals;
+  CHECK(lp::path_prefers_datagrams(540ms, 10'000));                   // geo at 1 %
+  CHECK(lp::path_prefers_datagrams(lp::kAutoMinRtt, lp::kAutoMinLossPpm));
+  CHECK_FALSE(lp::path_prefers_datagrams(540ms, 0));                  // loss-free geo: tcp is faster
+  CHECK_FALSE(lp::path_prefers_datagrams(540ms, -1));                 // not known
+  CHECK_FALSE(lp::path_prefers_datagrams(540ms, lp::kAutoMinLossPpm - 1));
+  CHECK_FALSE(lp::path_prefers_datagrams(40ms, 50'000));              // a short path: not measured
+}
