@@ -42,6 +42,11 @@ void DatagramChannel::rekey(const TrafficKeys& datagram_keys, bool outgoing, Pro
   pacer_.forget_in_flight();
 }
 
+void DatagramChannel::warm_start(double rate, ArqDuration min_rtt) {
+  warm_start_offered_ = true;
+  (void)pacer_.seed(rate, min_rtt);  // its state (seed_state) says whether it was taken
+}
+
 bool DatagramChannel::can_accept(const Arq& arq, std::size_t bytes) const {
   return arq.can_accept(bytes + units_for(bytes));
 }
@@ -159,6 +164,7 @@ DatagramStatistics DatagramChannel::statistics() const {
   s.datagrams_sent = datagrams_sent_;
   s.datagrams_received = datagrams_received_;
   s.pacer_phase = pacer_phase_name(pacer_.phase());
+  s.warm_start = pacer_seed_name(pacer_.seed_state());
   s.pacing_rate_mbit = pacer_.pacing_rate() * 8 / 1e6;
   s.bandwidth_mbit = pacer_.bandwidth() * 8 / 1e6;
   s.window_bytes = pacer_.window_bytes();

@@ -82,6 +82,11 @@ class DatagramChannel {
   // form a message within LONGPIPE_MAX_MESSAGE (the partial one is dropped).
   bool take_received(Arq& arq, std::vector<ArqPayload>& messages);
 
+  // A validated warm start (path_keeper.cpp): the cached rate (bytes/s) and minimum RTT seed the
+  // pacer if it has no ACK yet (DatagramPacer::seed). Offered once.
+  void warm_start(double rate, ArqDuration min_rtt);
+  bool warm_start_offered() const { return warm_start_offered_; }
+
   const DatagramPacer& pacer() const { return pacer_; }
   DatagramStatistics statistics() const;
   std::uint64_t datagrams_sent() const { return datagrams_sent_; }
@@ -95,6 +100,7 @@ class DatagramChannel {
   std::unique_ptr<DatagramCrypto> crypto_;
   std::uint64_t key_epoch_ = 0;
   std::uint64_t timeouts_seen_ = 0;
+  bool warm_start_offered_ = false;
   std::deque<std::vector<std::byte>> outgoing_;
   ArqPayload partial_;  // units of the message being reassembled
   std::uint64_t datagrams_sent_ = 0;

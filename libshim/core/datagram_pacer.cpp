@@ -91,11 +91,40 @@ constexpr ArqDuration kCatchUp = std::chrono::milliseconds(2);
 // Floor of the pacing rate (100 kbit/s): a collapsed estimate still probes its way back.
 constexpr double kMinPacingRate = 12500;
 
+// Warm start: pace at this share of the cached rate. The cache holds the best rate a session
+// measured (no time window), and another flow may share the path now: starting a little below it
+// still fills most of the pipe in the first round trip, and the ACKs then show the rest.
+constexpr double kWarmStartShare = 0.85;
+// The seeded window: the seed rate x RTT, with a quarter of room for ACK jitter so the window does
+// not hold the pacing back; a wrong seed costs at most this much in flight before ACKs show it.
+constexpr double kSeedWindowGain = 1.25;
+// The seed is confirmed when a round trip of ACKs delivers at least this share of it; below, the
+// path is slower than the cache says (the bottleneck delivers at its rate however fast we send).
+constexpr double kSeedConfirmShare = 0.8;
+// Start-up after a confirmed seed doubles the sending rate per round trip instead of start-up's
+// 2/ln 2: the seed is usually close to the path, and 2.885 x it fills a one-BDP queue in half a
+// round trip, long before the next round's delay test can stop it (measured in the simulation:
+// as many drops as a cold start-up); 2 x fills it in one round trip. A seed too low still ramps
+// faster than a cold start-up, which starts from 64 datagrams.
+constexpr double kSeedStartupGain = 2.0;
+// Loss is judged over at least this many datagrams: a handful says nothing.
+constexpr double kSeedEvidenceDatagrams = 16;
+
 static_assert(kBandwidthWindowRounds == 10, "DatagramPacer::kRing holds kBandwidthWindowRounds");
 
 double seconds_of(ArqDuration d) { return std::chrono::duration<double>(d).count(); }
 
 }  // namespace
+
+const char* pacer_seed_name(DatagramPacer::Seed seed) {
+  switch (seed) {
+    case DatagramPacer::Seed::kNone: return "none";
+    case DatagramPacer::Seed::kSeeded: return "seeded";
+    case DatagramPacer::Seed::kConfirmed: return "confirmed";
+    case DatagramPacer::Seed::kRejected: return "rejected";
+  }
+  return "?";
+}
 
 const char* pacer_phase_name(DatagramPacer::Phase phase) {
   switch (phase) {
@@ -115,6 +144,7 @@ double DatagramPacer::round_bandwidth_max() const { return *std::max_element(rou
 
 double DatagramPacer::bandwidth() const {
   const double measured = round_bandwidth_max();
+  if (seed_state_ == Seed::kSeeded) return std::max(measured, seed_rate_);
   if (measured > 0) return measured;
   return kInitialWindowBytes / seconds_of(min_rtt_.value_or(initial_rtt_));  // nothing measured yet
 }
@@ -122,7 +152,7 @@ double DatagramPacer::bandwidth() const {
 double DatagramPacer::pacing_rate() const { return std::max(kMinPacingRate, pacing_gain_ * bandwidth()); }
 
 std::size_t DatagramPacer::window_bytes() const {
-  if (round_bandwidth_max() <= 0) return static_cast<std::size_t>(kInitialWindowBytes);
+  if (round_bandwidth_max() <= 0 && seed_state_ != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
   const ArqDuration min_rtt = min_rtt_.value_or(initial_rtt_);
   const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
   const double bdp = bandwidth() * seconds_of(rtt);
@@ -161,6 +191,7 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
 void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
   in_flight_ -= it->second.bytes;
   round_lost_bytes_ += it->second.bytes;
+  lost_bytes_ += it->second.bytes;
   ++lost_datagrams_;
   send_order_.erase(it->second.send_index);
   outstanding_.erase(it);
@@ -181,6 +212,13 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
 void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack) {
   std::optional<Sent> newest;
   const std::uint64_t delivered_before = delivered_;
+  if (seed_state_ == Seed::kSeeded && !seed_judged_from_) {
+    // The seed is judged over the round trip of ACKs that starts here.
+    seed_judged_from_ = now;
+    seed_delivered_from_ = delivered_;
+    seed_lost_from_ = lost_bytes_;
+    seed_application_limited_ = application_limited_until_ != 0;
+  }
   while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
   for (const ArqSackRange& range : sack) {
     for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
@@ -233,6 +271,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     double& slot = round_max_[filter_round_ % kRing];
     if (!newest->application_limited || rate > round_bandwidth_max()) slot = std::max(slot, rate);
   }
+  judge_seed(now);
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
   // leave only re-sent datagrams to date it, one minimum RTT.
   if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * min_rtt_.value_or(initial_rtt_)) {
@@ -259,6 +298,66 @@ void DatagramPacer::forget_in_flight() {
 void DatagramPacer::on_application_limited() {
   application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1);
   round_application_limited_ = true;
+  seed_application_limited_ = true;
+}
+
+bool DatagramPacer::seed(double rate, ArqDuration min_rtt) {
+  if (seed_state_ != Seed::kNone || delivered_ > 0 || lost_bytes_ > 0 || min_rtt <= ArqDuration::zero()) return false;
+  const double seed_rate = kWarmStartShare * rate;
+  // A seed below what a cold start-up sends in its first round trip would only slow it down.
+  if (seed_rate * seconds_of(min_rtt) < kInitialWindowBytes) return false;
+  seed_state_ = Seed::kSeeded;
+  seed_rate_ = seed_rate;
+  initial_rtt_ = min_rtt;
+  pacing_gain_ = 1.0;
+  window_gain_ = kSeedWindowGain;
+  return true;
+}
+
+void DatagramPacer::judge_seed(ArqTime now) {
+  if (seed_state_ != Seed::kSeeded || !seed_judged_from_) return;
+  const double delivered = static_cast<double>(delivered_ - seed_delivered_from_);
+  const double lost = static_cast<double>(lost_bytes_ - seed_lost_from_);
+  const ArqDuration span = duration_cast<ArqDuration>(now - *seed_judged_from_);
+  const double rate = span > ArqDuration::zero() ? delivered / seconds_of(span) : 0;
+  // Heavy loss: the seed overfills the bottleneck's queue; the ACKs came at the bottleneck's rate.
+  if (lost + delivered >= kSeedEvidenceDatagrams * kDatagramBytes && lost > kHeavyLossFraction * (lost + delivered)) {
+    end_seed(Seed::kRejected, std::min(rate, seed_rate_));
+    return;
+  }
+  if (span < min_rtt_.value_or(initial_rtt_)) return;
+  if (rate >= kSeedConfirmShare * seed_rate_) {
+    end_seed(Seed::kConfirmed, rate);
+  } else if (!seed_application_limited_) {
+    end_seed(Seed::kRejected, rate);
+  } else {
+    // The application sent less than the seed: that says nothing of the path. Judge the next.
+    seed_judged_from_ = now;
+    seed_delivered_from_ = delivered_;
+    seed_lost_from_ = lost_bytes_;
+    seed_application_limited_ = application_limited_until_ != 0;
+  }
+}
+
+void DatagramPacer::end_seed(Seed verdict, double delivered_rate) {
+  seed_state_ = verdict;
+  if (verdict == Seed::kConfirmed) {
+    // The path carries the seed: start-up goes on from what it delivered (a seed too low still
+    // doubles per round trip from there, as a cold start would from its first window).
+    double& slot = round_max_[filter_round_ % kRing];
+    slot = std::max(slot, delivered_rate);
+    full_bandwidth_ = bandwidth();
+    flat_rounds_ = 0;
+    pacing_gain_ = kSeedStartupGain;
+    window_gain_ = kStartupGain;
+    return;
+  }
+  // The path delivered far less than the seed: its rate is what it delivered, and the queue the
+  // seed built drains before cruising at it.
+  round_max_.fill(0);
+  round_max_[filter_round_ % kRing] = std::max(delivered_rate, kMinPacingRate);
+  full_bandwidth_ = bandwidth();
+  enter_drain();
 }
 
 void DatagramPacer::back_off(double new_rate) {
@@ -314,6 +413,8 @@ void DatagramPacer::end_round(ArqTime now) {
   round_application_limited_ = application_limited_until_ != 0;
   round_delivered_bytes_ = round_lost_bytes_ = 0;
   round_min_rtt_.reset();
+  // A seed is judged by judge_seed alone: start-up's exits would drain to the unjudged seed.
+  if (seed_state_ == Seed::kSeeded) return;
 
   if (phase_ == Phase::kStartup && (heavy_loss || startup_delay)) {
     // Start-up overfilled the path: the estimate (the largest rate delivered) is the bottleneck's;

@@ -24,6 +24,11 @@
 //     of a round rises above kQueueDelayRatio x the minimum (a queue is standing at the
 //     bottleneck), or when more than kHeavyLossFraction of a round's datagrams are lost for
 //     kHeavyLossRounds rounds in a row (a policer or an overflowing queue, not random loss).
+//   - A warm start (seed(), from the path cache) replaces start-up's first round trips: it paces
+//     at a share of the cached rate with a window of that rate x the cached RTT, until a round trip
+//     of ACKs shows what the path delivers. Delivered near the seed: start-up goes on from there.
+//     Far less, or heavy loss: the seed is dropped, the estimate becomes the measured delivery rate
+//     and a drain phase empties the queue the seed built.
 //   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
 //     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
 //
@@ -44,6 +49,8 @@ namespace lp {
 class DatagramPacer {
  public:
   enum class Phase { kStartup, kDrain, kCruise };
+  // A warm start's fate: none offered, pacing at the seed, the path delivered it, or not.
+  enum class Seed { kNone, kSeeded, kConfirmed, kRejected };
 
   // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
   explicit DatagramPacer(ArqDuration initial_rtt);
@@ -64,12 +71,17 @@ class DatagramPacer {
   // under keys the peer drops, so it will never be acknowledged. Stops counting it in flight
   // without calling it loss (the path lost nothing; no back-off, no loss statistics).
   void forget_in_flight();
+  // A validated warm start (path cache): the path's cached bottleneck rate (bytes per second) and
+  // minimum RTT. Taken only before the first ACK (later the pacer has its own measurement);
+  // returns whether it was.
+  bool seed(double rate, ArqDuration min_rtt);
   // The sender has nothing more to send although it may: rate samples until what is in flight now
   // is delivered measure the application, not the path.
   void on_application_limited();
 
   // The state, for the statistics and the tests.
   Phase phase() const { return phase_; }
+  Seed seed_state() const { return seed_state_; }
   double bandwidth() const;                       // bytes per second (estimate of the bottleneck)
   double pacing_rate() const;                     // bytes per second
   std::size_t window_bytes() const;
@@ -103,6 +115,8 @@ class DatagramPacer {
   void enter_drain();
   ArqDuration reorder_window() const;
   double round_bandwidth_max() const;
+  void judge_seed(ArqTime now);
+  void end_seed(Seed verdict, double delivered_rate);
 
   ArqDuration initial_rtt_;
   Phase phase_ = Phase::kStartup;
@@ -147,11 +161,22 @@ class DatagramPacer {
   double pacing_gain_;
   double window_gain_;
 
+  // Warm start: pacing at seed_rate_ until a round trip of ACKs (from seed_judged_from_) shows
+  // whether the path delivers it.
+  Seed seed_state_ = Seed::kNone;
+  double seed_rate_ = 0;
+  std::optional<ArqTime> seed_judged_from_;
+  std::uint64_t seed_delivered_from_ = 0;
+  std::uint64_t seed_lost_from_ = 0;
+  bool seed_application_limited_ = false;  // the judged span says nothing of the path
+  std::uint64_t lost_bytes_ = 0;
+
   std::uint64_t backoffs_for_delay_ = 0;
   std::uint64_t backoffs_for_loss_ = 0;
   std::uint64_t lost_datagrams_ = 0;
 };
 
 const char* pacer_phase_name(DatagramPacer::Phase phase);
+const char* pacer_seed_name(DatagramPacer::Seed seed);
 
 }  // namespace lp

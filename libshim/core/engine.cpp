@@ -354,7 +354,8 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
   if (session.failed()) return;  // published by drain_commands
   SessionStatistics& counters = session.counters();
   if (Connection* first = session.streams().first();
-      first && first->link && now - session.tcp_info_refreshed >= session.path().sample_interval()) {
+      first && first->link &&
+      (now - session.tcp_info_refreshed >= session.path().sample_interval() || PathKeeper::warm_start_due(session))) {
     counters.tcp = first->link->window_info();
     path_keeper_.refresh(session);
     describe_stream_congestion(session);

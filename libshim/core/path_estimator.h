@@ -140,6 +140,7 @@ class PathEstimator {
   bool measured_rate() const { return max_rate_ > 0; }
   bool pipe_full() const { return pipe_full_; }
   bool warm_start_used() const { return warm_start_.has_value(); }
+  const std::optional<PathSnapshot>& warm_start() const { return warm_start_; }
   std::uint32_t max_congestion_window() const { return max_cwnd_; }
   // How soon the driver should sample again (kMinSampleInterval .. kSampleInterval).
   std::chrono::milliseconds sample_interval() const;

@@ -85,6 +85,12 @@ void PathKeeper::look_up_warm_start(Session& session) {
   }
 }
 
+bool PathKeeper::warm_start_due(Session& session) {
+  if (!session.warm_start_looked_up) return session.path().handshake_rtt().has_value();
+  const DatagramChannel* channel = session.datagram();
+  return channel != nullptr && !channel->warm_start_offered() && session.path().warm_start_used();
+}
+
 void PathKeeper::refresh(Session& session) {
   PathEstimator& path = session.path();
   PathStatistics& report = session.counters().path;
@@ -113,6 +119,14 @@ void PathKeeper::refresh(Session& session) {
   }
   if (!session.warm_start_looked_up && path.handshake_rtt() && !session.path_cache_key.empty()) {
     look_up_warm_start(session);
+  }
+  // A datagram session starts its pacer at the validated entry's rate (issue 11). An auto session
+  // gets its channel at the carrier agreement, which may come after the look-up: hence here.
+  if (DatagramChannel* channel = session.datagram(); channel != nullptr && !channel->warm_start_offered() &&
+                                                     path.warm_start_used()) {
+    double rate = path.warm_start()->rate_bytes_per_second;
+    if (config_.bandwidth_given) rate = std::min(rate, config_.bandwidth_mbit * 1e6 / 8);  // the cap
+    channel->warm_start(rate, path.warm_start()->min_rtt);
   }
   // With the hints both set the fallback keeps judging by them (tcp_socket.cpp), as before.
   const double judged_bdp = path.judged_bdp_bytes(config_.bandwidth_mbit * 1e6 / 8,

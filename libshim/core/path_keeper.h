@@ -31,6 +31,9 @@ class PathKeeper {
   // Samples the session's streams, resizes their buffers if the estimate asks for it, looks up the
   // warm start, and fills counters().path. Called at the TCP_INFO refresh (engine.cpp).
   void refresh(Session& session);
+  // Whether refresh() has a warm start to look up or hand to the datagram pacer now, before the
+  // next TCP_INFO sample is due: the pacer takes it only before its first ACK.
+  static bool warm_start_due(Session& session);
   // Saves every session's snapshot (and those remembered from sessions already gone). Once, at stop.
   void save(const std::map<std::string, std::unique_ptr<Session>>& sessions);
   // LONGPIPE_CARRIER=auto: whether what this process or the cache knows of the path to `key`

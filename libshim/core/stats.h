@@ -18,6 +18,7 @@ struct DatagramStatistics {
   std::uint64_t datagrams_sent = 0;
   std::uint64_t datagrams_received = 0;  // authentic ones
   std::string pacer_phase;           // startup, drain, cruise
+  std::string warm_start;            // the pacer's seed: none, seeded, confirmed, rejected
   double pacing_rate_mbit = 0;       // Mbit/s on the wire
   double bandwidth_mbit = 0;         // the pacer's estimate of the bottleneck
   std::uint64_t window_bytes = 0;

@@ -292,3 +292,108 @@ TEST_CASE("paced datagrams: bursts smaller than the path do not end start-up", "
   transfer.run(transfer.now() + 1s, false);
   CHECK(transfer.pacer().bandwidth() >= 0.8 * 2.5e6);
 }
+
+namespace {
+
+// A long, fast path for the warm start: 50 Mbit/s, 200 ms RTT, a queue of one bandwidth-delay
+// product (1.25 MB, ~850 datagrams: 13 x start-up's first window).
+const PathProfile kLongPath{.rate = 6.25e6, .delay = 100ms, .queue = 1'250'000};
+constexpr ArqDuration kLongRtt = 200ms;
+
+struct BurstResult {
+  ArqDuration took{};   // until the last message was delivered
+  std::uint64_t lost = 0;  // tail drops at the bottleneck
+};
+
+// A fresh transfer (seeded with `seed_rate` if not 0) sends `count` messages at once.
+BurstResult burst(double seed_rate, std::size_t count, std::uint64_t rng_seed) {
+  PacedTransfer transfer(kLongPath, rng_seed);
+  if (seed_rate > 0) REQUIRE(transfer.pacer().seed(seed_rate, kLongRtt));
+  transfer.queue(count);
+  while (transfer.delivered().size() < count && transfer.now() < at(30s)) transfer.run(transfer.now() + 5ms, false);
+  REQUIRE(transfer.delivered().size() == count);
+  return {std::chrono::duration_cast<ArqDuration>(transfer.now() - ArqTime{}), transfer.path().tail_drops()};
+}
+
+// When a bulk transfer's estimate first reaches `share` of the bottleneck (fake time).
+ArqDuration time_to_rate(PacedTransfer& transfer, double share, ArqTime limit) {
+  while (transfer.pacer().bandwidth() < share * kLongPath.rate && transfer.now() < limit) {
+    transfer.run(transfer.now() + 5ms, true);
+  }
+  return std::chrono::duration_cast<ArqDuration>(transfer.now() - ArqTime{});
+}
+
+}  // namespace
+
+TEST_CASE("warm start: a correct seed delivers a burst at the path's rate from the first round trip", "[pacer][warm]") {
+  // 3 MB: 0.48 s of the bottleneck, plus 0.1 s one way.
+  const std::size_t count = 2200;
+  const double ideal = 0.1 + static_cast<double>(count * (kPayload + kOverhead)) / kLongPath.rate;
+  const BurstResult cold = burst(0, count, 21);
+  const BurstResult warm = burst(kLongPath.rate, count, 21);
+  CAPTURE(ideal, cold.took.count(), cold.lost, warm.took.count(), warm.lost);
+  // Within two round trips of what the bottleneck allows (the seed paces at 0.85 x).
+  CHECK(std::chrono::duration<double>(warm.took).count() <= ideal + 2 * 0.2);
+  CHECK(warm.took < cold.took);
+  CHECK(warm.lost <= cold.lost);
+  // A bulk transfer: the seeded start-up overfills the queue no more than a cold one.
+  PacedTransfer cold_bulk(kLongPath, 21), warm_bulk(kLongPath, 21);
+  REQUIRE(warm_bulk.pacer().seed(kLongPath.rate, kLongRtt));
+  cold_bulk.run(at(4s), true);
+  warm_bulk.run(at(4s), true);
+  CAPTURE(cold_bulk.path().tail_drops(), warm_bulk.path().tail_drops(), cold_bulk.delivered_bytes(), warm_bulk.delivered_bytes());
+  CHECK(warm_bulk.pacer().seed_state() == DatagramPacer::Seed::kConfirmed);
+  CHECK(warm_bulk.path().tail_drops() <= cold_bulk.path().tail_drops());
+  CHECK(warm_bulk.delivered_bytes() >= cold_bulk.delivered_bytes());
+  CHECK(warm_bulk.pacer().bandwidth() >= 0.8 * kLongPath.rate);
+}
+
+TEST_CASE("warm start: a seed 4 x too high falls back to the bottleneck within a few round trips", "[pacer][warm]") {
+  PacedTransfer cold(kLongPath, 22);
+  cold.run(at(4s), true);
+  PacedTransfer transfer(kLongPath, 22);
+  REQUIRE(transfer.pacer().seed(4 * kLongPath.rate, kLongRtt));
+  transfer.run(at(1s), true);  // 5 round trips
+  CAPTURE(transfer.pacer().bandwidth(), transfer.pacer().pacing_rate(), pacer_phase_name(transfer.pacer().phase()),
+          transfer.path().tail_drops(), cold.path().tail_drops(), transfer.pacer().lost_datagrams());
+  CHECK(transfer.pacer().seed_state() == DatagramPacer::Seed::kRejected);
+  CHECK(transfer.pacer().bandwidth() <= 1.3 * kLongPath.rate);
+  transfer.run(at(4s), true);
+  CAPTURE(transfer.path().tail_drops());
+  CHECK(transfer.pacer().bandwidth() <= 1.3 * kLongPath.rate);
+  CHECK(transfer.pacer().bandwidth() >= 0.8 * kLongPath.rate);
+  // Bounded loss: the seed's one window beyond the path, no more than a cold start-up's overshoot.
+  CHECK(transfer.path().tail_drops() <= cold.path().tail_drops());
+  // And no standing queue once it fell back.
+  ArqDuration worst = 0us;
+  for (int i = 0; i < 20; ++i) {
+    transfer.run(transfer.now() + 100ms, true);
+    worst = std::max(worst, transfer.path().queue_delay(transfer.now()));
+  }
+  CHECK(worst <= kLongRtt / 2 + 10ms);
+}
+
+TEST_CASE("warm start: a seed 4 x too low still ramps as start-up would", "[pacer][warm]") {
+  PacedTransfer cold(kLongPath, 23);
+  const ArqDuration cold_time = time_to_rate(cold, 0.8, at(10s));
+  PacedTransfer transfer(kLongPath, 23);
+  REQUIRE(transfer.pacer().seed(kLongPath.rate / 4, kLongRtt));
+  const ArqDuration warm_time = time_to_rate(transfer, 0.8, at(10s));
+  transfer.run(at(4s), true);
+  cold.run(at(4s), true);
+  CAPTURE(cold_time.count(), warm_time.count(), transfer.path().tail_drops(), cold.path().tail_drops(),
+          pacer_seed_name(transfer.pacer().seed_state()));
+  CHECK(transfer.pacer().seed_state() == DatagramPacer::Seed::kConfirmed);
+  CHECK(warm_time <= cold_time);
+  CHECK(transfer.path().tail_drops() <= cold.path().tail_drops());
+  CHECK(transfer.pacer().phase() != DatagramPacer::Phase::kStartup);
+}
+
+TEST_CASE("warm start: a seed below a cold start's first round, or after ACKs, is not taken", "[pacer][warm]") {
+  DatagramPacer pacer(50ms);
+  CHECK_FALSE(pacer.seed(4e5, 200ms));  // 340 KB/s x 200 ms: less than start-up's first window
+  CHECK(pacer.seed_state() == DatagramPacer::Seed::kNone);
+  pacer.on_sent(at(0ms), 0, 1472);
+  pacer.on_ack(at(200ms), 1, {});
+  CHECK_FALSE(pacer.seed(6.25e6, 200ms));
+}

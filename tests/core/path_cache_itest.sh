@@ -8,7 +8,9 @@
 #   3. an entry whose RTT disagrees (500 ms cached for a 50 ms path) is refused (a cold start) and a
 #      damaged line beside it is skipped and counted;
 #   4. an entry older than the cache's age limit is ignored (counted as expired);
-#   5. LONGPIPE_PATH_CACHE=off reads and writes nothing.
+#   5. LONGPIPE_PATH_CACHE=off reads and writes nothing;
+#   6. on the datagram carrier (LONGPIPE_CARRIER=udp) a used entry seeds the session's pacer
+#      (datagram.warm_start not "none"), and a refused one does not.
 set -euo pipefail
 
 WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
@@ -18,11 +20,13 @@ PYTHON=/usr/bin/python3
 PORT=7611
 WORK=$(mktemp -d)
 SERVER_PID=""
+UDP_SERVER_PID=""
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "ok: $*"; }
 cleanup() {
   [[ -z $SERVER_PID ]] || kill -9 "$SERVER_PID" 2>/dev/null || true
+  [[ -z $UDP_SERVER_PID ]] || kill -9 "$UDP_SERVER_PID" 2>/dev/null || true
   wait 2>/dev/null || true
   rm -rf "$WORK"
 }
@@ -41,8 +45,8 @@ grep -q 'serving on' "$WORK/serve.out" || { cat "$WORK/serve.out" >&2; fail "lp-
 
 # run N [cache setting]: one fresh lp-perf run (20 x 1 KiB, one warm batch); statistics in $WORK/runN.json.
 run() {
-  local n=$1 cache=${2:-$CACHE}
-  LONGPIPE_PATH_CACHE=$cache LONGPIPE_STATS=$WORK/run$n.json "$WAN" exec a "$PERF" run --peer site-b:$PORT \
+  local n=$1 cache=${2:-$CACHE} port=${3:-$PORT}
+  LONGPIPE_PATH_CACHE=$cache LONGPIPE_STATS=$WORK/run$n.json "$WAN" exec a "$PERF" run --peer site-b:$port \
     --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$n.out" 2>&1 || { cat "$WORK/run$n.out" >&2; fail "run $n failed"; }
 }
 
@@ -91,3 +95,22 @@ rm -f "$CACHE"
 run 5 off
 [[ $(field 5 's["path"]["warm_start"]') == off && ! -e $CACHE ]] || fail "run 5: LONGPIPE_PATH_CACHE=off used a cache"
 pass "LONGPIPE_PATH_CACHE=off reads and writes nothing"
+
+# The datagram carrier: a server of its own (the carrier is agreed per session, both ends udp).
+LONGPIPE_CARRIER=udp LONGPIPE_PATH_CACHE=off "$WAN" exec b "$PERF" serve --port $((PORT + 1)) >"$WORK/serve-udp.out" 2>&1 &
+UDP_SERVER_PID=$!
+for _ in $(seq 1 100); do
+  grep -q 'serving on' "$WORK/serve-udp.out" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q 'serving on' "$WORK/serve-udp.out" || { cat "$WORK/serve-udp.out" >&2; fail "lp-perf serve (udp) did not start"; }
+now=$(date +%s)
+printf '# longpipe path cache 1\n10.77.0.2 %s 50000 6250000 200 4000000 8000000\n' "$now" >"$CACHE"
+LONGPIPE_CARRIER=udp run 6 "$CACHE" $((PORT + 1))
+[[ $(field 6 's["carrier"]') == udp && $(field 6 's["path"]["warm_start"]') == used ]] || fail "run 6: carrier or warm start"
+seed=$(field 6 's["datagram"]["warm_start"]')
+[[ $seed == seeded || $seed == confirmed ]] || fail "run 6: the datagram pacer's seed is '$seed'"
+printf '# longpipe path cache 1\n10.77.0.2 %s 500000 6250000 200 4000000 8000000\n' "$now" >"$CACHE"
+LONGPIPE_CARRIER=udp run 7 "$CACHE" $((PORT + 1))
+[[ $(field 7 's["datagram"]["warm_start"]') == none ]] || fail "run 7: a refused entry seeded the pacer"
+pass "on the datagram carrier a used entry seeds the pacer ($seed), a refused one does not"
