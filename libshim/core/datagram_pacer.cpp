@@ -212,13 +212,6 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
 void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack) {
   std::optional<Sent> newest;
   const std::uint64_t delivered_before = delivered_;
-  if (seed_state_ == Seed::kSeeded && !seed_judged_from_) {
-    // The seed is judged over the round trip of ACKs that starts here.
-    seed_judged_from_ = now;
-    seed_delivered_from_ = delivered_;
-    seed_lost_from_ = lost_bytes_;
-    seed_application_limited_ = application_limited_until_ != 0;
-  }
   while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
   for (const ArqSackRange& range : sack) {
     for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
@@ -270,6 +263,14 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
                         std::chrono::duration<double>(interval).count();
     double& slot = round_max_[filter_round_ % kRing];
     if (!newest->application_limited || rate > round_bandwidth_max()) slot = std::max(slot, rate);
+  }
+  if (seed_state_ == Seed::kSeeded && !seed_judged_from_ && !newest->application_limited) {
+    // The seed is judged over the round trip of ACKs that starts with the first datagram sent while
+    // the sender was busy: ACKs of pings before a burst, or of a burst's first part, measure less.
+    seed_judged_from_ = now;
+    seed_delivered_from_ = delivered_before;
+    seed_lost_from_ = lost_bytes_;
+    seed_application_limited_ = false;
   }
   judge_seed(now);
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
@@ -331,11 +332,9 @@ void DatagramPacer::judge_seed(ArqTime now) {
   } else if (!seed_application_limited_) {
     end_seed(Seed::kRejected, rate);
   } else {
-    // The application sent less than the seed: that says nothing of the path. Judge the next.
-    seed_judged_from_ = now;
-    seed_delivered_from_ = delivered_;
-    seed_lost_from_ = lost_bytes_;
-    seed_application_limited_ = application_limited_until_ != 0;
+    // The application sent less than the seed: that says nothing of the path. Judge the next
+    // busy round trip.
+    seed_judged_from_.reset();
   }
 }
 

@@ -397,3 +397,20 @@ TEST_CASE("warm start: a seed below a cold start's first round, or after ACKs, i
   pacer.on_ack(at(200ms), 1, {});
   CHECK_FALSE(pacer.seed(6.25e6, 200ms));
 }
+
+TEST_CASE("warm start: pings before the burst do not get a correct seed rejected", "[pacer][warm]") {
+  // lp-perf's pattern: 3 pings one round trip apart, then 100 x 1 MiB. The pings' ACKs measure the
+  // application; judged on them and on the burst's first part, a correct seed was rejected on geo.
+  PacedTransfer transfer(kLongPath, 24);
+  REQUIRE(transfer.pacer().seed(kLongPath.rate, kLongRtt));
+  for (int i = 0; i < 3; ++i) {
+    transfer.queue(1);
+    transfer.run(transfer.now() + kLongRtt + 10ms, false);
+  }
+  CHECK(transfer.pacer().seed_state() == DatagramPacer::Seed::kSeeded);
+  transfer.queue(2200);
+  transfer.run(transfer.now() + 2s, false);
+  CHECK(transfer.delivered().size() == 2203);
+  CHECK(transfer.pacer().seed_state() == DatagramPacer::Seed::kConfirmed);
+  CHECK(transfer.path().tail_drops() == 0);
+}
