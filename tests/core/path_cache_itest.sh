@@ -35,13 +35,19 @@ trap cleanup EXIT
 export LONGPIPE_KEY=path-cache-test-key LONGPIPE_PIN=off
 CACHE=$WORK/cache/longpipe/paths
 
+# wait_for_server NAME: until lp-perf serve (output in $WORK/NAME.out) listens, or fail.
+wait_for_server() {
+  local out=$WORK/$1.out
+  for _ in $(seq 1 100); do
+    grep -q 'serving on' "$out" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q 'serving on' "$out" || { cat "$out" >&2; fail "lp-perf serve ($1) did not start"; }
+}
+
 LONGPIPE_PATH_CACHE=$WORK/server-paths "$WAN" exec b "$PERF" serve --port $PORT >"$WORK/serve.out" 2>&1 &
 SERVER_PID=$!
-for _ in $(seq 1 100); do
-  grep -q 'serving on' "$WORK/serve.out" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q 'serving on' "$WORK/serve.out" || { cat "$WORK/serve.out" >&2; fail "lp-perf serve did not start"; }
+wait_for_server serve
 
 # run N [cache setting]: one fresh lp-perf run (20 x 1 KiB, one warm batch); statistics in $WORK/runN.json.
 run() {
@@ -99,11 +105,7 @@ pass "LONGPIPE_PATH_CACHE=off reads and writes nothing"
 # The datagram carrier: a server of its own (the carrier is agreed per session, both ends udp).
 LONGPIPE_CARRIER=udp LONGPIPE_PATH_CACHE=off "$WAN" exec b "$PERF" serve --port $((PORT + 1)) >"$WORK/serve-udp.out" 2>&1 &
 UDP_SERVER_PID=$!
-for _ in $(seq 1 100); do
-  grep -q 'serving on' "$WORK/serve-udp.out" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q 'serving on' "$WORK/serve-udp.out" || { cat "$WORK/serve-udp.out" >&2; fail "lp-perf serve (udp) did not start"; }
+wait_for_server serve-udp
 now=$(date +%s)
 printf '# longpipe path cache 1\n10.77.0.2 %s 50000 6250000 200 4000000 8000000\n' "$now" >"$CACHE"
 LONGPIPE_CARRIER=udp run 6 "$CACHE" $((PORT + 1))
