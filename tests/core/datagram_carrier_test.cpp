@@ -285,12 +285,7 @@ TEST_CASE("carrier negotiation: tcp at one end and udp at the other fail the ses
   lp::Engine& dialler = tcp_dials ? tcp : udp;
   lp::Engine& acceptor = tcp_dials ? udp : tcp;
   dialler.send(acceptor.local_endpoint(), numbered(0, 10));
-  std::vector<lp::PeerFailure> failures;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (failures.empty() && std::chrono::steady_clock::now() < deadline) {
-    failures = dialler.take_peer_failures();
-    std::this_thread::sleep_for(20ms);
-  }
+  const std::vector<lp::PeerFailure> failures = lp::test::next_failures(dialler);
   REQUIRE(failures.size() == 1);
   CHECK_THAT(failures[0].reason, Catch::Contains(tcp_dials ? "LONGPIPE_CARRIER is tcp here and udp at the peer"
                                                            : "LONGPIPE_CARRIER is udp here and tcp at the peer"));

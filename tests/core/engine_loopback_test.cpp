@@ -117,12 +117,7 @@ TEST_CASE("a peer with the wrong key is refused, counted and reported") {
   lp::Engine server(loopback_config("right key"));
   lp::Engine intruder(loopback_config("wrong key"));
   intruder.send(server.local_endpoint(), numbered(0, 10));
-  std::vector<lp::PeerFailure> failures;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (failures.empty() && std::chrono::steady_clock::now() < deadline) {
-    failures = intruder.take_peer_failures();
-    std::this_thread::sleep_for(20ms);
-  }
+  const std::vector<lp::PeerFailure> failures = lp::test::next_failures(intruder);
   REQUIRE(failures.size() == 1);
   CHECK(failures[0].reason.find("authentication") != std::string::npos);
   CHECK_FALSE(server.try_receive().has_value());

@@ -413,12 +413,7 @@ TEST_CASE("a reconnection to a restarted peer at the same address sends it nothi
   CHECK_FALSE(restarted.next_opened().has_value());  // no DATA before our IDENTIFY was checked
   restarted.set_timeout(5s);
   restarted.accept(random_token());
-  std::vector<lp::PeerFailure> failures;
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (failures.empty() && std::chrono::steady_clock::now() < deadline) {
-    failures = a.take_peer_failures();
-    std::this_thread::sleep_for(20ms);
-  }
+  const std::vector<lp::PeerFailure> failures = lp::test::next_failures(a);
   REQUIRE(failures.size() == 1);
   CHECK(failures[0].reason.find("restarted") != std::string::npos);
   // Nothing of the old session's reached the new process: the connection closes without DATA.

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "config.h"
 #include "engine.h"
@@ -37,6 +39,17 @@ inline std::optional<Message> next_message(Engine& engine, std::chrono::millisec
     engine.wait_receive(std::chrono::milliseconds(50));
   }
   return std::nullopt;
+}
+
+// The peer failures `engine` reports first, waiting up to `limit` (none: nothing was reported).
+inline std::vector<PeerFailure> next_failures(Engine& engine, std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+  std::vector<PeerFailure> failures;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (failures.empty() && std::chrono::steady_clock::now() < deadline) {
+    failures = engine.take_peer_failures();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return failures;
 }
 
 }  // namespace lp::test
