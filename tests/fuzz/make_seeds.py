@@ -4,7 +4,9 @@ protocol version 3 (libshim/core/wire_frame.h) from which libFuzzer starts. Run 
 changing a target's input layout or the wire format:
     tests/fuzz/make_seeds.py
 It overwrites only the files it writes: the other files in corpus/ are reproducers of past
-findings (e.g. arq/sack-range-wraps-at-2-64, handshake/dialler-sealed-identify), kept as they are."""
+findings (arq/sack-range-wraps-at-2-64, handshake/dialler-sealed-identify), kept as they are. When
+the protocol version changes, move the version byte of the reproducers' frame headers too (a frame
+of another version is refused before it reaches the code the reproducer was found in)."""
 import os
 import struct
 
