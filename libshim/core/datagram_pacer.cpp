@@ -25,6 +25,18 @@ constexpr int kStartupFlatRounds = 3;
 // and the recovery from it costs more round trips than start-up saves.
 constexpr ArqDuration kStartupDelayMin = std::chrono::milliseconds(4);
 constexpr ArqDuration kStartupDelayMax = std::chrono::milliseconds(16);
+// ... judged also within the round, on the smallest RTT of each stretch of an eighth of the
+// minimum RTT (67 ms on geo) and at least kStartupDelaySamples samples (RFC 9406's N_RTT_SAMPLE):
+// every sample of a stretch must show the queue, so a loaded host's scheduling stall of a few
+// ms, or one datagram's jitter, does not end start-up.
+constexpr int kStartupDelayStretch = 8;
+constexpr std::uint32_t kStartupDelaySamples = 8;
+// Start-up's window: twice the estimate x the minimum RTT. Still doubles what is delivered per
+// round trip (the estimate is what the last round delivered), but what start-up has in flight is
+// at most the pipe plus one bandwidth-delay product of queue while the estimate is at or below the
+// bottleneck: the smoothed RTT (which the queue inflates) and 2/ln 2 allowed up to 5.8 BDPs, and
+// a one-BDP queue overflowed by tens of thousands of datagrams on geo before any exit acted.
+constexpr double kStartupWindowGain = 2.0;
 // Start-up's first window: 64 datagrams (~94 KB), more than TCP's 10 segments because a long path
 // pays every doubling with a whole round trip (540 ms on geo), and a datagram path has no one else
 // to share its first round with that TCP's small window would protect.
@@ -145,8 +157,13 @@ double DatagramPacer::round_bandwidth_max() const { return *std::max_element(rou
 double DatagramPacer::bandwidth() const {
   const double measured = round_bandwidth_max();
   if (seed_state_ == Seed::kSeeded) return std::max(measured, seed_rate_);
+  // A cold start-up never goes below its first window per round trip: the first ACKs (one
+  // datagram's sample) measured 0.17 Mbit/s on geo, and the window and pacing they set held the
+  // second round to a quarter of the first window.
+  const double first_window_rate = kInitialWindowBytes / seconds_of(min_rtt_.value_or(initial_rtt_));
+  if (phase_ == Phase::kStartup && seed_state_ == Seed::kNone) return std::max(measured, first_window_rate);
   if (measured > 0) return measured;
-  return kInitialWindowBytes / seconds_of(min_rtt_.value_or(initial_rtt_));  // nothing measured yet
+  return first_window_rate;  // nothing measured yet
 }
 
 double DatagramPacer::pacing_rate() const { return std::max(kMinPacingRate, pacing_gain_ * bandwidth()); }
@@ -154,6 +171,9 @@ double DatagramPacer::pacing_rate() const { return std::max(kMinPacingRate, paci
 std::size_t DatagramPacer::window_bytes() const {
   if (round_bandwidth_max() <= 0 && seed_state_ != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
   const ArqDuration min_rtt = min_rtt_.value_or(initial_rtt_);
+  if (phase_ == Phase::kStartup && seed_state_ != Seed::kSeeded) {
+    return static_cast<std::size_t>(std::max(kMinWindowBytes, kStartupWindowGain * bandwidth() * seconds_of(min_rtt)));
+  }
   const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
   const double bdp = bandwidth() * seconds_of(rtt);
   return static_cast<std::size_t>(std::max(kMinWindowBytes, window_gain_ * bdp));
@@ -254,6 +274,20 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
       min_rtt_ = rtt;
       min_rtt_stamp_ = now;
     }
+    // Start-up's delay test, within the round: the smallest RTT of each stretch of
+    // kStartupDelayStretch. A round's smallest RTT is its first ACKs', sent before this round's
+    // doubling queued anything: judged by it, the test came a round late, when start-up had
+    // doubled once more into the queue.
+    if (!stretch_min_rtt_) stretch_started_ = now;
+    stretch_min_rtt_ = std::min(stretch_min_rtt_.value_or(rtt), rtt);
+    ++stretch_samples_;
+    if (now - stretch_started_ >= std::max(kStartupDelayMin, *min_rtt_ / kStartupDelayStretch) &&
+        stretch_samples_ >= kStartupDelaySamples) {
+      const bool queue = queue_seen(*stretch_min_rtt_);
+      stretch_min_rtt_.reset();
+      stretch_samples_ = 0;
+      if (queue && phase_ == Phase::kStartup && seed_state_ != Seed::kSeeded) enter_drain();
+    }
   }
   // The delivery rate over the datagram's flight (the longer of its send and ACK intervals, so
   // that neither a burst of sends nor a burst of ACKs inflates it).
@@ -278,6 +312,10 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * min_rtt_.value_or(initial_rtt_)) {
     end_round(now);
   }
+}
+
+bool DatagramPacer::queue_seen(ArqDuration smallest_rtt) const {
+  return min_rtt_ && smallest_rtt > *min_rtt_ + std::clamp(*min_rtt_ / 8, kStartupDelayMin, kStartupDelayMax);
 }
 
 ArqDuration DatagramPacer::reorder_window() const {
@@ -388,8 +426,7 @@ void DatagramPacer::end_round(ArqTime now) {
       *round_min_rtt_ > std::max({duration_cast<ArqDuration>(*min_rtt_ * kQueueDelayRatio), *min_rtt_ + kQueueDelayFloor,
                                   *min_rtt_ + std::min(kQueueDelayDeviations * rtt_deviation_, *min_rtt_ / 2)});
   delayed_rounds_ = delayed ? delayed_rounds_ + 1 : 0;
-  const bool startup_delay =
-      min_rtt_ && round_min_rtt_ && *round_min_rtt_ > *min_rtt_ + std::clamp(*min_rtt_ / 8, kStartupDelayMin, kStartupDelayMax);
+  const bool startup_delay = round_min_rtt_ && queue_seen(*round_min_rtt_);
   // Only while cruising: start-up's queue is drained by the drain phase anyway.
   const bool queueing = phase_ == Phase::kCruise && delayed_rounds_ >= kQueueRounds && rounds_since_backoff_ >= kBackoffHoldRounds;
   // Forget a minimum RTT not seen again for kMinRttWindow: the path itself got longer.

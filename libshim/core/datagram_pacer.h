@@ -114,6 +114,7 @@ class DatagramPacer {
   void back_off(double new_rate);
   void enter_drain();
   ArqDuration reorder_window() const;
+  bool queue_seen(ArqDuration smallest_rtt) const;  // start-up's queue (HyStart's delay test)
   double round_bandwidth_max() const;
   void judge_seed(ArqTime now);
   void end_seed(Seed verdict, double delivered_rate);
@@ -145,6 +146,9 @@ class DatagramPacer {
   std::uint64_t round_delivered_bytes_ = 0;
   std::uint64_t round_lost_bytes_ = 0;
   std::optional<ArqDuration> round_min_rtt_;
+  std::optional<ArqDuration> stretch_min_rtt_;  // start-up's delay test within a round
+  std::uint32_t stretch_samples_ = 0;
+  ArqTime stretch_started_{};
 
   std::optional<ArqDuration> min_rtt_;
   std::optional<ArqDuration> smoothed_rtt_;

@@ -41,14 +41,20 @@ class Bottleneck {
  public:
   Bottleneck(PathProfile profile, std::uint64_t seed) : profile_(profile), rng_(seed) {}
   void set_rate(double rate) { profile_.rate = rate; }
+  // Another flow into the same queue: packets of kCompetitorPacket bytes at a constant `rate`
+  // from `now` on (it does not answer loss or delay: a stand-in for a second flow's sending rate).
+  void add_competitor(double rate, ArqTime now) {
+    competitor_rate_ = rate;
+    next_competitor_ = now;
+  }
+  std::uint64_t competitor_drops() const { return competitor_drops_; }
 
   void send(WireData frame, std::size_t bytes, ArqTime now) {
-    const ArqTime start = std::max(now, busy_until_);
-    if (std::chrono::duration<double>(start - now).count() * profile_.rate > static_cast<double>(profile_.queue)) {
+    advance(now);
+    if (!enqueue(bytes, now)) {
       ++tail_drops_;
       return;
     }
-    busy_until_ = start + std::chrono::duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / profile_.rate));
     if (chance(profile_.loss)) return;
     if (chance(profile_.duplicate)) in_flight_.emplace(arrival(), frame);
     in_flight_.emplace(arrival(), std::move(frame));
@@ -63,12 +69,29 @@ class Bottleneck {
   std::optional<ArqTime> next_arrival() const {
     return in_flight_.empty() ? std::nullopt : std::optional(in_flight_.begin()->first);
   }
-  ArqDuration queue_delay(ArqTime now) const {
+  ArqDuration queue_delay(ArqTime now) {
+    advance(now);
     return busy_until_ > now ? std::chrono::duration_cast<ArqDuration>(busy_until_ - now) : 0us;
   }
   std::uint64_t tail_drops() const { return tail_drops_; }
 
  private:
+  static constexpr std::size_t kCompetitorPacket = 1500;
+  // Tail drop: a packet that would wait longer than the queue holds is dropped.
+  bool enqueue(std::size_t bytes, ArqTime now) {
+    const ArqTime start = std::max(now, busy_until_);
+    if (std::chrono::duration<double>(start - now).count() * profile_.rate > static_cast<double>(profile_.queue)) return false;
+    busy_until_ = start + std::chrono::duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / profile_.rate));
+    return true;
+  }
+  // The competitor's packets up to `now` join the queue in their turn.
+  void advance(ArqTime now) {
+    if (competitor_rate_ <= 0) return;
+    const auto gap = std::chrono::duration_cast<ArqTime::duration>(std::chrono::duration<double>(kCompetitorPacket / competitor_rate_));
+    for (; next_competitor_ <= now; next_competitor_ += gap) {
+      if (!enqueue(kCompetitorPacket, next_competitor_)) ++competitor_drops_;
+    }
+  }
   bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   ArqTime arrival() {
     const auto jitter = profile_.jitter.count() > 0
@@ -81,6 +104,9 @@ class Bottleneck {
   ArqTime busy_until_{};
   std::multimap<ArqTime, WireData> in_flight_;
   std::uint64_t tail_drops_ = 0;
+  double competitor_rate_ = 0;
+  ArqTime next_competitor_{};
+  std::uint64_t competitor_drops_ = 0;
 };
 
 // A paced sender and a receiver, as the session drives them.
@@ -349,21 +375,20 @@ TEST_CASE("warm start: a correct seed delivers a burst at the path's rate from t
 }
 
 TEST_CASE("warm start: a seed 4 x too high falls back to the bottleneck within a few round trips", "[pacer][warm]") {
-  PacedTransfer cold(kLongPath, 22);
-  cold.run(at(4s), true);
   PacedTransfer transfer(kLongPath, 22);
   REQUIRE(transfer.pacer().seed(4 * kLongPath.rate, kLongRtt));
   transfer.run(at(1s), true);  // 5 round trips
   CAPTURE(transfer.pacer().bandwidth(), transfer.pacer().pacing_rate(), pacer_phase_name(transfer.pacer().phase()),
-          transfer.path().tail_drops(), cold.path().tail_drops(), transfer.pacer().lost_datagrams());
+          transfer.path().tail_drops(), transfer.pacer().lost_datagrams());
   CHECK(transfer.pacer().seed_state() == DatagramPacer::Seed::kRejected);
   CHECK(transfer.pacer().bandwidth() <= 1.3 * kLongPath.rate);
   transfer.run(at(4s), true);
   CAPTURE(transfer.path().tail_drops());
   CHECK(transfer.pacer().bandwidth() <= 1.3 * kLongPath.rate);
   CHECK(transfer.pacer().bandwidth() >= 0.8 * kLongPath.rate);
-  // Bounded loss: the seed's one window beyond the path, no more than a cold start-up's overshoot.
-  CHECK(transfer.path().tail_drops() <= cold.path().tail_drops());
+  // Bounded loss: at most the seed's one window (1.25 x 0.85 x the seed rate x RTT) before ACKs
+  // show it (a cold start-up loses none here since its window keeps the queue within one BDP).
+  CHECK(static_cast<double>(transfer.path().tail_drops()) * 1472 <= 1.25 * 0.85 * 4 * kLongPath.rate * 0.2);
   // And no standing queue once it fell back.
   ArqDuration worst = 0us;
   for (int i = 0; i < 20; ++i) {
@@ -413,4 +438,54 @@ TEST_CASE("warm start: pings before the burst do not get a correct seed rejected
   CHECK(transfer.delivered().size() == 2203);
   CHECK(transfer.pacer().seed_state() == DatagramPacer::Seed::kConfirmed);
   CHECK(transfer.path().tail_drops() == 0);
+}
+
+namespace {
+
+// The geostationary path of the emulated `geo` link: 155 Mbit/s, 540 ms RTT, a tail-drop queue of
+// one bandwidth-delay product (10.5 MB, ~7100 datagrams: 111 x start-up's first window).
+const PathProfile kGeoPath{.rate = 155e6 / 8, .delay = 270ms, .queue = 10'462'500};
+constexpr ArqDuration kGeoRtt = 540ms;
+// Start-up may lose this many datagrams to the queue: a few against the ~60000 it sends in its
+// first 10 s. The pacer before the start-up window and the in-round delay test lost 27560 here
+// (the 2/ln 2 window over the smoothed RTT let 5.8 BDPs into flight; the delay test came a round
+// late); the emulated geo link showed 32-37 thousand.
+constexpr std::uint64_t kMaxStartupDrops = 100;
+
+}  // namespace
+
+TEST_CASE("paced datagrams: a cold start-up on geo fills the one-BDP queue without overflowing it", "[pacer][startup]") {
+  PacedTransfer transfer(kGeoPath, 31);
+  ArqTime reached{};
+  while (transfer.now() < at(10s)) {
+    transfer.run(transfer.now() + 5ms, true);
+    if (reached == ArqTime{} && transfer.pacer().bandwidth() >= 0.8 * kGeoPath.rate) reached = transfer.now();
+  }
+  CAPTURE(transfer.path().tail_drops(), transfer.pacer().lost_datagrams(), transfer.stats().messages_sent,
+          std::chrono::duration<double>(reached - ArqTime{}).count(), pacer_phase_name(transfer.pacer().phase()));
+  CHECK(transfer.path().tail_drops() <= kMaxStartupDrops);
+  // As fast as doubling from the first window allows: 7 doublings from 64 datagrams to the
+  // path's ~7100 per round trip, one round for the first ACKs, and the filter's lag.
+  CHECK(reached != ArqTime{});
+  CHECK(reached - ArqTime{} <= 12 * kGeoRtt);
+  CHECK(transfer.pacer().phase() == DatagramPacer::Phase::kCruise);
+  CHECK(transfer.pacer().bandwidth() >= 0.95 * kGeoPath.rate);
+}
+
+TEST_CASE("paced datagrams: a start-up beside another flow does not overflow the shared queue", "[pacer][startup]") {
+  // A flow of 40 % of the bottleneck starts with the pacer's cold start-up: start-up must stop at
+  // what is left, not overflow the shared queue (the fairness bench on geo: when LongPipe's and
+  // cubic's start-ups collided, cubic needed most of the minute to recover).
+  PacedTransfer transfer(kLongPath, 32);
+  transfer.path().add_competitor(0.4 * kLongPath.rate, transfer.now());
+  // Start-up, drain and the first cruise rounds: 15 round trips.
+  transfer.run(at(3s), true);
+  CAPTURE(transfer.path().tail_drops(), transfer.path().competitor_drops(), transfer.pacer().bandwidth(),
+          pacer_phase_name(transfer.pacer().phase()), transfer.pacer().backoffs_for_delay());
+  CHECK(transfer.path().tail_drops() + transfer.path().competitor_drops() == 0);
+  CHECK(transfer.pacer().phase() == DatagramPacer::Phase::kCruise);
+  // It took about what the other flow left, not all of it (the estimate is a FIFO's share of a
+  // queue start-up built: a little above the rest).
+  CHECK(transfer.pacer().bandwidth() >= 0.45 * kLongPath.rate);
+  CHECK(transfer.pacer().bandwidth() <= 0.75 * kLongPath.rate);
 }
