@@ -44,6 +44,7 @@ void DatagramChannel::rekey(const TrafficKeys& datagram_keys, bool outgoing, Pro
 
 void DatagramChannel::warm_start(double rate, ArqDuration min_rtt) {
   warm_start_offered_ = true;
+  warm_start_rate_ = rate;
   (void)pacer_.seed(rate, min_rtt);  // its state (seed_state) says whether it was taken
 }
 
@@ -188,6 +189,18 @@ bool DatagramChannel::take_received(Arq& arq, std::vector<ArqPayload>& messages)
     if ((unit.front() & kLastUnit) == kLastUnit) messages.push_back(std::exchange(partial_, {}));
   }
   return whole;
+}
+
+std::optional<PathSnapshot> DatagramChannel::path_snapshot() const {
+  const auto min_rtt = pacer_.min_rtt();
+  double rate = pacer_.path_rate();
+  if (rate <= 0 && pacer_.seed_state() == DatagramPacer::Seed::kConfirmed) rate = warm_start_rate_;
+  if (!min_rtt || rate <= 0) return std::nullopt;
+  PathSnapshot out;
+  out.min_rtt = std::chrono::duration_cast<std::chrono::microseconds>(*min_rtt);
+  out.rate_bytes_per_second = rate;
+  out.loss_ppm = pacer_.loss_ppm();
+  return out;  // no TCP window or socket buffers: the control connection's say nothing
 }
 
 }  // namespace lp

@@ -32,6 +32,7 @@
 #include "config.h"
 #include "datagram_pacer.h"
 #include "datagram_wire.h"
+#include "path_estimator.h"
 #include "stats.h"
 
 namespace lp {
@@ -86,6 +87,11 @@ class DatagramChannel {
   // pacer if it has no ACK yet (DatagramPacer::seed). Offered once.
   void warm_start(double rate, ArqDuration min_rtt);
   bool warm_start_offered() const { return warm_start_offered_; }
+  // What the session learnt of the path, for the warm-start cache: the pacer's measurements (its
+  // rate once start-up was over, or a confirmed seed's while it has none of its own; its minimum
+  // RTT; its loss without a queue), never the control connection's (2.7 KB/s on geo). Nothing
+  // without a rate: a session of small bursts measures the application, not the path.
+  std::optional<PathSnapshot> path_snapshot() const;
 
   const DatagramPacer& pacer() const { return pacer_; }
   DatagramStatistics statistics() const;
@@ -101,6 +107,7 @@ class DatagramChannel {
   std::uint64_t key_epoch_ = 0;
   std::uint64_t timeouts_seen_ = 0;
   bool warm_start_offered_ = false;
+  double warm_start_rate_ = 0;  // the cached rate offered (bytes/s)
   std::deque<std::vector<std::byte>> outgoing_;
   ArqPayload partial_;  // units of the message being reassembled
   std::uint64_t datagrams_sent_ = 0;

@@ -91,6 +91,15 @@ class DatagramPacer {
   std::uint64_t backoffs_for_delay() const { return backoffs_for_delay_; }
   std::uint64_t backoffs_for_loss() const { return backoffs_for_loss_; }
   std::uint64_t lost_datagrams() const { return lost_datagrams_; }
+  // What the pacer learnt of the path, for the warm-start cache (path_cache.h): the largest
+  // estimate at the end of a round in which the sender was busy, once start-up was over (0 = none
+  // yet: start-up's estimate is still growing, and an application-limited one is the
+  // application's), and the loss of rounds in which no queue stood (a queue's drops are
+  // congestion; the carrier choice asks for loss that congestion does not explain) as the ARQ
+  // re-sent it, in bytes re-sent per million sent, once PathEstimator::kMinLossSegments datagrams
+  // were sent so (-1 before).
+  double path_rate() const { return path_rate_; }
+  std::int64_t loss_ppm() const;
 
   // Pacing releases datagrams up to this early: the event loop wakes at millisecond resolution,
   // so a millisecond's worth leaves per wake-up and timer wake-ups stay at most ~1000/s.
@@ -178,6 +187,11 @@ class DatagramPacer {
   std::uint64_t backoffs_for_delay_ = 0;
   std::uint64_t backoffs_for_loss_ = 0;
   std::uint64_t lost_datagrams_ = 0;
+  double path_rate_ = 0;
+  std::uint64_t round_sent_bytes_ = 0;    // sent in this round, and of it re-sent by the ARQ
+  std::uint64_t round_resent_bytes_ = 0;
+  std::uint64_t calm_sent_bytes_ = 0;     // the same over the rounds without a queue
+  std::uint64_t calm_resent_bytes_ = 0;
 };
 
 const char* pacer_phase_name(DatagramPacer::Phase phase);

@@ -153,14 +153,27 @@ void PathKeeper::refresh(Session& session) {
   report.receive_buffer = receive;
   report.max_cwnd = path.max_congestion_window();
   // Remembered now, so that a session forgotten before the engine stops still leaves its entry.
-  if (!file_.empty() && !session.path_cache_key.empty() && session.datagram() == nullptr) {
-    if (auto snapshot = path.snapshot(send, receive)) remember(session.path_cache_key, *snapshot);
+  if (!file_.empty() && !session.path_cache_key.empty()) {
+    if (auto snapshot = learnt(session, send, receive)) remember(session.path_cache_key, *snapshot);
   }
 }
 
+std::optional<PathSnapshot> PathKeeper::learnt(const Session& session, std::size_t send, std::size_t receive) const {
+  // A datagram session's TCP is its control connection: its rate and window say nothing of the
+  // path (2.7 KB/s measured on geo); the pacer measured the path.
+  if (const DatagramChannel* channel = session.datagram()) {
+    auto snapshot = channel->path_snapshot();
+    if (snapshot && config_.bandwidth_given) {
+      snapshot->rate_bytes_per_second = std::min(snapshot->rate_bytes_per_second, config_.bandwidth_mbit * 1e6 / 8);
+    }
+    return snapshot;
+  }
+  return session.path().snapshot(send, receive);
+}
+
 void PathKeeper::remember(const std::string& key, PathSnapshot snapshot) {
-  // A session that measured no loss (a datagram session: its control connection carries too
-  // little) keeps what an earlier one measured: else auto would turn back to tcp every other time.
+  // A session that measured no loss (too few datagrams or segments sent without a queue) keeps
+  // what an earlier one measured: else auto would turn back to tcp every other time.
   if (snapshot.loss_ppm < 0) {
     if (auto learnt = updates_.find(key); learnt != updates_.end() && learnt->second.path.loss_ppm >= 0) {
       snapshot.loss_ppm = learnt->second.path.loss_ppm;
@@ -183,11 +196,9 @@ bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::ch
 void PathKeeper::save(const std::map<std::string, std::unique_ptr<Session>>& sessions) {
   if (file_.empty()) return;
   for (const auto& [peer, session] : sessions) {
-    // A datagram session's TCP is its control connection: its rate and window say nothing of the
-    // path (2.7 KB/s measured on geo), and would replace what a TCP session learnt.
-    if (session->path_cache_key.empty() || session->datagram() != nullptr) continue;
+    if (session->path_cache_key.empty()) continue;
     const PathStatistics& report = session->counters().path;
-    if (auto snapshot = session->path().snapshot(report.send_buffer, report.receive_buffer)) {
+    if (auto snapshot = learnt(*session, report.send_buffer, report.receive_buffer)) {
       remember(session->path_cache_key, *snapshot);
     }
   }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "config.h"
@@ -46,6 +47,8 @@ class PathKeeper {
  private:
   void look_up_warm_start(Session& session);
   void remember(const std::string& key, PathSnapshot snapshot);
+  // What `session` learnt of its path (its TCP streams', or its datagram pacer's), for the cache.
+  std::optional<PathSnapshot> learnt(const Session& session, std::size_t send, std::size_t receive) const;
 
   const Config& config_;
   std::string file_;   // "" = off

@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 
+#include "carrier_choice.h"
 #include "datagram_pacer.h"
 #include "sim_link.h"
 
@@ -313,6 +314,7 @@ TEST_CASE("paced datagrams: bursts smaller than the path do not end start-up", "
     transfer.run(transfer.now() + 200ms, false);
   }
   CHECK(transfer.pacer().phase() == DatagramPacer::Phase::kStartup);
+  CHECK(transfer.pacer().path_rate() == 0);  // nothing for the warm-start cache: the bursts' rate
   // So a large burst then still doubles per round trip: the path's rate within a second.
   transfer.queue(20000);
   transfer.run(transfer.now() + 1s, false);
@@ -488,4 +490,27 @@ TEST_CASE("paced datagrams: a start-up beside another flow does not overflow the
   // queue start-up built: a little above the rest).
   CHECK(transfer.pacer().bandwidth() >= 0.45 * kLongPath.rate);
   CHECK(transfer.pacer().bandwidth() <= 0.75 * kLongPath.rate);
+}
+
+TEST_CASE("paced datagrams: what the pacer learnt for the cache is the path's rate and its random loss", "[pacer][cache]") {
+  // The warm-start cache entry of a datagram session (and LONGPIPE_CARRIER=auto's judgement from
+  // it): the rate once start-up is over, and loss only from rounds without a queue, so start-up's
+  // or a probe's drops at a full queue do not make a loss-free path look lossy.
+  const double loss = GENERATE(0.0, 0.01, 0.05);
+  CAPTURE(loss);
+  PathProfile path = kLongPath;
+  path.loss = loss;
+  PacedTransfer transfer(path, 33);
+  CHECK(transfer.pacer().path_rate() == 0);
+  CHECK(transfer.pacer().loss_ppm() == -1);
+  transfer.run(at(10s), true);
+  CAPTURE(transfer.pacer().path_rate(), transfer.pacer().loss_ppm(), transfer.pacer().lost_datagrams(), transfer.path().tail_drops());
+  CHECK(transfer.pacer().path_rate() >= 0.9 * path.rate);
+  CHECK(transfer.pacer().path_rate() <= 1.1 * path.rate);
+  REQUIRE(transfer.pacer().loss_ppm() >= 0);
+  CHECK(static_cast<double>(transfer.pacer().loss_ppm()) >= 0.7e6 * loss);
+  CHECK(static_cast<double>(transfer.pacer().loss_ppm()) <= 1.5e6 * loss + 1000);
+  REQUIRE(transfer.pacer().min_rtt().has_value());
+  const auto min_rtt = std::chrono::duration_cast<std::chrono::microseconds>(*transfer.pacer().min_rtt());
+  CHECK(lp::path_prefers_datagrams(min_rtt, transfer.pacer().loss_ppm()) == (loss > 0));
 }

@@ -10,7 +10,9 @@
 #   4. an entry older than the cache's age limit is ignored (counted as expired);
 #   5. LONGPIPE_PATH_CACHE=off reads and writes nothing;
 #   6. on the datagram carrier (LONGPIPE_CARRIER=udp) a used entry seeds the session's pacer
-#      (datagram.warm_start not "none"), and a refused one does not.
+#      (datagram.warm_start not "none"), and a refused one does not;
+#   7. a udp session on a fresh cache writes the entry from its pacer (the path's rate, not the
+#      control connection's), and the next process's udp session confirms it as its pacer's seed.
 set -euo pipefail
 
 WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
@@ -116,3 +118,26 @@ printf '# longpipe path cache 1\n10.77.0.2 %s 500000 6250000 200 4000000 8000000
 LONGPIPE_CARRIER=udp run 7 "$CACHE" $((PORT + 1))
 [[ $(field 7 's["datagram"]["warm_start"]') == none ]] || fail "run 7: a refused entry seeded the pacer"
 pass "on the datagram carrier a used entry seeds the pacer ($seed), a refused one does not"
+
+# A path used only over datagrams gets warm: a udp session on a fresh cache writes the pacer's
+# measurements (rate once start-up is over, min RTT, loss without a queue), never its control
+# connection's; a second process's udp session seeds its pacer from that entry.
+rm -f "$CACHE"
+udp_bulk() {
+  local n=$1
+  LONGPIPE_CARRIER=udp LONGPIPE_PATH_CACHE=$CACHE LONGPIPE_STATS=$WORK/run$n.json "$WAN" exec a "$PERF" run \
+    --peer site-b:$((PORT + 1)) --count 20 --size 1M --batches 1 --pings 1 >"$WORK/run$n.out" 2>&1 ||
+    { cat "$WORK/run$n.out" >&2; fail "run $n failed"; }
+}
+udp_bulk 8
+[[ $(field 8 's["carrier"]') == udp && $(field 8 'c["saved"]') == 1 ]] || fail "run 8: carrier or saved entries"
+read -r _ _ min_rtt rate _ _ _ loss < <(grep '^10\.77\.0\.2 ' "$CACHE") || { cat "$CACHE" >&2; fail "run 8: no entry"; }
+# The path's rate (50 Mbit/s = 6.25 MB/s on the wire), not the control connection's few KB/s.
+"$PYTHON" -c "import sys; sys.exit(0 if 0.7 * 6.25e6 <= $rate <= 1.2 * 6.25e6 and 45000 <= $min_rtt <= 150000 else 1)" ||
+  { cat "$CACHE" >&2; fail "run 8: entry rate $rate B/s, min RTT $min_rtt us"; }
+# A loss-free link: auto must not take it for a lossy one (carrier_choice.h: 0.5 %).
+"$PYTHON" -c "import sys; sys.exit(0 if $loss < 5000 else 1)" || { cat "$CACHE" >&2; fail "run 8: loss $loss ppm"; }
+udp_bulk 9
+[[ $(field 9 's["path"]["warm_start"]') == used && $(field 9 's["datagram"]["warm_start"]') == confirmed ]] ||
+  fail "run 9: warm start '$(field 9 's["path"]["warm_start"]')', pacer '$(field 9 's["datagram"]["warm_start"]')'"
+pass "a udp session wrote the pacer's measurements ($rate B/s, $min_rtt us, loss $loss ppm); the next one's pacer confirmed them"
