@@ -121,6 +121,11 @@ constexpr double kSeedConfirmShare = 0.8;
 // as many drops as a cold start-up); 2 x fills it in one round trip. A seed too low still ramps
 // faster than a cold start-up, which starts from 64 datagrams.
 constexpr double kSeedStartupGain = 2.0;
+// A re-sent datagram acknowledged sooner than this share of the minimum RTT after the re-send was
+// delivered by its earlier copy: the re-send was not needed (no loss). On geo a loaded host's
+// 100 ms stall ended in a retransmission timeout that re-sent a whole window (6000-12000
+// datagrams) the receiver already had; counted as loss, a loss-free path looked 1.8 % lossy.
+constexpr double kResendAckRttShare = 0.9;
 // Loss is judged over at least this many datagrams: a handful says nothing.
 constexpr double kSeedEvidenceDatagrams = 16;
 
@@ -202,7 +207,6 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
     delivered_time_ = now;
   }
   round_sent_bytes_ += bytes;
-  if (retransmission) round_resent_bytes_ += bytes;
   const std::uint64_t index = next_send_index_++;
   outstanding_[id] = Sent{index, now, bytes, delivered_, delivered_time_, first_sent_time_,
                           application_limited_until_ != 0, retransmission};
@@ -228,6 +232,11 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
   in_flight_ -= sent.bytes;
   // A re-sent datagram's ACK may be for its earlier copy (Karn): it dates nothing.
   if (!sent.retransmission && (!newest || sent.send_index > newest->send_index)) newest = sent;
+  // ... but an ACK sooner than a round trip after the re-send was for the earlier copy: that
+  // re-send was spurious (a late wake-up's timeout, deep reordering), not the path's loss.
+  if (sent.retransmission && now - sent.sent_at >= kResendAckRttShare * min_rtt_.value_or(initial_rtt_)) {
+    round_resent_bytes_ += sent.bytes;
+  }
   delivered_time_ = now;
   send_order_.erase(sent.send_index);
   outstanding_.erase(it);
@@ -435,11 +444,11 @@ void DatagramPacer::end_round(ArqTime now) {
       *round_min_rtt_ > std::max({duration_cast<ArqDuration>(*min_rtt_ * kQueueDelayRatio), *min_rtt_ + kQueueDelayFloor,
                                   *min_rtt_ + std::min(kQueueDelayDeviations * rtt_deviation_, *min_rtt_ / 2)});
   delayed_rounds_ = delayed ? delayed_rounds_ + 1 : 0;
-  // Re-sends in rounds without a queue (the TCP sessions' measure: retransmissions while the RTT
-  // stays below PathEstimator::kQueueRttRatio x the minimum): the path's random loss, which the
-  // carrier choice weighs; a full queue's drops are left out. Not the loss counted above: the
-  // ARQ's fast retransmit re-sends most random losses inside the reordering window, which counts
-  // them as reordering (at 5 % simulated loss it counted 1 in 10 s).
+  // Needed re-sends in rounds without a queue (the TCP sessions' measure: retransmissions while
+  // the RTT stays below PathEstimator::kQueueRttRatio x the minimum): the path's random loss,
+  // which the carrier choice weighs; a full queue's drops are left out. Not the loss counted
+  // above: the ARQ's fast retransmit re-sends most random losses inside the reordering window,
+  // which counts them as reordering (at 5 % simulated loss it counted 1 in 10 s).
   if (min_rtt_ && round_min_rtt_ && *round_min_rtt_ < *min_rtt_ * PathEstimator::kQueueRttRatio) {
     calm_sent_bytes_ += round_sent_bytes_;
     calm_resent_bytes_ += round_resent_bytes_;

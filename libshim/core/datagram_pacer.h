@@ -96,7 +96,7 @@ class DatagramPacer {
   // yet: start-up's estimate is still growing, and an application-limited one is the
   // application's), and the loss of rounds in which no queue stood (a queue's drops are
   // congestion; the carrier choice asks for loss that congestion does not explain) as the ARQ
-  // re-sent it, in bytes re-sent per million sent, once PathEstimator::kMinLossSegments datagrams
+  // re-sent it (re-sends its earlier copy made needless left out), in bytes per million sent, once PathEstimator::kMinLossSegments datagrams
   // were sent so (-1 before).
   double path_rate() const { return path_rate_; }
   std::int64_t loss_ppm() const;
@@ -188,8 +188,8 @@ class DatagramPacer {
   std::uint64_t backoffs_for_loss_ = 0;
   std::uint64_t lost_datagrams_ = 0;
   double path_rate_ = 0;
-  std::uint64_t round_sent_bytes_ = 0;    // sent in this round, and of it re-sent by the ARQ
-  std::uint64_t round_resent_bytes_ = 0;
+  std::uint64_t round_sent_bytes_ = 0;    // sent in this round
+  std::uint64_t round_resent_bytes_ = 0;  // re-sends delivered in this round that were needed
   std::uint64_t calm_sent_bytes_ = 0;     // the same over the rounds without a queue
   std::uint64_t calm_resent_bytes_ = 0;
 };
