@@ -57,6 +57,15 @@ struct LinkPathInfo {
   std::size_t receive_buffer = 0;
 };
 
+// What a link's congestion window holds at the moment of asking (TCP_INFO), in bytes: the spill
+// decision's input (stream_scheduler.h).
+struct StreamWindow {
+  bool known = false;         // false: no TCP_INFO (then nothing spills)
+  std::size_t window = 0;     // the congestion window: snd_cwnd x snd_mss
+  std::size_t in_flight = 0;  // sent and not acknowledged: unacked x snd_mss
+  std::size_t not_sent = 0;   // in the socket's buffer, not sent yet (tcpi_notsent_bytes)
+};
+
 // One link (a TCP connection) of a session. Never blocks.
 class CarrierLink {
  public:
@@ -80,6 +89,8 @@ class CarrierLink {
   virtual TcpWindowInfo window_info() const = 0;
   // Measured path state (path_estimator.h); a carrier without it reports nothing.
   virtual LinkPathInfo path_info() const { return {}; }
+  // Its congestion window now (one TCP_INFO read); a carrier without one reports it unknown.
+  virtual StreamWindow stream_window() const { return {}; }
   // The peer's numeric address (the warm-start cache's key), "" if unknown.
   virtual std::string peer_address() const { return ""; }
   // Requests socket buffers of these sizes on the live link (0 = leave that one); the granted

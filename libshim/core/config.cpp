@@ -194,7 +194,11 @@ const std::vector<Setting>& settings() {
       size("SEND_BUFFER", "TCP send buffer in bytes (0 = 0.7 x the bandwidth-delay product, measured unless both hints are set; the kernel doubles it)",
            &Config::send_buffer, 0, kMaxSocketBuffer, "(bytes)"),
       size("STREAMS", "parallel TCP connections per session (messages striped, reassembled in order)",
-           &Config::streams, 1, static_cast<std::int64_t>(kMaxStreams), "(connections)"),
+           &Config::streams, 1, static_cast<std::int64_t>(kFirstSpillStream), "(connections)"),
+      size("SPILL_STREAMS",
+           "extra TCP connections dialled with a new session that take what a full congestion window "
+           "cannot send yet, until it covers the path (0 = off)",
+           &Config::spill_streams, 0, static_cast<std::int64_t>(kMaxSpillStreams), "(connections)"),
       Setting{"CONGESTION", "TCP congestion control (e.g. bbr, cubic, reno; 'system' = the host default)",
               [](Config& c, const std::string& v) {
                 std::stringstream list(v);
@@ -320,7 +324,10 @@ std::string Config::congestion_for_stream(std::size_t stream) const {
   std::vector<std::string> names;
   std::stringstream list(congestion);
   for (std::string name; std::getline(list, name, ',');) names.push_back(name);
-  return names.empty() ? "system" : names[stream % names.size()];
+  if (names.empty()) return "system";
+  // A spill stream carries what the small-message stream's window cannot yet: its congestion
+  // control, so that a burst that fits its window leaves at once (cubic does not pace).
+  return names[(stream >= kFirstSpillStream ? 0 : stream) % names.size()];
 }
 
 std::size_t Config::effective_send_buffer() const {

@@ -47,7 +47,10 @@ Endpoint::Endpoint(const Config& config, std::string local_endpoint, NonceSource
 
 Session& Endpoint::session_for(const std::string& peer, Clock::time_point now) {
   auto& slot = sessions_[peer];
-  if (!slot) slot = std::make_unique<Session>(peer, arq_config_, config_, now);
+  if (!slot) {
+    slot = std::make_unique<Session>(peer, arq_config_, config_, now);
+    slot->window_of = window_of_;
+  }
   return *slot;
 }
 

@@ -58,6 +58,8 @@ class Endpoint {
     datagrams_ready_ = datagrams_ready;
     judge_path_ = std::move(judge);
   }
+  // The driver's reader of a stream's congestion window (Session::window_of), given to every session.
+  void set_window_lookup(StreamScheduler::WindowLookup lookup) { window_of_ = std::move(lookup); }
   // The carrier failed the connection (e.g. a write error).
   void on_carrier_error(Connection& connection, const std::string& error, Clock::time_point now);
 
@@ -124,6 +126,7 @@ class Endpoint {
   NonceSource make_nonce_;
   bool datagrams_ready_ = false;
   PathJudge judge_path_;
+  StreamScheduler::WindowLookup window_of_;
   // The session's offer, decided when its first IDENTIFY goes out and kept for every later
   // connection (both ends must see one offer from each other on all of them).
   CarrierOffer offer_for(Session& session, const Connection& connection);

@@ -60,14 +60,17 @@ std::string endpoint_name(const Config& config, std::uint16_t port) {
          std::to_string(port);
 }
 
-// Each stream's congestion control as it is now ("cubic,bbr"): a stream may have switched to
+// Each regular stream's congestion control as it is now ("cubic,bbr"): a stream may have switched to
 // LONGPIPE_CONGESTION_FALLBACK since it connected, and its note says when and why.
 void describe_stream_congestion(Session& session) {
   std::string congestion;
   std::string notes;
   for (const Connection* stream : session.streams().streams()) {
     if (stream == nullptr || !stream->link) continue;
-    congestion += (congestion.empty() ? "" : ",") + stream->link->tuning().congestion;
+    // The spill streams all take stream 0's (config.cpp): listed, they would only repeat it.
+    if (!StreamScheduler::is_spill_slot(stream->stream)) {
+      congestion += (congestion.empty() ? "" : ",") + stream->link->tuning().congestion;
+    }
     notes += stream->link->tuning().note;
   }
   session.counters().tuning.congestion = congestion;
@@ -159,6 +162,9 @@ Engine::Impl::Impl(Config config)
       udp_note_ = std::string("LONGPIPE_CARRIER=auto without datagrams: ") + e.what();
     }
   }
+  endpoint_.set_window_lookup([](const Connection& connection) {
+    return connection.link ? connection.link->stream_window() : StreamWindow{};
+  });
   endpoint_.set_carrier_capability(datagrams_ != nullptr, [this](const Connection& connection, const std::string& peer) {
     const auto rtt = connection.handshake_rtt == Clock::duration{}
                          ? std::nullopt
@@ -363,8 +369,9 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
   }
   counters.arq = session.arq().stats();
   if (const DatagramChannel* channel = session.datagram()) counters.datagram = channel->statistics();
-  counters.streams = session.streams().established();
-  counters.connected = counters.streams > 0;
+  counters.spill_streams = session.streams().spill_established();
+  counters.streams = session.streams().established() - counters.spill_streams;
+  counters.connected = session.streams().established() > 0;
   mailbox_.publish(slot(session), counters);
 }
 

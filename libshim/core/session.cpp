@@ -5,6 +5,7 @@
 
 #include "arq_wire.h"
 #include "connection.h"
+#include "frame_cipher.h"
 
 namespace lp {
 namespace {
@@ -219,11 +220,28 @@ void Session::pump(Clock::time_point now) {
     return;
   }
   // DATA striped over the streams; the receiver's ARQ puts the messages back in order.
+  const bool may_spill = window_of && streams_.spill_established() > 0;
+  const double path_bdp = may_spill ? judged_bdp() : 0;
+  // One TCP_INFO read per stream and pump: what this pump encodes is counted by pending_output().
+  std::vector<std::optional<StreamWindow>> windows(may_spill ? streams_.slots() : 0);
+  const StreamScheduler::WindowLookup window = [&](const Connection& stream) {
+    std::optional<StreamWindow>& seen = windows[stream.stream];
+    if (!seen) seen = window_of(stream);
+    return *seen;
+  };
   while (Connection* target = cold_gathering(now) ? nullptr : streams_.next_with_room()) {
     auto frame = arq_.poll_transmit(now);
     if (!frame) break;
     Connection* preferred = streams_.by_size(frame->payload.size());
     if (preferred != nullptr) target = preferred;
+    if (may_spill) {
+      const std::size_t frame_bytes = kFrameHeaderSize + kSequenceSize + frame->payload.size() + kTagSize;
+      if (Connection* spill = streams_.spill_target(*target, frame_bytes, path_bdp, window)) {
+        target = spill;
+        preferred = nullptr;  // the frame's own stream may be full: the loop goes on
+        ++counters_.spilled_messages;
+      }
+    }
     const std::size_t start = target->output().size();
     encode_data(target->output(), frame->seq, frame->payload);
     target->seal_from(start);
@@ -244,10 +262,26 @@ void Session::pump(Clock::time_point now) {
 
 bool Session::cold_gathering(Clock::time_point now) const {
   if (now >= gather_until_) return false;
-  for (std::size_t slot = 0; slot < streams_.own_streams(); ++slot) {
-    if (streams_.stream(slot) == nullptr && !streams_.attempts(slot).empty()) return true;
+  for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
+    if ((slot < streams_.own_streams() || StreamScheduler::is_spill_slot(slot)) && streams_.stream(slot) == nullptr &&
+        !streams_.attempts(slot).empty()) {
+      return true;
+    }
   }
   return false;
+}
+
+std::vector<std::size_t> Session::spill_slots_to_dial() {
+  std::vector<std::size_t> slots;
+  if (spill_dialled_ || ever_established_ || datagram_ || config_.carrier != CarrierChoice::kTcp) return slots;
+  spill_dialled_ = true;
+  for (std::size_t i = 0; i < config_.spill_streams; ++i) slots.push_back(kFirstSpillStream + i);
+  return slots;
+}
+
+double Session::judged_bdp() const {
+  return path_.judged_bdp_bytes(config_.bandwidth_mbit * 1e6 / 8,
+                                std::chrono::duration_cast<std::chrono::microseconds>(config_.rtt));
 }
 
 void Session::send_keepalives(Clock::time_point now) {
@@ -312,6 +346,7 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
   if (may_dial_ && now >= next_dial_ && (!peer_said_goodbye_ || has_work)) {
     actions.dial = streams_.slots_to_dial();
     if (!actions.dial.empty()) {
+      for (std::size_t slot : spill_slots_to_dial()) actions.dial.push_back(slot);
       if (peer_said_goodbye_) last_heard_ = now, peer_said_goodbye_ = false;
       next_dial_ = now + backoff_;
       // The back-off stops at a few round trips of the path (and LONGPIPE_CONNECT_RETRY_MAX_MS).

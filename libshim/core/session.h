@@ -156,6 +156,10 @@ class Session {
 
   // The mailbox's side of this session (the driver's handle; protocol code does not touch it).
   std::shared_ptr<MailboxSlot> mailbox;
+  // Reads a stream's congestion window now (the driver's TCP_INFO; a fake in tests): asked by
+  // pump() only while spill streams are up, about the stream a frame would take and, when that
+  // one's window is full, about the spill streams. Unset: nothing spills.
+  StreamScheduler::WindowLookup window_of;
   Clock::time_point tcp_info_refreshed{};
   // The warm start (path_cache.h), the driver's business: looked up once the handshake measured
   // a round trip; the cache key (the peer's address) of the first stream.
@@ -173,6 +177,11 @@ class Session {
   // of all landing on the first stream up; with the split by size, large messages wait for their
   // stream instead of starting on the small-message stream (ahead of the small ones after them).
   bool cold_gathering(Clock::time_point now) const;
+  // The spill streams to dial with the session's first ones (LONGPIPE_SPILL_STREAMS, tcp carrier
+  // only; once: they are not redialled, a reconnection carries on without them).
+  std::vector<std::size_t> spill_slots_to_dial();
+  // The bandwidth-delay product a window is judged against (PathEstimator::judged_bdp_bytes).
+  double judged_bdp() const;
   // Compares the offers of `connection`'s handshake; on datagrams, turns an auto session into a
   // datagram session (its ARQ is still empty). Returns why the ends cannot agree, if they cannot.
   std::optional<std::string> agree_carrier_with(const Connection& connection);
@@ -194,6 +203,7 @@ class Session {
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   bool may_dial_ = false;
   bool carrier_agreed_ = false;
+  bool spill_dialled_ = false;          // spill_slots_to_dial() gave them
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;

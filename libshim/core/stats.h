@@ -51,7 +51,9 @@ struct SessionStatistics {
   TcpWindowInfo tcp;
   SocketTuning tuning;
   bool connected = false;
-  std::size_t streams = 0;                  // established parallel connections
+  std::size_t streams = 0;                  // established parallel connections (not counting spill streams)
+  std::size_t spill_streams = 0;            // established spill streams (stream_scheduler.h)
+  std::uint64_t spilled_messages = 0;       // DATA frames a full window sent on a spill stream
   std::uint64_t connections_established = 0;
   std::uint64_t reconnects = 0;             // established again after a loss
   std::uint64_t connect_failures = 0;

@@ -85,16 +85,20 @@ bool StreamScheduler::carries(const Connection* connection) const {
 }
 
 Connection* StreamScheduler::next_with_room() const {
-  const std::size_t count = streams_.size();
+  const std::size_t count = regular_slots();
   for (std::size_t i = 0; i < count; ++i) {
     Connection* candidate = streams_[(next_stream_ + i) % count];
     if (carries(candidate) && candidate->pending_output() < kOutputHighWater) return candidate;
+  }
+  // No regular stream up (lost, being redialled): a spill stream carries meanwhile.
+  for (std::size_t slot = count; slot < streams_.size(); ++slot) {
+    if (carries(streams_[slot]) && streams_[slot]->pending_output() < kOutputHighWater) return streams_[slot];
   }
   return nullptr;
 }
 
 Connection* StreamScheduler::by_size(std::size_t packed_bytes) {
-  const std::size_t count = streams_.size();
+  const std::size_t count = regular_slots();
   if (small_message_ == 0 || count < 2) return nullptr;
   if (packed_bytes <= small_message_ + kMessageTrailerSize) return carries(streams_[0]) ? streams_[0] : nullptr;
   Connection* fallback = nullptr;  // an established large-message stream, even if full
@@ -113,7 +117,7 @@ Connection* StreamScheduler::by_size(std::size_t packed_bytes) {
 
 bool StreamScheduler::has_room_for(std::size_t packed_bytes) const {
   const bool any_room = next_with_room() != nullptr;
-  const std::size_t count = streams_.size();
+  const std::size_t count = regular_slots();
   if (small_message_ == 0 || count < 2) return any_room;
   if (packed_bytes <= small_message_ + kMessageTrailerSize) {
     return carries(streams_[0]) ? streams_[0]->pending_output() < kOutputHighWater : any_room;
@@ -127,6 +131,37 @@ bool StreamScheduler::has_room_for(std::size_t packed_bytes) const {
   return !large_stream_up && any_room;  // no large-message stream: by_size() lets it go anywhere
 }
 
-void StreamScheduler::sent_on(const Connection& connection) { next_stream_ = (connection.stream + 1) % streams_.size(); }
+void StreamScheduler::sent_on(const Connection& connection) {
+  if (!is_spill_slot(connection.stream)) next_stream_ = (connection.stream + 1) % regular_slots();
+}
+
+std::size_t StreamScheduler::spill_established() const {
+  std::size_t n = 0;
+  for (std::size_t slot = kFirstSpillStream; slot < streams_.size(); ++slot) n += streams_[slot] != nullptr;
+  return n;
+}
+
+std::size_t StreamScheduler::window_room(const StreamWindow& window, std::size_t pending) {
+  const std::size_t taken = window.in_flight + window.not_sent + pending;
+  return window.window > taken ? window.window - taken : 0;
+}
+
+bool StreamScheduler::should_spill(const StreamWindow& window, std::size_t pending, std::size_t frame_bytes,
+                                   double path_bdp) {
+  return window.known && static_cast<double>(window.window) < path_bdp && window_room(window, pending) < frame_bytes;
+}
+
+Connection* StreamScheduler::spill_target(const Connection& preferred, std::size_t frame_bytes, double path_bdp,
+                                          const WindowLookup& window) const {
+  if (is_spill_slot(preferred.stream) || spill_established() == 0) return nullptr;
+  if (!should_spill(window(preferred), preferred.pending_output(), frame_bytes, path_bdp)) return nullptr;
+  for (std::size_t slot = kFirstSpillStream; slot < streams_.size(); ++slot) {
+    Connection* candidate = streams_[slot];
+    if (!carries(candidate) || candidate->suspect) continue;
+    const StreamWindow spill = window(*candidate);
+    if (spill.known && window_room(spill, candidate->pending_output()) >= frame_bytes) return candidate;
+  }
+  return nullptr;
+}
 
 }  // namespace lp

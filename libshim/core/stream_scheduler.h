@@ -9,11 +9,23 @@
 //   - Striping: DATA goes round robin over the streams whose output is below a high-water mark;
 //     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others. While
 //     some streams are suspect (Connection::suspect) and others not, DATA avoids the suspect ones.
+//   - Spill: slots from kFirstSpillStream on are spill streams, dialled with a new session's first
+//     streams (LONGPIPE_SPILL_STREAMS). A DATA frame goes on one only while the congestion window
+//     of the stream it would take is full for it and still below the path's bandwidth-delay
+//     product (a fresh connection's slow start), and only on one whose window takes the frame
+//     whole now; once the window covers the demand or the path, nothing spills and the streams
+//     carry what they did without spill streams. Order is the ARQ's: the receiver puts messages
+//     from any stream back in sequence, as it does for striping.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "carrier.h"  // StreamWindow
+#include "wire_frame.h"
 
 namespace lp {
 
@@ -21,6 +33,8 @@ class Connection;
 
 class StreamScheduler {
  public:
+  using WindowLookup = std::function<StreamWindow(const Connection&)>;
+
   // Stop encoding new DATA for a connection while this much output waits for the carrier: the
   // ARQ keeps the messages, so memory stays bounded by the window.
   static constexpr std::size_t kOutputHighWater = 1u << 20;
@@ -77,11 +91,28 @@ class StreamScheduler {
   // A frame went out on `connection`: the round robin continues after it.
   void sent_on(const Connection& connection);
 
+  static bool is_spill_slot(std::size_t slot) { return slot >= kFirstSpillStream; }
+  // Established spill streams.
+  std::size_t spill_established() const;
+  // Bytes `window` would still send at once beyond what waits for it (`pending`: output of ours
+  // the socket has not taken yet).
+  static std::size_t window_room(const StreamWindow& window, std::size_t pending);
+  // The decision: whether a frame of `frame_bytes` for a stream whose window is `window`, with
+  // `pending` output waiting, should go on a spill stream: its window cannot send the frame now
+  // and is still below `path_bdp` (beyond that a wait is the link's, not slow start's).
+  static bool should_spill(const StreamWindow& window, std::size_t pending, std::size_t frame_bytes, double path_bdp);
+  // Where that frame goes instead: the first established spill stream whose window sends it whole
+  // now; null when it should not spill or none can take it (it waits for `preferred`).
+  Connection* spill_target(const Connection& preferred, std::size_t frame_bytes, double path_bdp,
+                           const WindowLookup& window) const;
+
  private:
   // Whether new DATA may go on `connection`: a suspect stream (established before a silence; its
   // TCP may hold bytes for seconds in a backed-off retransmission timer) only when no stream is
   // fresh. After an outage the first replaced stream carries everything until the others are.
   bool carries(const Connection* connection) const;
+  // Slots below kFirstSpillStream: the streams that carry DATA in turn.
+  std::size_t regular_slots() const { return std::min(streams_.size(), kFirstSpillStream); }
 
   std::size_t own_streams_;
   std::size_t small_message_;

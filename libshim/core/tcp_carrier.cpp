@@ -81,6 +81,7 @@ class TcpLink : public CarrierLink {
   const SocketTuning& tuning() const override { return tuning_; }
   TcpWindowInfo window_info() const override { return read_window_info(fd_.get()); }
   LinkPathInfo path_info() const override { return read_link_path_info(fd_.get()); }
+  StreamWindow stream_window() const override { return read_stream_window(fd_.get()); }
   std::string peer_address() const override { return read_peer_address(fd_.get()); }
   void resize_buffers(std::size_t send, std::size_t receive) override {
     resize_socket_buffers(fd_.get(), send, receive, tuning_);

@@ -34,6 +34,22 @@ LinkPathInfo read_link_path_info(int fd) {
   return out;
 }
 
+StreamWindow read_stream_window(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  StreamWindow out;
+  // tcpi_notsent_bytes came with Linux 4.6; without it the window is not judged (nothing spills).
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
+      length < offsetof(tcp_info, tcpi_notsent_bytes) + sizeof info.tcpi_notsent_bytes) {
+    return out;
+  }
+  out.known = true;
+  out.window = std::size_t{info.tcpi_snd_cwnd} * info.tcpi_snd_mss;
+  out.in_flight = std::size_t{info.tcpi_unacked} * info.tcpi_snd_mss;
+  out.not_sent = info.tcpi_notsent_bytes;
+  return out;
+}
+
 std::string read_peer_address(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof address;

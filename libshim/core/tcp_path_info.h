@@ -10,6 +10,8 @@
 namespace lp {
 
 LinkPathInfo read_link_path_info(int fd);
+// The congestion window, what is in flight and what waits unsent (one getsockopt).
+StreamWindow read_stream_window(int fd);
 // getpeername() as a numeric address without the port ("" on failure).
 std::string read_peer_address(int fd);
 

@@ -51,6 +51,10 @@ constexpr std::size_t kMaxAckRanges = 256;
 // peer cannot make us allocate more.
 constexpr std::size_t kMaxHandshakePayload = kNonceSize + 1 + 1 + 2 + kMaxEndpointSize;
 constexpr std::size_t kMaxStreams = 16;        // parallel connections per session
+// Stream slots from this index on are spill streams (stream_scheduler.h): both ends know a slot's
+// role from its index alone, whatever their LONGPIPE_STREAMS. LONGPIPE_STREAMS stays below it.
+constexpr std::size_t kFirstSpillStream = 8;
+constexpr std::size_t kMaxSpillStreams = kMaxStreams - kFirstSpillStream;
 
 enum class FrameType : std::uint8_t {
   kHello = 1,

@@ -99,7 +99,7 @@ TEST_CASE("bad values name the variable and the accepted range") {
         std::string::npos);
   CHECK(error_of({{"LONGPIPE_CONGESTION", "bb r"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_CONGESTION", "cubic,"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_STREAMS", "17"}}).find("from 1 to 16") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_STREAMS", "9"}}).find("from 1 to 8") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_RTO_BACKOFF", "nan"}}).find("from 1 to 16") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_KEY", ""}}).find("LONGPIPE_KEY") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "5000"}, {"LONGPIPE_RTO_MAX_MS", "1000"}}).find("must not exceed") !=

@@ -9,6 +9,8 @@
 #                               bytes, tampered, replayed, oversized, truncated sealed frames) closes
 #                               and counts only its own connections
 #   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
+#   engine_itest.sh spill       a fresh session's burst, larger than the first window, spilled onto
+#                               the spill streams: nothing lost, duplicated or reordered
 # Faults across the link (each also checks that nothing is lost, duplicated or reordered):
 #   engine_itest.sh outage      the link drops everything mid-stream for longer than the dead-peer timeout
 #                               (and 10x the RTO): no failure, traffic resumes within a few round trips
@@ -439,8 +441,26 @@ check_freeze() {
   pass "${freeze_s} s freeze of the host ($stalls stall(s) noticed): $count messages, none lost or duplicated, no probe, nothing re-sent"
 }
 
+# A fresh session's first burst (2000 x 1 KiB, 2 MB: far beyond stream 0's initial window and the
+# 250 KB bandwidth-delay product of LONGPIPE_BANDWIDTH x RTT) spills onto the spill streams.
+check_spill() {
+  local count=2000 size=1024
+  start_good_session $count $size 0 60
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "sender did not get everything acknowledged"; }
+  wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
+  grep '^OK' "$WORK/receiver.out"
+  local spilled spill_streams streams
+  spilled=$(json_field "$WORK/sender.out" spilled_messages)
+  spill_streams=$(json_field "$WORK/sender.out" spill_streams)
+  streams=$(json_field "$WORK/sender.out" streams)
+  ((spill_streams == 8)) || fail "the session had $spill_streams spill streams, expected 8"
+  ((spilled > 0)) || fail "nothing was spilled onto the spill streams"
+  pass "$count messages, $spilled of them spilled onto $spill_streams spill streams beside $streams: none lost, none duplicated, order kept"
+}
+
 case ${1:-} in
   reset) LONGPIPE_STREAMS=1 check_reset ;;
+  spill) check_spill ;;
   reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
   wrong-key) check_wrong_key ;;
   garbage) check_garbage ;;
@@ -452,5 +472,5 @@ case ${1:-} in
   paused) check_paused ;;
   freeze) check_freeze ;;
   datagram) check_datagram ;;
-  *) echo "usage: $0 reset|reset-striped|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood|paused|freeze|datagram" >&2; exit 2 ;;
+  *) echo "usage: $0 reset|reset-striped|spill|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood|paused|freeze|datagram" >&2; exit 2 ;;
 esac

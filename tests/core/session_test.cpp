@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <stdexcept>
 
 #include "connection.h"
 #include "endpoint.h"
@@ -22,6 +24,7 @@ const Authenticator kKey("secret");
 Config one_stream_config() {
   Config config;
   config.streams = 1;
+  config.spill_streams = 0;  // the spill streams have tests of their own (below)
   config.connect_retry_initial = 100ms;
   config.connect_retry_max = 400ms;
   config.dead_peer_timeout = 15000ms;
@@ -453,4 +456,95 @@ TEST_CASE("session: with the split by size a new session's first large message w
   CHECK(session.arq().stats().messages_sent == 2);
   CHECK(small->pending_output() > 0);
   CHECK(small->pending_output() < 1024);
+}
+
+namespace {
+
+// A new session with LONGPIPE_STREAMS=2 and `spill` spill streams, all up (dialled together).
+struct SpillingSession {
+  explicit SpillingSession(std::size_t spill) : config(make_config(spill)), session("b:1", arq_config_from(config), config, kStart) {
+    session.allow_dialling();
+    const Session::TimeoutActions actions = session.handle_timeout(kStart, false);
+    for (std::size_t slot : actions.dial) {
+      streams.push_back(dialled(slot, kStart));
+      session.streams().add_attempt(slot, streams.back().get());
+    }
+    for (auto& stream : streams) session.attach(*stream, "a:1", kStart);
+  }
+  static Config make_config(std::size_t spill) {
+    Config config = one_stream_config();
+    config.streams = 2;
+    config.spill_streams = spill;
+    return config;
+  }
+  Connection& stream(std::size_t slot) {
+    for (auto& s : streams) {
+      if (s->stream == slot) return *s;
+    }
+    FAIL("no stream " << slot);
+    throw std::logic_error("unreachable");
+  }
+  Config config;
+  Session session;
+  std::vector<std::unique_ptr<Connection>> streams;
+};
+
+// TCP_INFO of a stream: `cwnd` segments of 1448 bytes, `in_flight` of them unacknowledged.
+StreamWindow fake_window(std::size_t cwnd, std::size_t in_flight) { return StreamWindow{true, cwnd * 1448, in_flight * 1448, 0}; }
+
+}  // namespace
+
+TEST_CASE("session: a new session dials its spill streams once, with its first streams") {
+  SpillingSession s(8);
+  std::vector<std::size_t> slots;
+  for (auto& stream : s.streams) slots.push_back(stream->stream);
+  CHECK(slots == std::vector<std::size_t>{0, 1, 8, 9, 10, 11, 12, 13, 14, 15});
+  CHECK(s.session.streams().spill_established() == 8);
+  // A lost spill stream is not redialled; a lost regular one is.
+  s.session.detach(s.stream(9), false, "reset", kStart + 1s);
+  s.session.detach(s.stream(1), false, "reset", kStart + 1s);
+  const Session::TimeoutActions later = s.session.handle_timeout(kStart + 2s, false);
+  CHECK(later.dial == std::vector<std::size_t>{1});
+}
+
+TEST_CASE("session: a cold burst fills the first window, then spills; a warm window keeps it") {
+  constexpr std::size_t kBurst = 100;
+  SpillingSession s(8);
+  std::map<std::size_t, StreamWindow> windows;  // by slot
+  s.session.window_of = [&](const Connection& c) { return windows[c.stream]; };
+  for (auto& stream : s.streams) windows[stream->stream] = fake_window(10, 1);  // initial window, AUTH in flight
+  for (std::size_t i = 0; i < kBurst; ++i) s.session.arq().submit(ArqPayload(1024 + kMessageTrailerSize));
+
+  SECTION("cold: every initial window carries a share, none beyond its room") {
+    s.session.pump(kStart);
+    CHECK(s.session.arq().stats().messages_sent == kBurst);
+    CHECK(s.session.counters().spilled_messages >= 80);
+    CHECK(s.stream(0).pending_output() >= 9 * 1448 - 1100);
+    for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + 8; ++slot) {
+      CHECK(s.stream(slot).pending_output() > 0);
+      CHECK(s.stream(slot).pending_output() <= 9 * 1448);
+    }
+    CHECK(s.stream(1).pending_output() == 0);  // the large-message stream takes no small ones
+  }
+  SECTION("warm: a window that covers the burst takes all of it") {
+    windows[0] = fake_window(116, 0);
+    s.session.pump(kStart);
+    CHECK(s.session.arq().stats().messages_sent == kBurst);
+    CHECK(s.session.counters().spilled_messages == 0);
+    for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + 8; ++slot) {
+      CHECK(s.stream(slot).pending_output() == 0);
+    }
+  }
+  SECTION("a window that covers the path's BDP does not spill either") {
+    windows[0] = fake_window(80, 80);  // full, but 116 KB: more than 155 Mbit/s x 5 ms
+    s.session.path().on_handshake_rtt(std::chrono::microseconds(5000));
+    s.session.pump(kStart);
+    CHECK(s.session.arq().stats().messages_sent == kBurst);
+    CHECK(s.session.counters().spilled_messages == 0);
+  }
+  SECTION("without a window reader nothing spills") {
+    s.session.window_of = nullptr;
+    s.session.pump(kStart);
+    CHECK(s.session.counters().spilled_messages == 0);
+  }
 }

@@ -1,7 +1,10 @@
 // The stream scheduler: slots and dials, the tie-break both ends evaluate alike, round-robin
-// striping that skips full streams, and the small/large split. No sockets: connections are the
+// striping that skips full streams, the small/large split, and spilling a full window's frames
+// onto spill streams (fake TCP_INFO samples). No sockets: connections are the
 // protocol's view only, their output filled by hand.
 #include <catch2/catch.hpp>
+
+#include <map>
 
 #include "connection.h"
 #include "stream_scheduler.h"
@@ -175,4 +178,87 @@ TEST_CASE("stream scheduler: after an outage DATA avoids the suspect streams whi
   fill_output(*fresh, StreamScheduler::kOutputHighWater);
   CHECK(scheduler.next_with_room() == nullptr);  // waits for the fresh one rather than a stuck one
   CHECK_FALSE(scheduler.has_room_for(100));
+}
+
+namespace {
+
+// TCP_INFO as the spill decision sees it: `cwnd` and `in_flight` in segments of 1448 bytes.
+StreamWindow window_of(std::size_t cwnd, std::size_t in_flight, std::size_t not_sent = 0) {
+  constexpr std::size_t kMss = 1448;
+  return StreamWindow{true, cwnd * kMss, in_flight * kMss, not_sent};
+}
+
+constexpr double kGeoBdp = 155e6 / 8 * 0.540;  // 10.5 MB
+constexpr std::size_t kFrame = 1100;           // a 1 KiB message on the wire
+
+}  // namespace
+
+TEST_CASE("spill decision: only a full window below the path's BDP spills") {
+  // A fresh connection's initial window with the handshake's segment in flight: 9 x 1448 free.
+  CHECK(StreamScheduler::window_room(window_of(10, 1), 0) == 9 * 1448);
+  CHECK(StreamScheduler::window_room(window_of(10, 1), 9 * 1448 - kFrame) == kFrame);
+  CHECK_FALSE(StreamScheduler::should_spill(window_of(10, 1), 9 * 1448 - kFrame, kFrame, kGeoBdp));
+  CHECK(StreamScheduler::should_spill(window_of(10, 1), 9 * 1448 - kFrame + 1, kFrame, kGeoBdp));
+  // Bytes the socket holds unsent count like our own pending output; so do segments in flight.
+  CHECK(StreamScheduler::should_spill(window_of(10, 1, 9 * 1448), 0, kFrame, kGeoBdp));
+  CHECK(StreamScheduler::should_spill(window_of(10, 10), 0, kFrame, kGeoBdp));
+  CHECK(StreamScheduler::window_room(window_of(10, 12), 0) == 0);  // more in flight than the window (recovery)
+  // A warm window covers the demand: nothing spills.
+  CHECK_FALSE(StreamScheduler::should_spill(window_of(116, 0), 75 * 1448, kFrame, kGeoBdp));
+  // A window that covers the path: a wait is the link's, not slow start's (a warm 1 MiB stream).
+  CHECK_FALSE(StreamScheduler::should_spill(window_of(7300, 7300, 4u << 20), 0, 1u << 20, kGeoBdp));
+  // On a 20 ms path at the stand-in rate the BDP is 387 KB: a window of 300 segments covers it.
+  CHECK_FALSE(StreamScheduler::should_spill(window_of(300, 300), 0, kFrame, 155e6 / 8 * 0.020));
+  CHECK(StreamScheduler::should_spill(window_of(200, 200), 0, kFrame, 155e6 / 8 * 0.020));
+  // Without TCP_INFO nothing is judged.
+  CHECK_FALSE(StreamScheduler::should_spill(StreamWindow{}, 0, kFrame, kGeoBdp));
+}
+
+TEST_CASE("spill target: the first spill stream whose window takes the frame whole, never a regular one") {
+  StreamScheduler scheduler(2, kSmall);
+  auto small = make_connection(0);
+  auto large = make_connection(1);
+  auto spill_a = make_connection(kFirstSpillStream);
+  auto spill_b = make_connection(kFirstSpillStream + 1);
+  scheduler.install(*small);
+  scheduler.install(*large);
+  std::map<const Connection*, StreamWindow> windows;
+  const StreamScheduler::WindowLookup lookup = [&](const Connection& c) { return windows[&c]; };
+  windows[small.get()] = window_of(10, 10);
+  windows[large.get()] = window_of(10, 0);
+  CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == nullptr);  // no spill stream up
+
+  scheduler.install(*spill_a);
+  scheduler.install(*spill_b);
+  CHECK(scheduler.spill_established() == 2);
+  CHECK(scheduler.established() == 4);
+  windows[spill_a.get()] = window_of(10, 10);  // full too
+  windows[spill_b.get()] = window_of(10, 1);
+  CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == spill_b.get());
+  fill_output(*spill_b, 9 * 1448 - kFrame + 1);  // encoded in this pump, not yet written
+  CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == nullptr);  // it waits for its stream
+  windows[spill_a.get()] = window_of(20, 0);
+  CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == spill_a.get());
+  spill_a->suspect = true;  // established before a silence: not trusted with new data
+  CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == nullptr);
+  spill_a->suspect = false;
+
+  // A frame larger than any spill stream's free window waits for its own stream.
+  CHECK(scheduler.spill_target(*small, 40 * 1448, kGeoBdp, lookup) == nullptr);
+  // The preferred stream with room keeps the frame.
+  windows[small.get()] = window_of(40, 0);
+  CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == nullptr);
+
+  // Spill streams never take DATA in turn, nor large messages by size.
+  for (int i = 0; i < 8; ++i) {
+    Connection* next = scheduler.next_with_room();
+    REQUIRE(next != nullptr);
+    CHECK_FALSE(StreamScheduler::is_spill_slot(next->stream));
+    scheduler.sent_on(*next);
+    CHECK(scheduler.by_size(64 * 1024) == large.get());
+  }
+  // Only when no regular stream is up does a spill stream carry.
+  scheduler.remove(*small);
+  scheduler.remove(*large);
+  CHECK(StreamScheduler::is_spill_slot(scheduler.next_with_room()->stream));
 }

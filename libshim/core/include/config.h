@@ -125,6 +125,13 @@ struct Config {
   // burst there (1.25 x; its slow start ends early on the growing queueing delay).
   std::size_t small_message = 32768;
   std::size_t streams = 2;           // LONGPIPE_STREAMS: parallel TCP connections per session
+  // LONGPIPE_SPILL_STREAMS: more TCP connections, dialled with a new session's first streams (tcp
+  // carrier), that carry only what a stream's full congestion window cannot send yet while that
+  // window is below the path's bandwidth-delay product (stream_scheduler.h, spill_target). Each
+  // brings its own initial window of 10 segments, the one thing a fresh connection cannot raise
+  // without root. 8: with stream 0, 9 windows of 9 free segments (the first holds the handshake's)
+  // take 100 messages of 1 KiB (75 segments, 12 messages per window) in the first flight on geo.
+  std::size_t spill_streams = 8;
   // LONGPIPE_CARRIER: tcp | udp | auto. Agreed per session in the handshake (carrier_choice.h):
   // tcp at one end and udp at the other fail the session with an error naming both.
   CarrierChoice carrier = CarrierChoice::kTcp;
