@@ -27,6 +27,7 @@ struct SocketTuning {
   std::string congestion_fallback; // LONGPIPE_CONGESTION_FALLBACK ("" = never switch)
   std::size_t path_bdp_bytes = 0;  // the path's bandwidth-delay product the fallback judges by
   std::size_t slow_start_restarts = 0;  // after slow starts that ended early (tcp_socket.h)
+  bool spill_stream = false;       // a spill stream (stream_scheduler.h): an idle restart is no reason to switch
   std::string note;                // why something differs from the request ("" if nothing)
 };
 

@@ -71,6 +71,7 @@ class TcpLink : public CarrierLink {
 
   void use_stream(std::size_t stream) override {
     if (stream != 0) choose_congestion(fd_.get(), config_.congestion_for_stream(stream), tuning_);
+    tuning_.spill_stream = stream >= kFirstSpillStream;
   }
 
   void abort_on_close() override {

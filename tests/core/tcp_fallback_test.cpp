@@ -184,4 +184,11 @@ TEST_CASE("an idle restart that leaves half a BDP of window or more keeps cubic;
   tuning.path_bdp_bytes = 0;        // no path known: switch, as before the rule existed
   info.tcpi_snd_cwnd = 13301;
   CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
+
+  // A spill stream keeps cubic through idle restarts (its bursts fit an initial window), not a loss.
+  tuning.spill_stream = true;
+  info.tcpi_snd_cwnd = 20;
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+  info.tcpi_total_retrans = 1;
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
 }
