@@ -271,11 +271,14 @@ bool Session::cold_gathering(Clock::time_point now) const {
   return false;
 }
 
-std::vector<std::size_t> Session::spill_slots_to_dial() {
+std::vector<std::size_t> Session::spill_slots_to_dial() const {
   std::vector<std::size_t> slots;
-  if (spill_dialled_ || ever_established_ || datagram_ || config_.carrier != CarrierChoice::kTcp) return slots;
-  spill_dialled_ = true;
-  for (std::size_t i = 0; i < config_.spill_streams; ++i) slots.push_back(kFirstSpillStream + i);
+  if (ever_established_ || datagram_ || config_.carrier != CarrierChoice::kTcp) return slots;
+  for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + config_.spill_streams; ++slot) {
+    if ((slot >= streams_.slots() || streams_.stream(slot) == nullptr) && streams_.attempts(slot).empty()) {
+      slots.push_back(slot);
+    }
+  }
   return slots;
 }
 

@@ -178,8 +178,9 @@ class Session {
   // stream instead of starting on the small-message stream (ahead of the small ones after them).
   bool cold_gathering(Clock::time_point now) const;
   // The spill streams to dial with the session's first ones (LONGPIPE_SPILL_STREAMS, tcp carrier
-  // only; once: they are not redialled, a reconnection carries on without them).
-  std::vector<std::size_t> spill_slots_to_dial();
+  // only), again with each redial until a connection was established (the peer may not have been
+  // listening yet); never after: a reconnection carries on without them.
+  std::vector<std::size_t> spill_slots_to_dial() const;
   // The bandwidth-delay product a window is judged against (PathEstimator::judged_bdp_bytes).
   double judged_bdp() const;
   // Compares the offers of `connection`'s handshake; on datagrams, turns an auto session into a
@@ -203,7 +204,6 @@ class Session {
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   bool may_dial_ = false;
   bool carrier_agreed_ = false;
-  bool spill_dialled_ = false;          // spill_slots_to_dial() gave them
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;

@@ -494,6 +494,23 @@ StreamWindow fake_window(std::size_t cwnd, std::size_t in_flight) { return Strea
 
 }  // namespace
 
+TEST_CASE("session: spill streams are dialled with the first streams until one connection is up") {
+  Config config = SpillingSession::make_config(8);
+  Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();
+  const Session::TimeoutActions first = session.handle_timeout(kStart, false);
+  CHECK(first.dial == std::vector<std::size_t>{0, 1, 8, 9, 10, 11, 12, 13, 14, 15});
+  // Every attempt refused (the peer not listening yet): the redial brings the spill streams again.
+  std::vector<std::unique_ptr<Connection>> attempts;
+  for (std::size_t slot : first.dial) {
+    attempts.push_back(dialled(slot, kStart));
+    session.streams().add_attempt(slot, attempts.back().get());
+  }
+  for (auto& attempt : attempts) session.detach(*attempt, true, "connect: Connection refused", kStart);
+  const Session::TimeoutActions again = session.handle_timeout(kStart + 1s, false);
+  CHECK(again.dial == first.dial);
+}
+
 TEST_CASE("session: a new session dials its spill streams once, with its first streams") {
   SpillingSession s(8);
   std::vector<std::size_t> slots;
