@@ -316,9 +316,22 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   if (session.failed()) return;
   pump(session, now);
   Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
+  keep_spill_budget(session, actions.dial);
   for (std::size_t stream : actions.dial) dial(session, stream, now, actions.attempt_limit);
   for (std::size_t stream : actions.probe) dial(session, stream, now, actions.probe_limit);
   if (actions.failure) fail_session(session, *actions.failure, now);
+}
+
+void Endpoint::keep_spill_budget(Session& session, std::vector<std::size_t>& dials) {
+  const auto is_spill = [](std::size_t slot) { return StreamScheduler::is_spill_slot(slot); };
+  if (session.spill_granted() || std::none_of(dials.begin(), dials.end(), is_spill)) return;
+  if (spill_sessions_ < kSpillingSessions) {
+    ++spill_sessions_;
+    session.grant_spill();
+    return;
+  }
+  session.forgo_spill_streams();
+  std::erase_if(dials, is_spill);
 }
 
 void Endpoint::note_wake(Clock::time_point now, Clock::duration late) {

@@ -28,6 +28,12 @@ class Endpoint {
   using NonceSource = std::function<std::vector<std::byte>()>;
   // Accepted connections that have not authenticated yet: beyond this, new ones are refused.
   static constexpr std::size_t kMaxHandshakingConnections = 64;
+  // Sessions of this endpoint that may dial spill streams (LONGPIPE_SPILL_STREAMS each): the first
+  // ones it dials. A process that talks to many peers (an MPI rank) would otherwise hold 10
+  // connections per peer for good and bring 10 handshakes at once to every acceptor it dials,
+  // whose kMaxHandshakingConnections then refuses regular streams too; 4 sessions' spill streams
+  // (32 connections) cover the cold first burst of a program with a few remote peers.
+  static constexpr std::size_t kSpillingSessions = 4;
 
   Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce);
 
@@ -104,6 +110,8 @@ class Endpoint {
   // `proven` false: our proof is out, the peer's still to come (may_send_early).
   void establish(Connection& connection, Clock::time_point now, bool proven = true);
   bool may_send_early(const Connection& connection) const;
+  // Grants `session` its spill streams while the budget lasts; past it, drops them from `dials`.
+  void keep_spill_budget(Session& session, std::vector<std::size_t>& dials);
   void dial(Session& session, std::size_t stream, Clock::time_point now, Clock::duration attempt_limit);
   void pump(Session& session, Clock::time_point now);
   void mark_flush(Connection& connection);
@@ -133,6 +141,7 @@ class Endpoint {
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   std::map<Connection*, std::unique_ptr<Connection>> connections_;
   std::size_t handshaking_accepted_ = 0;
+  std::size_t spill_sessions_ = 0;  // sessions granted spill streams (kSpillingSessions)
   EndpointStatistics statistics_;
   std::vector<Connection*> dials_, retunes_, flushes_, closed_;
   std::vector<Message> received_;

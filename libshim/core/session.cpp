@@ -273,7 +273,7 @@ bool Session::cold_gathering(Clock::time_point now) const {
 
 std::vector<std::size_t> Session::spill_slots_to_dial() const {
   std::vector<std::size_t> slots;
-  if (ever_established_ || datagram_ || config_.carrier != CarrierChoice::kTcp) return slots;
+  if (ever_established_ || spill_forgone_ || datagram_ || config_.carrier != CarrierChoice::kTcp) return slots;
   for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + config_.spill_streams; ++slot) {
     if ((slot >= streams_.slots() || streams_.stream(slot) == nullptr) && streams_.attempts(slot).empty()) {
       slots.push_back(slot);

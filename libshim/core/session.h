@@ -108,6 +108,11 @@ class Session {
   // opened never dials: the endpoint it announced is a claim, and the peer redials its own.
   void allow_dialling() { may_dial_ = true; }
   bool may_dial() const { return may_dial_; }
+  // The endpoint's budget of spill streams (Endpoint::kSpillingSessions): a session is granted
+  // its spill streams once, or forgoes them for good (it then dials and waits for none).
+  bool spill_granted() const { return spill_granted_; }
+  void grant_spill() { spill_granted_ = true; }
+  void forgo_spill_streams() { spill_forgone_ = true; }
 
   // Messages the ARQ has in order, appended to `batch`.
   void take_received(std::vector<Message>& batch);
@@ -201,6 +206,8 @@ class Session {
   bool peer_said_goodbye_ = false;      // CLOSE(shutdown) received: no redial until there is data
   bool failed_ = false;
   bool ever_established_ = false;
+  bool spill_granted_ = false;
+  bool spill_forgone_ = false;
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   bool may_dial_ = false;
   bool carrier_agreed_ = false;

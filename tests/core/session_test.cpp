@@ -565,3 +565,31 @@ TEST_CASE("session: a cold burst fills the first window, then spills; a warm win
     CHECK(s.session.counters().spilled_messages == 0);
   }
 }
+
+TEST_CASE("endpoint: only its first kSpillingSessions sessions dial spill streams") {
+  Config config = SpillingSession::make_config(8);
+  config.key = "secret";
+  Endpoint endpoint(config, "a:1", [] { return std::vector<std::byte>(32, std::byte{7}); });
+  std::map<std::string, std::size_t> dialled_by_peer;
+  const std::size_t peers = Endpoint::kSpillingSessions + 2;
+  for (std::size_t i = 0; i < peers; ++i) {
+    const std::string peer = "b" + std::to_string(i) + ":1";
+    Session& session = endpoint.session_for(peer, kStart);
+    session.allow_dialling();
+    endpoint.service(session, kStart, false);
+    const std::size_t dialled = endpoint.take_dials().size();
+    dialled_by_peer[peer] = dialled;
+    // Two regular streams always; eight spill streams while the budget lasts.
+    CHECK(dialled == (i < Endpoint::kSpillingSessions ? 10u : 2u));
+    // A session past the budget does not hold its first DATA back for spill streams it never dials.
+    CHECK(session.spill_granted() == (i < Endpoint::kSpillingSessions));
+  }
+  // A redial of a session past the budget (every attempt refused) still brings no spill streams.
+  Session& last = endpoint.session_for("b" + std::to_string(peers - 1) + ":1", kStart);
+  for (std::size_t slot : {0, 1}) {
+    for (Connection* attempt : std::vector<Connection*>(last.streams().attempts(slot))) {
+      last.detach(*attempt, true, "connect: Connection refused", kStart);
+    }
+  }
+  CHECK(last.handle_timeout(kStart + 1s, false).dial == std::vector<std::size_t>{0, 1});
+}
