@@ -28,9 +28,11 @@ void validate(const ArqConfig& c) {
   require(c.initial_rto >= c.min_rto && c.initial_rto <= c.max_rto, "initial_rto", "within [min_rto, max_rto]");
   require(c.max_rto >= c.min_rto, "max_rto", ">= min_rto");
   require(c.clock_granularity >= ArqDuration::zero(), "clock_granularity", ">= 0");
+  require(c.min_rto_margin >= ArqDuration::zero(), "min_rto_margin", ">= 0");
   require(c.backoff_factor >= 1.0 && c.backoff_factor <= 16.0, "backoff_factor", "within [1, 16]");
   require(c.ack_delay >= ArqDuration::zero(), "ack_delay", ">= 0");
   require(c.ack_every_messages >= 1, "ack_every_messages", ">= 1");
+  require(c.tail_copies >= 1 && c.tail_copies <= 8, "tail_copies", "within [1, 8]");
   require(c.max_sack_ranges >= 1, "max_sack_ranges", ">= 1");
 }
 

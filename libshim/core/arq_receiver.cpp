@@ -48,12 +48,26 @@ void ArqReceiver::accept_in_order(std::uint64_t seq, ArqPayload payload) {
     ready_.push_back(Delivery{.seq = next->first, .payload = std::move(next->second)});
     ++next_expected_;
   }
+  // The ranges are merged, so the one released (if any) went whole.
+  if (!held_ranges_.empty() && held_ranges_.begin()->first < next_expected_) held_ranges_.erase(held_ranges_.begin());
 }
 
 void ArqReceiver::hold_out_of_order(std::uint64_t seq, ArqPayload payload) {
   ++counters_.messages_received;
   held_bytes_ += payload.size();
   held_.emplace(seq, std::move(payload));
+  std::uint64_t begin = seq, end = seq + 1;
+  auto it = held_ranges_.upper_bound(seq);
+  if (it != held_ranges_.begin() && std::prev(it)->second == seq) {
+    it = std::prev(it);
+    begin = it->first;
+    it = held_ranges_.erase(it);
+  }
+  if (it != held_ranges_.end() && it->first == end) {
+    end = it->second;
+    held_ranges_.erase(it);
+  }
+  held_ranges_.emplace(begin, end);
   counters_.max_held_out_of_order_messages =
       std::max<std::uint64_t>(counters_.max_held_out_of_order_messages, held_.size());
 }
@@ -94,14 +108,9 @@ bool ArqReceiver::ack_due(ArqTime now) const {
 
 ArqAck ArqReceiver::make_ack() {
   ArqAck ack{.cumulative = next_expected_, .sack = {}, .window_messages = config_.receive_window_messages};
-  for (const auto& [seq, payload] : held_) {
-    if (!ack.sack.empty() && ack.sack.back().end == seq) {
-      ++ack.sack.back().end;
-    } else if (ack.sack.size() < config_.max_sack_ranges) {
-      ack.sack.push_back(ArqSackRange{.begin = seq, .end = seq + 1});
-    } else {
-      break;
-    }
+  for (const auto& [begin, end] : held_ranges_) {
+    if (ack.sack.size() >= config_.max_sack_ranges) break;
+    ack.sack.push_back(ArqSackRange{.begin = begin, .end = end});
   }
   unacked_messages_ = 0;
   ack_owed_since_.reset();

@@ -47,6 +47,9 @@ class ArqReceiver {
   ArqConfig config_;
   std::uint64_t next_expected_ = 0;              // = cumulative ACK
   std::map<std::uint64_t, ArqPayload> held_;     // out of order, all > next_expected_
+  // The held sequence numbers as merged ranges (begin -> end): an ACK lists up to 640 of them, and
+  // building it from held_ walked every held unit (thousands on geo) for every ACK.
+  std::map<std::uint64_t, std::uint64_t> held_ranges_;
   std::uint64_t held_bytes_ = 0;
   std::deque<Delivery> ready_;                   // in order, waiting for receive()
   // ACK state: new in-order messages since the last ACK, since when an ACK has been owed, and

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -50,6 +51,7 @@ class ArqSender {
   };
   // What one ACK newly acknowledged, for the RTT sample and fast retransmit.
   struct Progress {
+    ArqTime now{};
     bool any = false;
     std::uint64_t latest_send_order = 0;    // newest transmission among them
     std::optional<ArqTime> sample_sent;     // newest first-and-only transmission (Karn's rule)
@@ -63,6 +65,11 @@ class ArqSender {
   void apply_sack(const std::vector<ArqSackRange>& sack, Progress& progress);
   void fast_retransmit(const Progress& progress);
   ArqDataFrame transmit(std::uint64_t seq, ArqTime now);
+  bool tracks_loss() const { return config_.mode == ArqMode::kDatagram && config_.fast_retransmit_threshold != 0; }
+  void queue_retransmission(std::uint64_t seq);
+  // The next extra copy still worth sending (drops those acknowledged since), or nullopt.
+  std::optional<std::uint64_t> next_tail_copy();
+  void add_sacked_range(std::uint64_t begin, std::uint64_t end);
 
   ArqConfig config_;
   RttEstimator rtt_;
@@ -75,9 +82,22 @@ class ArqSender {
   std::uint64_t transmissions_ = 0;       // send_order source
   std::uint32_t peer_window_messages_;
   std::set<std::uint64_t> retransmit_queue_;
+  // Extra copies of re-sends made at the tail (ArqConfig::tail_copies): seq, copies still to go.
+  std::deque<std::pair<std::uint64_t, std::uint32_t>> tail_copies_;
+  // Fast retransmit's candidates (datagram mode): messages transmitted, not acknowledged, not
+  // SACKed and not queued again, by send order (send_order -> seq). An ACK then visits only those
+  // sent before its newest acknowledged message (the holes), not the whole window: on geo that is
+  // 7000+ units, with an ACK every datagram or two.
+  std::map<std::uint64_t, std::uint64_t> unacked_by_order_;
+  // The SACKed sequence ranges above base_seq_, merged (begin -> end). Every ACK repeats the
+  // ranges of the one before it; without this each ACK walked every SACKed unit again.
+  std::map<std::uint64_t, std::uint64_t> sacked_ranges_;
   // RFC 6298's single retransmission timer (datagram mode): runs while messages are in flight,
   // restarted whenever an ACK acknowledges something new.
   std::optional<ArqTime> retransmit_timer_;
+  // The smallest RTT sample: an ACK that comes sooner than this after a re-send is for an earlier
+  // copy (RFC 8985, 6.2 step 2).
+  std::optional<ArqDuration> min_rtt_;
   bool peer_dead_ = false;
   ArqStats counters_;                     // only the sender's counters are used
 };

@@ -23,6 +23,8 @@ void configure_for_datagrams(ArqConfig& arq, const Config& config) {
                                              std::max<std::uint64_t>(config.window_messages, config.window_bytes / kDatagramUnit + 1));
   arq.send_window_messages = arq.receive_window_messages = static_cast<std::uint32_t>(units);
   arq.max_sack_ranges = kDatagramSackRanges * kDatagramAckParts;
+  arq.min_rto_margin = kDatagramRtoMargin;
+  arq.tail_copies = kDatagramTailCopies;
 }
 
 DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt) {}
@@ -173,6 +175,9 @@ DatagramStatistics DatagramChannel::statistics() const {
   s.lost_datagrams = pacer_.lost_datagrams();
   s.backoffs_for_delay = pacer_.backoffs_for_delay();
   s.backoffs_for_loss = pacer_.backoffs_for_loss();
+  s.in_flight_bytes = pacer_.in_flight();
+  s.timeouts = timeouts_seen_;
+  s.pacing_behind_ms = std::chrono::duration<double, std::milli>(pacer_.behind()).count();
   return s;
 }
 

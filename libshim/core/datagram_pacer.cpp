@@ -213,6 +213,8 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   send_order_[index] = id;
   in_flight_ += bytes;
   const ArqTime start = std::max(next_send_, now - kCatchUp);
+  if (start > next_send_ && !ran_dry_) behind_ += duration_cast<ArqDuration>(start - next_send_);
+  ran_dry_ = false;
   next_send_ = start + duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
 }
 
@@ -354,6 +356,7 @@ void DatagramPacer::forget_in_flight() {
 
 void DatagramPacer::on_application_limited() {
   application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1);
+  ran_dry_ = true;
   round_application_limited_ = true;
   seed_application_limited_ = true;
 }

@@ -100,6 +100,9 @@ class DatagramPacer {
   // were sent so (-1 before).
   double path_rate() const { return path_rate_; }
   std::int64_t loss_ppm() const;
+  // Send time given up in all while busy: how much later than pacing allowed datagrams left,
+  // beyond what kCatchUp makes up (the driver woke late, or the window was full).
+  ArqDuration behind() const { return behind_; }
 
   // Pacing releases datagrams up to this early: the event loop wakes at millisecond resolution,
   // so a millisecond's worth leaves per wake-up and timer wake-ups stay at most ~1000/s.
@@ -192,6 +195,8 @@ class DatagramPacer {
   std::uint64_t round_resent_bytes_ = 0;  // re-sends delivered in this round that were needed
   std::uint64_t calm_sent_bytes_ = 0;     // the same over the rounds without a queue
   std::uint64_t calm_resent_bytes_ = 0;
+  ArqDuration behind_{0};
+  bool ran_dry_ = true;  // nothing to send since the last datagram: a pause, not lateness
 };
 
 const char* pacer_phase_name(DatagramPacer::Phase phase);

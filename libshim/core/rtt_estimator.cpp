@@ -10,6 +10,7 @@ RttEstimator::RttEstimator(const ArqConfig& config)
       min_rto_(config.min_rto),
       max_rto_(config.max_rto),
       granularity_(config.clock_granularity),
+      margin_(config.min_rto_margin),
       backoff_factor_(config.backoff_factor) {}
 
 void RttEstimator::add_sample(ArqDuration rtt) {
@@ -33,7 +34,7 @@ void RttEstimator::back_off() {
 
 ArqDuration RttEstimator::base_rto() const {
   if (samples_ == 0) return initial_rto_;
-  return srtt_ + std::max(granularity_, kRttvarFactor * rttvar_);
+  return srtt_ + std::max({granularity_, kRttvarFactor * rttvar_, margin_});
 }
 
 ArqDuration RttEstimator::rto() const {

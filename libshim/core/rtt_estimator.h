@@ -33,7 +33,7 @@ class RttEstimator {
 
   ArqDuration base_rto() const;
 
-  ArqDuration initial_rto_, min_rto_, max_rto_, granularity_;
+  ArqDuration initial_rto_, min_rto_, max_rto_, granularity_, margin_;
   double backoff_factor_;
   double backoff_multiplier_ = 1.0;
   std::uint64_t samples_ = 0;

@@ -52,7 +52,8 @@ void write_session(std::ostream& out, const SessionReport& session) {
         << ",\"bandwidth_mbit\":" << d.bandwidth_mbit << ",\"window_bytes\":" << d.window_bytes
         << ",\"min_rtt_ms\":" << d.min_rtt_ms << ",\"lost_datagrams\":" << d.lost_datagrams
         << ",\"backoffs_for_delay\":" << d.backoffs_for_delay << ",\"backoffs_for_loss\":" << d.backoffs_for_loss
-        << "}";
+        << ",\"in_flight_bytes\":" << d.in_flight_bytes << ",\"timeouts\":" << d.timeouts
+        << ",\"pacing_behind_ms\":" << d.pacing_behind_ms << "}";
   }
   out << "}";
 }

@@ -26,6 +26,9 @@ struct DatagramStatistics {
   std::uint64_t lost_datagrams = 0;  // as the pacer inferred them
   std::uint64_t backoffs_for_delay = 0;
   std::uint64_t backoffs_for_loss = 0;
+  std::uint64_t in_flight_bytes = 0;     // the pacer's count, against window_bytes
+  std::uint64_t timeouts = 0;            // the ARQ's retransmission timeouts (each re-sends what is in flight)
+  double pacing_behind_ms = 0;           // send time pacing gave up after late wake-ups (DatagramPacer::behind)
 };
 
 // What a session measured about its path and the buffers chosen from it (path_estimator.h).

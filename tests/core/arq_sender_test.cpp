@@ -278,6 +278,69 @@ TEST_CASE("datagram mode: fast retransmit after enough SACK evidence, before the
   }
 }
 
+TEST_CASE("datagram mode: a lost re-send is found by later re-sends' ACKs, before the RTO", "[arq][sender]") {
+  // The tail of a burst: messages 0-3 were lost, nothing new is left to send, and the re-send of
+  // 0 is lost too. The ACKs of the re-sends of 1-3 that come at least a minimum RTT after them
+  // are for those re-sends (RFC 8985 6.2), so they are evidence against 0's. Taking no evidence
+  // from re-sent messages left 0 to the RTO: a round trip and more per 5 %-loss batch on geo.
+  Arq arq(datagram_config());
+  for (int i = 0; i < 8; ++i) arq.submit(make_message(i));
+  transmit_all(arq, at(0ms));
+  for (std::uint64_t end = 5; end <= 7; ++end) REQUIRE(arq.on_ack(ack(0, {{4, end}}), at(100ms)));  // min RTT 100 ms
+  REQUIRE(transmit_all(arq, at(101ms)) == std::vector<std::uint64_t>{0, 1, 2, 3});
+  SECTION("ACKs a round trip after the re-sends") {
+    REQUIRE(arq.on_ack(ack(0, {{1, 2}, {4, 7}}), at(201ms)));
+    REQUIRE(arq.on_ack(ack(0, {{1, 3}, {4, 7}}), at(202ms)));
+    CHECK(transmit_all(arq, at(203ms)).empty());  // two pieces of evidence are not enough
+    REQUIRE(arq.on_ack(ack(0, {{1, 7}}), at(204ms)));
+    CHECK(transmit_all(arq, at(205ms)) == std::vector<std::uint64_t>{0, 7});
+    CHECK(arq.stats().timeouts == 0);
+  }
+  SECTION("ACKs sooner than a minimum RTT are for the first copies") {
+    REQUIRE(arq.on_ack(ack(0, {{1, 2}, {4, 7}}), at(150ms)));
+    REQUIRE(arq.on_ack(ack(0, {{1, 3}, {4, 7}}), at(151ms)));
+    REQUIRE(arq.on_ack(ack(0, {{1, 7}}), at(152ms)));
+    CHECK(transmit_all(arq, at(153ms)).empty());
+    CHECK(arq.stats().fast_retransmits == 4);
+  }
+}
+
+TEST_CASE("datagram mode: re-sends at the tail of a burst go tail_copies times, others once", "[arq][sender]") {
+  ArqConfig config = datagram_config();
+  config.tail_copies = 3;
+  Arq arq(config);
+  for (int i = 0; i < 8; ++i) arq.submit(make_message(i));
+  SECTION("nothing new waits") {
+    transmit_all(arq, at(0ms));
+    for (std::uint64_t end = 3; end <= 5; ++end) REQUIRE(arq.on_ack(ack(0, {{2, end}}), at(100ms)));
+    REQUIRE(arq.poll_transmit(at(101ms))->seq == 0);
+    REQUIRE(arq.poll_transmit(at(101ms))->seq == 1);
+    // The copies follow the other re-sends; one acknowledged before it goes is not sent.
+    REQUIRE(arq.on_ack(ack(1, {{2, 5}}), at(102ms)));
+    CHECK(transmit_all(arq, at(103ms)) == std::vector<std::uint64_t>{1, 1});
+  }
+  SECTION("new messages wait") {
+    for (int i = 0; i < 5; ++i) REQUIRE(arq.poll_transmit(at(0ms)));
+    for (std::uint64_t end = 3; end <= 5; ++end) REQUIRE(arq.on_ack(ack(0, {{2, end}}), at(100ms)));
+    CHECK(transmit_all(arq, at(101ms)) == std::vector<std::uint64_t>{0, 1, 5, 6, 7});
+  }
+}
+
+TEST_CASE("datagram mode: min_rto_margin keeps the RTO clear of a steady path's RTT", "[arq][sender][rto]") {
+  ArqConfig config = datagram_config();
+  config.min_rto_margin = 200ms;
+  Arq arq(config);
+  ArqTime now = at(0ms);
+  for (int i = 0; i < 50; ++i) {  // 540 ms every time: RTTVAR decays to nothing
+    arq.submit(make_message(i));
+    transmit_all(arq, now);
+    now += 540ms;
+    REQUIRE(arq.on_ack(ack(static_cast<std::uint64_t>(i) + 1), now));
+  }
+  CHECK(arq.stats().rttvar < 5ms);
+  CHECK(arq.stats().rto == arq.stats().srtt + 200ms);
+}
+
 TEST_CASE("fast retransmit can be disabled", "[arq][sender]") {
   ArqConfig config = datagram_config();
   config.fast_retransmit_threshold = 0;

@@ -4,11 +4,13 @@
 // queue stands, and keeps its window over a pause.
 #include <catch2/catch.hpp>
 
+#include <deque>
 #include <map>
 #include <random>
 
 #include "carrier_choice.h"
 #include "datagram_pacer.h"
+#include "datagram_wire.h"
 #include "sim_link.h"
 
 using namespace std::chrono_literals;
@@ -35,6 +37,7 @@ struct PathProfile {
   double loss = 0;                // random, after the bottleneck
   ArqDuration jitter = 0ms;       // reorders
   double duplicate = 0;
+  double ack_loss = 0;            // random, on the return path
 };
 
 // The forward path: serialisation at `rate` behind a FIFO of at most `queue` bytes.
@@ -114,7 +117,7 @@ class Bottleneck {
 class PacedTransfer {
  public:
   PacedTransfer(PathProfile path, std::uint64_t seed)
-      : sender_(config()), receiver_(config()), pacer_(50ms), forward_(path, seed), acks_(lp::test::LinkProfile{.delay = path.delay}, seed + 1) {}
+      : sender_(config()), receiver_(config()), pacer_(50ms), forward_(path, seed), acks_(lp::test::LinkProfile{.delay = path.delay, .loss = path.ack_loss}, seed + 1) {}
 
   void queue(std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) outbox_.push_back(lp::test::make_message(queued_++, kPayload - 8));
@@ -125,6 +128,7 @@ class PacedTransfer {
   ArqTime now() const { return now_; }
   const std::vector<std::uint64_t>& delivered() const { return delivered_; }
   std::uint64_t delivered_bytes() const { return delivered_bytes_; }
+  ArqTime last_delivery() const { return last_delivery_; }
   bool all_acknowledged() const { return outbox_.empty() && sender_.all_acknowledged(); }
 
   // Runs until `until` of fake time; `refill`: keep the sender busy (a bulk transfer).
@@ -149,6 +153,8 @@ class PacedTransfer {
     ArqConfig config = lp::test::datagram_config();
     config.send_window_messages = config.receive_window_messages = 50'000;
     config.max_sack_ranges = 640;  // as the datagram carrier configures it (8 ACK datagrams of 80)
+    config.min_rto_margin = lp::kDatagramRtoMargin;  // and these
+    config.tail_copies = lp::kDatagramTailCopies;
     return config;
   }
 
@@ -158,6 +164,7 @@ class PacedTransfer {
       const std::uint64_t number = lp::test::message_number(delivery->payload);
       delivered_bytes_ += delivery->payload.size();
       delivered_.push_back(number);
+      last_delivery_ = now_;
     }
     if (auto ack = receiver_.poll_ack(now_)) acks_.send(*ack, now_);
     for (const ArqAck& ack : acks_.arrivals(now_)) {
@@ -171,7 +178,7 @@ class PacedTransfer {
     }
     while (!outbox_.empty() && sender_.can_accept(outbox_.front().size())) {
       sender_.submit(std::move(outbox_.front()));
-      outbox_.erase(outbox_.begin());
+      outbox_.pop_front();
     }
     while (pacer_.can_send(now_)) {
       auto frame = sender_.poll_transmit(now_);
@@ -189,12 +196,13 @@ class PacedTransfer {
   DatagramPacer pacer_;
   Bottleneck forward_;
   lp::test::SimLink<ArqAck> acks_;
-  std::vector<ArqPayload> outbox_;
+  std::deque<ArqPayload> outbox_;  // a batch of 100 MiB is 75000 units: no vector erased at its front
   std::uint64_t queued_ = 0;
   std::vector<std::uint64_t> delivered_;
   std::uint64_t delivered_bytes_ = 0;
   std::uint64_t timeouts_ = 0;
   ArqTime now_{};
+  ArqTime last_delivery_{};
 };
 
 // Goodput (message bytes delivered per second) between two fake times.
@@ -235,6 +243,54 @@ TEST_CASE("paced datagrams: random loss of 1-5 % keeps the rate near the bottlen
   CHECK(transfer.pacer().bandwidth() >= 0.8 * path.rate);  // a delay back-off paces at 0.85 x
   CHECK(transfer.pacer().backoffs_for_loss() <= 1);
   CHECK(transfer.pacer().phase() != DatagramPacer::Phase::kStartup);
+}
+
+namespace {
+
+// geo (netem/wan --profile geo-lossy): 155 Mbit/s, 270 ms each way, a queue of one
+// bandwidth-delay product, random loss both ways.
+PathProfile geo_path(double loss) {
+  return {.rate = 155e6 / 8, .delay = 270ms, .queue = 10'462'500, .loss = loss, .ack_loss = loss};
+}
+constexpr ArqDuration kGeoRtt = 540ms;
+
+// lp-perf's warm batch (`--count 100 --size 1M --ack each`): 100 MiB queued at once, timed from
+// then until the receiver's acknowledgement of the last message is back (last delivery + one way).
+// Goodput = bytes / (T - R), as the path sweep computes it (apps/bench/README.md, "Path sweep").
+double batch_goodput(PacedTransfer& transfer) {
+  constexpr std::size_t kUnits = (100u << 20) / kPayload;
+  const ArqTime start = transfer.now();
+  const std::size_t before = transfer.delivered().size();
+  transfer.queue(kUnits);
+  while (transfer.delivered().size() < before + kUnits && transfer.now() < start + 120s) {
+    transfer.run(transfer.now() + 100ms, false);
+  }
+  REQUIRE(transfer.delivered().size() == before + kUnits);
+  const double seconds = std::chrono::duration<double>(transfer.last_delivery() + 270ms - start - kGeoRtt).count();
+  return static_cast<double>(kUnits * kPayload) / seconds;
+}
+
+}  // namespace
+
+TEST_CASE("paced datagrams: warm 100 MiB batches on geo keep the link busy through random loss", "[pacer][loss][geo]") {
+  // Issue 11's goal: >= 90 % of the link at 1 % loss, >= 75 % at 5 %. What the link carries is the
+  // rate less the headers (kOverhead per kPayload) and the loss; one more round trip for the last
+  // losses is ~9 % of a batch on top. Cold batch and 3 s idle first, as lp-perf runs them.
+  const double loss = GENERATE(0.01, 0.05);
+  CAPTURE(loss);
+  PacedTransfer transfer(geo_path(loss), 21);
+  (void)batch_goodput(transfer);
+  transfer.run(transfer.now() + 3s, false);
+  const double payload_share = static_cast<double>(kPayload) / (kPayload + kOverhead);
+  for (int batch = 0; batch < 2; ++batch) {
+    const lp::ArqStats before = transfer.stats();
+    const std::uint64_t lost = transfer.pacer().lost_datagrams(), drops = transfer.path().tail_drops();
+    const double rate = batch_goodput(transfer);
+    CAPTURE(batch, rate * 8 / 1e6, transfer.pacer().bandwidth() * 8 / 1e6, transfer.pacer().lost_datagrams() - lost,
+            transfer.path().tail_drops() - drops, transfer.stats().messages_retransmitted - before.messages_retransmitted,
+            transfer.stats().timeouts - before.timeouts, transfer.stats().fast_retransmits - before.fast_retransmits);
+    CHECK(rate >= 0.85 * geo_path(loss).rate * payload_share * (1 - loss));
+  }
 }
 
 TEST_CASE("paced datagrams: start-up reaches the bottleneck within a few round trips", "[pacer][startup]") {
