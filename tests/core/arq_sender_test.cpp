@@ -23,6 +23,13 @@ std::vector<std::uint64_t> transmit_all(Arq& arq, ArqTime now) {
   return seqs;
 }
 
+// An Arq of `config` with messages 0 .. count-1 submitted.
+Arq with_messages(const ArqConfig& config, int count) {
+  Arq arq(config);
+  for (int i = 0; i < count; ++i) arq.submit(make_message(i));
+  return arq;
+}
+
 ArqAck ack(std::uint64_t cumulative, std::vector<lp::ArqSackRange> sack = {}, std::uint32_t window = 4096) {
   return ArqAck{.cumulative = cumulative, .sack = std::move(sack), .window_messages = window};
 }
@@ -283,8 +290,7 @@ TEST_CASE("datagram mode: a lost re-send is found by later re-sends' ACKs, befor
   // 0 is lost too. The ACKs of the re-sends of 1-3 that come at least a minimum RTT after them
   // are for those re-sends (RFC 8985 6.2), so they are evidence against 0's. Taking no evidence
   // from re-sent messages left 0 to the RTO: a round trip and more per 5 %-loss batch on geo.
-  Arq arq(datagram_config());
-  for (int i = 0; i < 8; ++i) arq.submit(make_message(i));
+  Arq arq = with_messages(datagram_config(), 8);
   transmit_all(arq, at(0ms));
   for (std::uint64_t end = 5; end <= 7; ++end) REQUIRE(arq.on_ack(ack(0, {{4, end}}), at(100ms)));  // min RTT 100 ms
   REQUIRE(transmit_all(arq, at(101ms)) == std::vector<std::uint64_t>{0, 1, 2, 3});
@@ -308,8 +314,7 @@ TEST_CASE("datagram mode: a lost re-send is found by later re-sends' ACKs, befor
 TEST_CASE("datagram mode: re-sends at the tail of a burst go tail_copies times, others once", "[arq][sender]") {
   ArqConfig config = datagram_config();
   config.tail_copies = 3;
-  Arq arq(config);
-  for (int i = 0; i < 8; ++i) arq.submit(make_message(i));
+  Arq arq = with_messages(config, 8);
   SECTION("nothing new waits") {
     transmit_all(arq, at(0ms));
     for (std::uint64_t end = 3; end <= 5; ++end) REQUIRE(arq.on_ack(ack(0, {{2, end}}), at(100ms)));
@@ -344,8 +349,7 @@ TEST_CASE("datagram mode: min_rto_margin keeps the RTO clear of a steady path's 
 TEST_CASE("fast retransmit can be disabled", "[arq][sender]") {
   ArqConfig config = datagram_config();
   config.fast_retransmit_threshold = 0;
-  Arq arq(config);
-  for (int i = 0; i < 6; ++i) arq.submit(make_message(i));
+  Arq arq = with_messages(config, 6);
   transmit_all(arq, at(0ms));
   for (std::uint64_t end = 2; end <= 6; ++end) REQUIRE(arq.on_ack(ack(0, {{1, end}}), at(50ms)));
   CHECK(transmit_all(arq, at(60ms)).empty());
