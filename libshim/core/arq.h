@@ -119,6 +119,11 @@ class Arq {
   void on_timer(ArqTime now) { sender_.on_timer(now); }
   // When on_timer/poll_ack next needs calling (nullopt: nothing pending, wait for I/O).
   std::optional<ArqTime> next_deadline() const;
+  // Its two parts: the retransmission timer, and when an ACK is due (nullopt: none owed).
+  std::optional<ArqTime> retransmit_deadline() const { return sender_.next_deadline(); }
+  std::optional<ArqTime> ack_deadline() const { return receiver_.next_deadline(); }
+  // SACK ranges the next ACK would carry (before max_sack_ranges).
+  std::size_t sack_ranges() const { return receiver_.held_ranges(); }
   // The carrier was broken and re-established (or, in datagram mode, the path changed).
   void carrier_reset(ArqTime now);
   ArqStats stats() const;

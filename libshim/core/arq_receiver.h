@@ -35,6 +35,8 @@ class ArqReceiver {
 
   std::optional<ArqTime> next_deadline() const;
   std::uint64_t next_expected() const { return next_expected_; }
+  // SACK ranges the next ACK would carry (before max_sack_ranges).
+  std::size_t held_ranges() const { return held_ranges_.size(); }
   // Fills in the receiver fields of `stats`.
   void add_stats(ArqStats& stats) const;
 

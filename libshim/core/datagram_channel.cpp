@@ -95,7 +95,9 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
     push(std::move(datagram));
     pacer_.on_sent(now, seq, outgoing_.back().size() + kIpUdpOverhead);
   }
+  if (!ack_may_go(arq, now)) return;
   if (auto ack = arq.poll_ack(now)) {
+    data_since_ack_ = 0;
     // One ACK datagram per kDatagramSackRanges ranges, lowest first, each a complete ACK of its
     // own (the same cumulative point): a long list of holes (5 % loss of a 10 MB window is ~350)
     // reaches the sender whole, not cut at what one datagram holds.
@@ -114,9 +116,26 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
   }
 }
 
+std::size_t DatagramChannel::ack_parts(const Arq& arq) const {
+  const std::size_t ranges = std::min<std::size_t>(arq.sack_ranges(), arq.config().max_sack_ranges);
+  return std::max<std::size_t>(1, (ranges + kDatagramSackRanges - 1) / kDatagramSackRanges);
+}
+
+bool DatagramChannel::ack_may_go(const Arq& arq, ArqTime now) const {
+  const std::size_t parts = ack_parts(arq);
+  if (parts == 1 || data_since_ack_ >= kDatagramsPerAckPart * parts) return true;
+  const auto due = arq.ack_deadline();
+  return due && now >= *due + kMultiAckWait;
+}
+
 std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime now) const {
   if (!crypto_) return std::nullopt;  // nothing can go before the keys (rekey comes with an event)
-  std::optional<ArqTime> wake = arq.next_deadline();
+  std::optional<ArqTime> wake = arq.retransmit_deadline();
+  if (auto due = arq.ack_deadline()) {
+    // A long ACK held back goes when enough data came (pump after that read) or at the latest here.
+    const ArqTime ack = ack_may_go(arq, now) ? *due : *due + kMultiAckWait;
+    wake = wake ? std::min(*wake, ack) : ack;
+  }
   if ( outgoing_.size() < kMaxQueued && pacer_.window_open() && arq.next_transmit_bytes()) {
     const ArqTime paced = std::max(now, pacer_.next_send_time());
     wake = wake ? std::min(*wake, paced) : paced;
@@ -143,6 +162,7 @@ DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::b
         why = "DATA unit refused by the ARQ";
         return Verdict::kMalformed;
       }
+      ++data_since_ack_;
       return Verdict::kAccepted;
     }
     if (frame.type == FrameType::kAck) {
