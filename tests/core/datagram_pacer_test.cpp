@@ -247,12 +247,17 @@ TEST_CASE("paced datagrams: random loss of 1-5 % keeps the rate near the bottlen
 
 namespace {
 
-// geo (netem/wan --profile geo-lossy): 155 Mbit/s, 270 ms each way, a queue of one
-// bandwidth-delay product, random loss both ways.
-PathProfile geo_path(double loss) {
-  return {.rate = 155e6 / 8, .delay = 270ms, .queue = 10'462'500, .loss = loss, .ack_loss = loss};
-}
+// The geostationary path of the emulated `geo` link: 155 Mbit/s, 540 ms RTT, a tail-drop queue of
+// one bandwidth-delay product (10.5 MB, ~7100 datagrams: 111 x start-up's first window).
+const PathProfile kGeoPath{.rate = 155e6 / 8, .delay = 270ms, .queue = 10'462'500};
 constexpr ArqDuration kGeoRtt = 540ms;
+
+// geo-lossy (netem/wan --profile geo-lossy [--loss 5]): random loss both ways.
+PathProfile geo_path(double loss) {
+  PathProfile path = kGeoPath;
+  path.loss = path.ack_loss = loss;
+  return path;
+}
 
 // lp-perf's warm batch (`--count 100 --size 1M --ack each`): 100 MiB queued at once, timed from
 // then until the receiver's acknowledgement of the last message is back (last delivery + one way).
@@ -500,10 +505,7 @@ TEST_CASE("warm start: pings before the burst do not get a correct seed rejected
 
 namespace {
 
-// The geostationary path of the emulated `geo` link: 155 Mbit/s, 540 ms RTT, a tail-drop queue of
-// one bandwidth-delay product (10.5 MB, ~7100 datagrams: 111 x start-up's first window).
-const PathProfile kGeoPath{.rate = 155e6 / 8, .delay = 270ms, .queue = 10'462'500};
-constexpr ArqDuration kGeoRtt = 540ms;
+// (kGeoPath and kGeoRtt: above.)
 // Start-up may lose this many datagrams to the queue: a few against the ~60000 it sends in its
 // first 10 s. The pacer before the start-up window and the in-round delay test lost 27560 here
 // (the 2/ln 2 window over the smoothed RTT let 5.8 BDPs into flight; the delay test came a round
