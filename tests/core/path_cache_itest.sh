@@ -138,6 +138,10 @@ read -r _ _ min_rtt rate _ _ _ loss < <(grep '^10\.77\.0\.2 ' "$CACHE") || { cat
 # A loss-free link: auto must not take it for a lossy one (carrier_choice.h: 0.5 %).
 "$PYTHON" -c "import sys; sys.exit(0 if $loss < 5000 else 1)" || { cat "$CACHE" >&2; fail "run 8: loss $loss ppm"; }
 udp_bulk 9
-[[ $(field 9 's["path"]["warm_start"]') == used && $(field 9 's["datagram"]["warm_start"]') == confirmed ]] ||
-  fail "run 9: warm start '$(field 9 's["path"]["warm_start"]')', pacer '$(field 9 's["datagram"]["warm_start"]')'"
-pass "a udp session wrote the pacer's measurements ($rate B/s, $min_rtt us, loss $loss ppm); the next one's pacer confirmed them"
+# Seeded from the entry: the verdict on the seed (confirmed, or rejected when this host cannot send
+# at 0.85 x the path's rate, as under TSan) is the host's speed, not the cache's. An entry holding the
+# control connection's few KB/s would be below start-up's first window and not seed at all (none).
+seed9=$(field 9 's["datagram"]["warm_start"]')
+[[ $(field 9 's["path"]["warm_start"]') == used && $seed9 =~ ^(seeded|confirmed|rejected)$ ]] ||
+  fail "run 9: warm start '$(field 9 's["path"]["warm_start"]')', pacer '$seed9'"
+pass "a udp session wrote the pacer's measurements ($rate B/s, $min_rtt us, loss $loss ppm); the next one's pacer was seeded from them ($seed9)"
