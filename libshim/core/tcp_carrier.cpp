@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "idle_restart.h"
 #include "system_call.h"
 #include "tcp_path_info.h"
 #include "tcp_socket.h"
@@ -82,7 +83,10 @@ class TcpLink : public CarrierLink {
   const SocketTuning& tuning() const override { return tuning_; }
   TcpWindowInfo window_info() const override { return read_window_info(fd_.get()); }
   LinkPathInfo path_info() const override { return read_link_path_info(fd_.get()); }
-  StreamWindow stream_window() const override { return read_stream_window(fd_.get()); }
+  StreamWindow stream_window() const override {
+    return read_stream_window(fd_.get(),
+                              host_restarts_idle_connections() && congestion_restarts_after_idle(tuning_.congestion));
+  }
   std::string peer_address() const override { return read_peer_address(fd_.get()); }
   void resize_buffers(std::size_t send, std::size_t receive) override {
     resize_socket_buffers(fd_.get(), send, receive, tuning_);

@@ -6,6 +6,10 @@
 #include <cstddef>
 #include <sys/socket.h>
 
+#include <fstream>
+
+#include "idle_restart.h"
+
 namespace lp {
 
 LinkPathInfo read_link_path_info(int fd) {
@@ -34,20 +38,33 @@ LinkPathInfo read_link_path_info(int fd) {
   return out;
 }
 
-StreamWindow read_stream_window(int fd) {
+StreamWindow read_stream_window(int fd, bool restarts_after_idle) {
   tcp_info info{};
   socklen_t length = sizeof info;
-  StreamWindow out;
   // tcpi_notsent_bytes came with Linux 4.6; without it the window is not judged (nothing spills).
   if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
       length < offsetof(tcp_info, tcpi_notsent_bytes) + sizeof info.tcpi_notsent_bytes) {
-    return out;
+    return {};
   }
-  out.known = true;
-  out.window = std::size_t{info.tcpi_snd_cwnd} * info.tcpi_snd_mss;
-  out.in_flight = std::size_t{info.tcpi_unacked} * info.tcpi_snd_mss;
-  out.not_sent = info.tcpi_notsent_bytes;
-  return out;
+  TcpWindowSample sample;
+  sample.cwnd_segments = info.tcpi_snd_cwnd;
+  sample.mss = info.tcpi_snd_mss;
+  sample.unacked_segments = info.tcpi_unacked;
+  sample.not_sent_bytes = info.tcpi_notsent_bytes;
+  sample.last_data_sent_ms = info.tcpi_last_data_sent;
+  sample.rto_us = info.tcpi_rto;
+  return window_for_next_write(sample, restarts_after_idle);
+}
+
+bool host_restarts_idle_connections() {
+  // Per network namespace (PLATFORM.md); a process's sockets live in its own, so one read will do.
+  static const bool restarts = [] {
+    std::ifstream setting("/proc/sys/net/ipv4/tcp_slow_start_after_idle");
+    int value = 1;  // Linux's default, if the file cannot be read
+    setting >> value;
+    return value != 0;
+  }();
+  return restarts;
 }
 
 std::string read_peer_address(int fd) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "idle_restart.h"  // kLinuxInitialWindow, window_after_idle
 #include "system_call.h"
 #include "wire_frame.h"  // kFirstSpillStream
 
@@ -18,10 +19,6 @@ namespace {
 // RTO, so that the few microseconds between its check and the kernel's cannot slip past it.
 // Back-to-back bursts pause about one RTT, well below Linux's RTO (>= RTT + 200 ms).
 constexpr std::uint32_t kIdleRestartMarginMs = 100;
-// Linux's initial congestion window (TCP_INIT_CWND, segments). An idle restart only shrinks a
-// window larger than this, so a connection that has not grown past it yet (e.g. idle right after
-// its handshake) loses nothing by it and keeps its congestion control.
-constexpr std::uint32_t kLinuxInitialWindow = 10;
 // fall_back_if_unsuited() takes a slow start that ended without a loss below this share of the
 // path's bandwidth-delay product for a false exit, and restarts it. cubic's HyStart ends slow start
 // when ACKs come late or spread out, and traffic in the other direction does exactly that: ACKs
@@ -107,11 +104,8 @@ namespace {
 // window (a 1 KiB workload's) does not survive: there the switch is the better deal (config.h).
 bool window_survives_idle_restart(const tcp_info& info, const SocketTuning& tuning) {
   if (tuning.path_bdp_bytes == 0 || info.tcpi_rto == 0) return false;  // nothing to judge by: switch
-  const std::uint64_t idle_ms = info.tcpi_last_data_sent + kIdleRestartMarginMs;
-  const std::uint64_t rto_ms = std::max<std::uint64_t>(1, info.tcpi_rto / 1000);
-  std::uint64_t window = info.tcpi_snd_cwnd;
-  for (std::uint64_t left = idle_ms; left > rto_ms && window > kLinuxInitialWindow; left -= rto_ms) window /= 2;
-  window = std::max<std::uint64_t>(window, kLinuxInitialWindow);
+  const std::uint32_t window = window_after_idle(
+      info.tcpi_snd_cwnd, std::uint64_t{info.tcpi_last_data_sent} + kIdleRestartMarginMs, info.tcpi_rto / 1000);
   return static_cast<double>(window) * info.tcpi_snd_mss >=
          kFalseSlowStartExitBdpShare * static_cast<double>(tuning.path_bdp_bytes);
 }
@@ -124,7 +118,9 @@ CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tun
   }
   // A spill stream only ever carries what fits its window at once: an idle restart's initial window
   // is what it is for, and bbr would pace those bursts over a round trip (measured on geo, 1 KiB x
-  // 100: warm batches 1.16-1.52 x with spill streams switched to bbr after 2 s idle).
+  // 100: warm batches 1.16-1.52 x with spill streams switched to bbr after 2 s idle). An idle
+  // restart only shrinks a window above the initial one: a connection that has not grown past it
+  // (e.g. idle right after its handshake) loses nothing and keeps its congestion control.
   if (!tuning.spill_stream && info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
       info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000 &&
       !window_survives_idle_restart(info, tuning)) {

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "connection.h"
+#include "idle_restart.h"
 #include "stream_scheduler.h"
 
 using namespace lp;
@@ -261,4 +262,42 @@ TEST_CASE("spill target: the first spill stream whose window takes the frame who
   scheduler.remove(*small);
   scheduler.remove(*large);
   CHECK(StreamScheduler::is_spill_slot(scheduler.next_with_room()->stream));
+}
+
+TEST_CASE("spill target: a warm batch after idle spills only what the restarted windows send at once") {
+  // The first warm batch at 50 ms one-way, 155 Mbit/s (lp-perf 1 KiB x 100, --pings 3): stream 0
+  // kept busy by the pings at 20 segments; the 8 spill streams grew to 20 in the cold batch, then
+  // idled 448 ms, past their RTO of 304 ms, so each one's next write restarts it at 10.
+  StreamScheduler scheduler(2, kSmall);
+  std::vector<std::unique_ptr<Connection>> connections;
+  for (std::size_t slot : {std::size_t{0}, std::size_t{1}}) connections.push_back(make_connection(slot));
+  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
+  for (auto& connection : connections) scheduler.install(*connection);
+  Connection& small = *connections[0];
+  TcpWindowSample busy;  // TCP_INFO of stream 0: 20 segments, the last ping's answer in flight
+  busy.cwnd_segments = 20;
+  busy.mss = 1448;
+  busy.last_data_sent_ms = 5;
+  busy.rto_us = 304'000;
+  TcpWindowSample idle = busy;  // TCP_INFO of a spill stream
+  idle.last_data_sent_ms = 448;
+  const StreamScheduler::WindowLookup lookup = [&](const Connection& c) {
+    return window_for_next_write(StreamScheduler::is_spill_slot(c.stream) ? idle : busy, true);
+  };
+
+  // The pump's loop: each frame to stream 0 unless a spill stream takes it.
+  constexpr std::size_t kBatch = 100;
+  std::size_t waiting = 0;  // frames left in stream 0's output beyond its window: a round trip later
+  for (std::size_t i = 0; i < kBatch; ++i) {
+    Connection* target = scheduler.spill_target(small, kFrame, kGeoBdp, lookup);
+    if (target == nullptr) {
+      target = &small;
+      if (StreamScheduler::window_room(lookup(small), small.pending_output()) < kFrame) ++waiting;
+    }
+    fill_output(*target, target->pending_output() + kFrame);
+  }
+  CHECK(waiting == 0);  // the whole batch leaves in this round trip
+  // No spill stream holds more than the 10 segments its restarted window sends at once.
+  for (std::size_t i = 2; i < connections.size(); ++i) CHECK(connections[i]->pending_output() <= 10 * 1448);
+  CHECK(small.pending_output() == 26 * kFrame);  // stream 0 fills its own window first
 }
