@@ -56,6 +56,9 @@ struct LinkPathInfo {
   std::uint32_t total_retransmits = 0;  // segments retransmitted so far
   std::size_t send_buffer = 0;       // the kernel's sizes now (autotuned or set; as getsockopt reports them)
   std::size_t receive_buffer = 0;
+  // The most bytes the application took in one round trip (tcpi_rcv_space): how fast the peer's
+  // data arrives, as the receiving end sees it (0 = not measured).
+  std::size_t received_per_rtt = 0;
 };
 
 // What a link's congestion window holds at the moment of asking (TCP_INFO), in bytes: the spill

@@ -157,8 +157,10 @@ const std::vector<Setting>& settings() {
            "(bytes)"),
       Setting{"BANDWIDTH",
               "path rate in Mbit/s: 'auto' = measured (delivery rate); a number caps the measured rate, and "
-              "with LONGPIPE_RTT sizes the buffers before connect",
+              "with LONGPIPE_RTT sizes the buffers before connect; unset, the default is a floor that a "
+              "faster measured rate raises the buffers above",
               [](Config& c, const std::string& v) {
+                c.bandwidth_stand_in = false;
                 if (v == "auto") {
                   c.bandwidth_given = false;
                   return;

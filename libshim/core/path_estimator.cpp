@@ -119,6 +119,31 @@ BufferPlan PathEstimator::buffers(std::size_t current_send, std::size_t current_
   return plan;
 }
 
+BufferPlan PathEstimator::buffers_above_stand_in(std::size_t current_send, std::size_t current_receive,
+                                                 std::size_t stand_in_send, std::size_t stand_in_receive,
+                                                 double stand_in_rate_bytes_per_second) const {
+  BufferPlan plan;
+  const auto round_trip = rtt();
+  if (!round_trip) return plan;
+  // No faster than the stand-in: its buffers carry the path.
+  const double overtaking_rate = PathTuning::kStandInOvertake * stand_in_rate_bytes_per_second;
+  if (rate_bytes_per_second() > overtaking_rate) {
+    const double send_bdps =
+        pipe_full_ ? PathTuning::kSendBufferBdps : PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps;
+    const std::size_t wanted_send = std::max(stand_in_send, static_cast<std::size_t>(send_bdps * bdp_bytes()));
+    // Growing: raised only; full: settles, down as well, but never below the stand-in's.
+    if (pipe_full_ ? wanted_send != current_send : wanted_send > current_send) plan.send = wanted_send;
+  }
+  // The window bounds what arrives per round trip; a buffer of kReceiveBufferBdps x that lets it grow.
+  const double received = static_cast<double>(max_received_per_rtt_);
+  if (received > overtaking_rate * static_cast<double>(round_trip->count()) / 1e6) {
+    const std::size_t wanted_receive =
+        std::max(stand_in_receive, static_cast<std::size_t>(PathTuning::kReceiveBufferBdps * received));
+    if (wanted_receive > current_receive) plan.receive = wanted_receive;
+  }
+  return plan;
+}
+
 double PathEstimator::judged_bdp_bytes(double stand_in_rate_bytes_per_second, Duration stand_in_rtt) const {
   const double seconds = static_cast<double>(rtt().value_or(stand_in_rtt).count()) / 1e6;
   const double rate = pipe_full_ ? rate_bytes_per_second()

@@ -19,6 +19,7 @@
 // sample, and an upper bound of the rate.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +49,15 @@ struct PathTuning {
   // doubling) overfilled geo's one-BDP queue: TCP retransmissions, a switch to bbr, MPI_Allreduce
   // of 64 KiB at 1.48 x the limit (0.7 x the stand-in: no retransmission, 1.03 x).
   static constexpr double kGrowthHeadroom = 2.0;
+  // By default (LONGPIPE_BANDWIDTH unset) the buffers are the stand-in rate's, set before connect,
+  // and a measured rate raises them only once it exceeds the stand-in by this factor. A send buffer
+  // of 0.7 x the stand-in's BDP lets about 1.4 BDP be in flight (the kernel doubles it, and bulk
+  // skbs carry little overhead), so on a faster path its samples pass the stand-in while it limits
+  // them (211 Mbit/s measured at 270 ms / 400 Mbit/s against 155), while a path at the stand-in's
+  // rate never shows it (geo's samples are payload: about 150 Mbit/s of 155). The margin keeps
+  // samples a little above the stand-in from growing the buffer on a path no faster than it, whose
+  // one-BDP queue a growth buffer could overfill.
+  static constexpr double kStandInOvertake = 1.15;
   // BBR's full-pipe rule: the rate estimate grew by less than 25 % in 3 rounds of samples taken
   // while the sender was not application-limited.
   static constexpr double kFullPipeGrowth = 1.25;
@@ -123,6 +133,10 @@ class PathEstimator {
   std::int64_t loss_ppm() const;
   static constexpr std::uint64_t kMinLossSegments = 5000;  // a 1 % estimate within about 0.3 %
   static constexpr double kQueueRttRatio = 1.25;           // the full-pipe rule's queue test (above)
+  // The most bytes a stream's receiving end took in one round trip (TCP_INFO tcpi_rcv_space): the
+  // peer's sending rate as this end sees it; the receive buffer follows it (buffers_above_stand_in).
+  void on_received_per_rtt(std::size_t bytes) { max_received_per_rtt_ = std::max(max_received_per_rtt_, bytes); }
+  std::size_t max_received_per_rtt() const { return max_received_per_rtt_; }
   // A stream's congestion window (segments of `mss` bytes): reported and cached.
   void on_congestion_window(std::uint32_t segments, std::uint32_t mss);
   // A cached entry for this path: kept if the handshake's RTT agrees (see validate_warm_start).
@@ -154,6 +168,17 @@ class PathEstimator {
   // round trip, as before measurement, not kGrowthHeadroom x more (kGrowthHeadroom says why).
   BufferPlan buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send = 0,
                      std::size_t autotune_receive = 0, double stand_in_rate_bytes_per_second = 0) const;
+  // The default mode's plan (LONGPIPE_BANDWIDTH unset): the sockets carry the stand-in's buffers
+  // (`stand_in_send` / `stand_in_receive`, set before connect), which stay a floor. Only once the
+  // measured sending rate passes kStandInOvertake x `stand_in_rate_bytes_per_second` is the send
+  // buffer raised as buffers() raises a measured one: kGrowthHeadroom x kSendBufferBdps x the BDP
+  // while the rate grows (raised only), kSendBufferBdps x BDP once the pipe is full; and only once
+  // the bytes received per round trip pass kStandInOvertake x the stand-in's BDP is the receive
+  // buffer raised, to kReceiveBufferBdps x them (raised only). Never below the stand-in's. A rate
+  // below the stand-in (MPI collectives' bursts, which fooled measured sizing into a 1 MiB send
+  // buffer) changes nothing.
+  BufferPlan buffers_above_stand_in(std::size_t current_send, std::size_t current_receive, std::size_t stand_in_send,
+                                    std::size_t stand_in_receive, double stand_in_rate_bytes_per_second) const;
   // The BDP the congestion fallback judges a slow-start exit by (tcp_socket.h): the measured one
   // once the pipe was full; before, at least the stand-in (LONGPIPE_BANDWIDTH or its default) at
   // the measured round trip, since a rate measured while growing or app-limited is a lower bound.
@@ -174,6 +199,7 @@ class PathEstimator {
   int rounds_without_growth_ = 0;
   bool pipe_full_ = false;
   std::uint32_t max_cwnd_ = 0;
+  std::size_t max_received_per_rtt_ = 0;
   std::uint64_t clean_segments_ = 0;     // sent while no queue stood
   std::uint64_t clean_retransmits_ = 0;
   std::optional<PathSnapshot> warm_start_;

@@ -109,6 +109,7 @@ void PathKeeper::refresh(Session& session) {
     path.on_rtt(std::chrono::microseconds(info.rtt_us), std::chrono::microseconds(info.min_rtt_us));
     path.on_delivery_rate(info.delivery_rate, info.app_limited);
     path.on_congestion_window(info.snd_cwnd, info.snd_mss);
+    path.on_received_per_rtt(info.received_per_rtt);
     if (info.data_segments_out >= stream->sampled_segments_out && info.total_retransmits >= stream->sampled_retransmits) {
       path.on_segments(info.data_segments_out - stream->sampled_segments_out,
                        info.total_retransmits - stream->sampled_retransmits,
@@ -125,7 +126,7 @@ void PathKeeper::refresh(Session& session) {
   if (DatagramChannel* channel = session.datagram(); channel != nullptr && !channel->warm_start_offered() &&
                                                      path.warm_start_used()) {
     double rate = path.warm_start()->rate_bytes_per_second;
-    if (config_.bandwidth_given) rate = std::min(rate, config_.bandwidth_mbit * 1e6 / 8);  // the cap
+    if (const auto cap = config_.bandwidth_cap_bytes_per_second()) rate = std::min(rate, *cap);
     channel->warm_start(rate, path.warm_start()->min_rtt);
   }
   // With the hints both set the fallback keeps judging by them (tcp_socket.cpp), as before.
@@ -136,8 +137,13 @@ void PathKeeper::refresh(Session& session) {
     const SocketTuning& tuning = stream->link->tuning();
     BufferPlan plan = path.buffers(tuning.requested_send, tuning.requested_receive, autotune_send_, autotune_receive_,
                                    config_.bandwidth_mbit * 1e6 / 8);
-    if (!config_.measured_send_buffer()) plan.send = 0;
-    if (!config_.measured_receive_buffer()) plan.receive = 0;
+    // By default the stand-in's buffers are a floor that a faster measured rate raises.
+    const BufferPlan above = path.buffers_above_stand_in(tuning.requested_send, tuning.requested_receive,
+                                                         config_.effective_send_buffer(),
+                                                         config_.effective_receive_buffer(),
+                                                         config_.bandwidth_mbit * 1e6 / 8);
+    if (!config_.measured_send_buffer()) plan.send = config_.send_buffer_above_stand_in() ? above.send : 0;
+    if (!config_.measured_receive_buffer()) plan.receive = config_.receive_buffer_above_stand_in() ? above.receive : 0;
     if (plan.send != 0 || plan.receive != 0) stream->link->resize_buffers(plan.send, plan.receive);
     if (!(config_.rtt_given && config_.bandwidth_given)) stream->link->set_path_bdp(static_cast<std::size_t>(judged_bdp));
     send = std::max(send, stream->link->tuning().requested_send);
@@ -163,8 +169,8 @@ std::optional<PathSnapshot> PathKeeper::learnt(const Session& session, std::size
   // path (2.7 KB/s measured on geo); the pacer measured the path.
   if (const DatagramChannel* channel = session.datagram()) {
     auto snapshot = channel->path_snapshot();
-    if (snapshot && config_.bandwidth_given) {
-      snapshot->rate_bytes_per_second = std::min(snapshot->rate_bytes_per_second, config_.bandwidth_mbit * 1e6 / 8);
+    if (const auto cap = config_.bandwidth_cap_bytes_per_second(); snapshot && cap) {
+      snapshot->rate_bytes_per_second = std::min(snapshot->rate_bytes_per_second, *cap);
     }
     return snapshot;
   }

@@ -45,7 +45,7 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
       next_dial_(now),
       backoff_(config.connect_retry_initial),
       path_(config.rtt_given ? std::optional<std::chrono::microseconds>(config.rtt) : std::nullopt,
-            config.bandwidth_given ? std::optional<double>(config.bandwidth_mbit * 1e6 / 8) : std::nullopt),
+            config.bandwidth_cap_bytes_per_second()),
       arq_config_(arq_config) {}
 
 std::optional<std::string> Session::agree_carrier_with(const Connection& connection) {

@@ -28,6 +28,7 @@ LinkPathInfo read_link_path_info(int fd) {
   out.snd_mss = info.tcpi_snd_mss;
   out.unacked = info.tcpi_unacked;
   out.total_retransmits = info.tcpi_total_retrans;
+  out.received_per_rtt = info.tcpi_rcv_space;
   if (length > offsetof(tcp_info, tcpi_data_segs_out)) out.data_segments_out = info.tcpi_data_segs_out;
   // Older kernels return a shorter struct: fields past `length` stay 0 (= not measured).
   if (length > offsetof(tcp_info, tcpi_min_rtt)) out.min_rtt_us = info.tcpi_min_rtt;

@@ -88,6 +88,26 @@ TEST_CASE("path hints: numbers (fixed buffers) by default; auto, the path measur
   CHECK(Config::from_variables({{"LONGPIPE_PATH_CACHE", "/tmp/x"}}).path_cache == "/tmp/x");
 }
 
+TEST_CASE("LONGPIPE_BANDWIDTH unset stands in: a floor for the buffers, not a cap; a number set caps") {
+  const Config stand_in = Config::from_variables({});
+  CHECK(stand_in.bandwidth_stand_in);
+  CHECK_FALSE(stand_in.bandwidth_cap_bytes_per_second());
+  CHECK(stand_in.send_buffer_above_stand_in());
+  CHECK(stand_in.receive_buffer_above_stand_in());
+  const Config stated = Config::from_variables({{"LONGPIPE_BANDWIDTH", "155"}});
+  CHECK_FALSE(stated.bandwidth_stand_in);
+  REQUIRE(stated.bandwidth_cap_bytes_per_second());
+  CHECK(*stated.bandwidth_cap_bytes_per_second() == Approx(155e6 / 8));
+  CHECK_FALSE(stated.send_buffer_above_stand_in());
+  CHECK_FALSE(stated.receive_buffer_above_stand_in());
+  const Config measured = Config::from_variables({{"LONGPIPE_RTT", "auto"}});  // measured sizing, not this
+  CHECK_FALSE(measured.send_buffer_above_stand_in());
+  CHECK_FALSE(measured.bandwidth_cap_bytes_per_second());
+  const Config fixed_send = Config::from_variables({{"LONGPIPE_SEND_BUFFER", "1000000"}});
+  CHECK_FALSE(fixed_send.send_buffer_above_stand_in());
+  CHECK(fixed_send.receive_buffer_above_stand_in());
+}
+
 TEST_CASE("bad values name the variable and the accepted range") {
   CHECK(error_of({{"LONGPIPE_PATH_CACHE", "cache.txt"}}).find("LONGPIPE_PATH_CACHE='cache.txt' is invalid: expected auto, off, or an absolute file name") != std::string::npos);
   CHECK(error_of({{"LONGPIPE_PATH_CACHE", ""}}).find("LONGPIPE_PATH_CACHE") != std::string::npos);

@@ -121,6 +121,70 @@ TEST_CASE("while growing below the stand-in rate, the send buffer is 0.7 x the s
         static_cast<std::size_t>(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * 400 * kMbit * 0.54));
 }
 
+TEST_CASE("by default the stand-in's buffers are a floor; a path measured faster raises them", "[path]") {
+  PathEstimator path(540ms, std::nullopt);  // LONGPIPE_BANDWIDTH unset: no cap
+  path.on_handshake_rtt(540ms);
+  const double stand_in = 155 * kMbit;
+  const auto stand_in_send = static_cast<std::size_t>(PathTuning::kSendBufferBdps * stand_in * 0.54);
+  const auto stand_in_receive = static_cast<std::size_t>(PathTuning::kReceiveBufferBdps * stand_in * 0.54);
+  auto plan = [&](std::size_t send, std::size_t receive) {
+    return path.buffers_above_stand_in(send, receive, stand_in_send, stand_in_receive, stand_in);
+  };
+  // Geo: payload samples at about 150 of 155 Mbit/s, and bytes per round trip to match: unchanged.
+  path.on_delivery_rate(150 * kMbit, true);
+  path.on_received_per_rtt(static_cast<std::size_t>(150 * kMbit * 0.54));
+  CHECK(plan(stand_in_send, stand_in_receive).send == 0);
+  CHECK(plan(stand_in_send, stand_in_receive).receive == 0);
+  // 400 Mbit/s behind the stand-in's send buffer: its samples show 211 Mbit/s (app-limited, as a
+  // send-buffer-limited sender's are). Growth: 2 x 0.7 x the BDP measured so far.
+  path.on_delivery_rate(211 * kMbit, true);
+  CHECK(static_cast<double>(plan(stand_in_send, stand_in_receive).send) ==
+        Approx(PathTuning::kGrowthHeadroom * PathTuning::kSendBufferBdps * 211 * kMbit * 0.54));
+  CHECK(plan(stand_in_send, stand_in_receive).receive == 0);  // this end receives no faster than before
+  CHECK(plan(64u << 20, stand_in_receive).send == 0);         // raised only while growing
+  // Full at 386 Mbit/s (a queue shows): settles at 0.7 BDP, down as well.
+  path.on_rtt(700ms, 540ms);
+  for (int i = 0; i < 4; ++i) path.on_delivery_rate(386 * kMbit, false);
+  REQUIRE(path.pipe_full());
+  CHECK(static_cast<double>(plan(64u << 20, stand_in_receive).send) ==
+        Approx(PathTuning::kSendBufferBdps * 386 * kMbit * 0.54));
+  // The receiving end: what arrives per round trip (bounded by the window) raises its buffer to 2 x.
+  path.on_received_per_rtt(26'000'000);
+  CHECK(static_cast<double>(plan(stand_in_send, stand_in_receive).receive) ==
+        Approx(PathTuning::kReceiveBufferBdps * 26e6));
+  CHECK(plan(stand_in_send, 64u << 20).receive == 0);  // raised only
+}
+
+TEST_CASE("by default nothing goes below the stand-in's buffers: collectives' rates, shorter paths", "[path]") {
+  const double stand_in = 155 * kMbit;
+  const auto stand_in_send = static_cast<std::size_t>(PathTuning::kSendBufferBdps * stand_in * 0.54);
+  const auto stand_in_receive = static_cast<std::size_t>(PathTuning::kReceiveBufferBdps * stand_in * 0.54);
+  SECTION("a pipe judged full at a low rate (bursts both ways) keeps the stand-in's buffers") {
+    PathEstimator path(540ms, std::nullopt);
+    path.on_handshake_rtt(540ms);
+    path.on_rtt(700ms, 540ms);
+    for (int i = 0; i < 4; ++i) path.on_delivery_rate(40 * kMbit, false);
+    REQUIRE(path.pipe_full());
+    const BufferPlan plan = path.buffers_above_stand_in(stand_in_send, stand_in_receive, stand_in_send,
+                                                        stand_in_receive, stand_in);
+    CHECK(plan.send == 0);
+    CHECK(plan.receive == 0);
+  }
+  SECTION("400 Mbit/s at 100 ms: its BDP is below the stand-in's at 540 ms, which stays") {
+    PathEstimator path(540ms, std::nullopt);
+    path.on_handshake_rtt(100ms);
+    path.on_delivery_rate(400 * kMbit, false);
+    path.on_rtt(140ms, 100ms);
+    for (int i = 0; i < 4; ++i) path.on_delivery_rate(400 * kMbit, false);
+    REQUIRE(path.pipe_full());
+    CHECK(path.buffers_above_stand_in(stand_in_send, stand_in_receive, stand_in_send, stand_in_receive, stand_in)
+              .send == 0);
+    // A buffer raised earlier (a faster sample) settles back at the stand-in's, not below it.
+    CHECK(path.buffers_above_stand_in(32u << 20, stand_in_receive, stand_in_send, stand_in_receive, stand_in).send ==
+          stand_in_send);
+  }
+}
+
 TEST_CASE("buffers on a short path: the kernel's autotuning, except beyond its limit", "[path]") {
   PathEstimator path(std::nullopt, std::nullopt);
   path.on_handshake_rtt(20ms);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -79,6 +80,11 @@ struct Config {
   double bandwidth_mbit = 155.0;     // LONGPIPE_BANDWIDTH: path rate (Mbit/s) for the BDP
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
   bool bandwidth_given = true;       // LONGPIPE_BANDWIDTH is a number (not "auto")
+  // LONGPIPE_BANDWIDTH was not set: its default stands in for a rate nobody stated, so it is a floor
+  // for the buffers, not a cap. A path measured faster than it raises them (path_estimator.h,
+  // buffers_above_stand_in): 270 ms / 400 Mbit/s was 1.90 x the floor at 1 MiB with the send buffer
+  // held at the stand-in's, 1.14 x with LONGPIPE_BANDWIDTH=400 (apps/bench/README.md).
+  bool bandwidth_stand_in = true;
   bool rtt_given = true;             // LONGPIPE_RTT is a number (not "auto")
   // LONGPIPE_PATH_CACHE: the warm-start cache (path_cache.h): "auto" = $XDG_CACHE_HOME/longpipe/paths
   // or ~/.cache/longpipe/paths, "off", or an absolute file name.
@@ -159,6 +165,17 @@ struct Config {
   // Whether a socket buffer is sized from measurements (neither an explicit size nor both hints).
   bool measured_send_buffer() const { return send_buffer == 0 && !(rtt_given && bandwidth_given); }
   bool measured_receive_buffer() const { return receive_buffer == 0 && !(rtt_given && bandwidth_given); }
+  // Whether a buffer sized from the numbers before connect may be raised above them by a measured
+  // rate (both numbers in force, LONGPIPE_BANDWIDTH only the default's stand-in, no explicit size).
+  bool send_buffer_above_stand_in() const { return send_buffer == 0 && rtt_given && bandwidth_given && bandwidth_stand_in; }
+  bool receive_buffer_above_stand_in() const {
+    return receive_buffer == 0 && rtt_given && bandwidth_given && bandwidth_stand_in;
+  }
+  // LONGPIPE_BANDWIDTH as a cap of the measured rate (bytes/s): only when the user set a number.
+  std::optional<double> bandwidth_cap_bytes_per_second() const {
+    if (!bandwidth_given || bandwidth_stand_in) return std::nullopt;
+    return bandwidth_mbit * 1e6 / 8;
+  }
   // The congestion control of stream `stream` (LONGPIPE_CONGESTION's list entry).
   std::string congestion_for_stream(std::size_t stream) const;
 
