@@ -76,7 +76,8 @@ struct Config {
   // first sample, a ceiling on the measured rate, and with both numbers the buffers are sized from
   // them before connect. Not the default yet: measured sizing settled MPI collectives' send buffer
   // at 1 MiB after their bursts (Allreduce of 4 MiB on geo: 28 s per call, 0.5 s with the numbers
-  // below), so both default to these numbers, given.
+  // below), so both default to these numbers, given; the default rate is a floor that a faster
+  // measured rate raises the buffers above (bandwidth_stand_in), a rate the user sets a cap.
   double bandwidth_mbit = 155.0;     // LONGPIPE_BANDWIDTH: path rate (Mbit/s) for the BDP
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
   bool bandwidth_given = true;       // LONGPIPE_BANDWIDTH is a number (not "auto")
