@@ -168,7 +168,9 @@ struct Config {
   bool measured_receive_buffer() const { return receive_buffer == 0 && !(rtt_given && bandwidth_given); }
   // Whether a buffer sized from the numbers before connect may be raised above them by a measured
   // rate (both numbers in force, LONGPIPE_BANDWIDTH only the default's stand-in, no explicit size).
-  bool send_buffer_above_stand_in() const { return send_buffer == 0 && rtt_given && bandwidth_given && bandwidth_stand_in; }
+  bool send_buffer_above_stand_in() const {
+    return send_buffer == 0 && rtt_given && bandwidth_given && bandwidth_stand_in;
+  }
   bool receive_buffer_above_stand_in() const {
     return receive_buffer == 0 && rtt_given && bandwidth_given && bandwidth_stand_in;
   }
