@@ -263,6 +263,15 @@ const std::vector<Setting>& settings() {
                 c.encryption = v == "on";
               },
               [](const Config& c) { return std::string(c.encryption ? "on" : "off"); }},
+      Setting{"START_JUMP",
+              "on: a datagram session on a new path sends its first window back to back and, from the spacing "
+              "of its ACKs, starts pacing at half the bottleneck's rate after one round trip; off (default): "
+              "start-up doubles (on, a cubic flow starting beside it kept 19 % of geo)",
+              [](Config& c, const std::string& v) {
+                if (v != "on" && v != "off") fail("START_JUMP", v, "on or off");
+                c.start_jump = v == "on";
+              },
+              [](const Config& c) { return std::string(c.start_jump ? "on" : "off"); }},
       Setting{"STATS", "file for JSON statistics, written at exit and on SIGUSR1",
               [](Config& c, const std::string& v) { c.stats_path = v; },
               [](const Config& c) { return c.stats_path; }},

@@ -27,7 +27,7 @@ void configure_for_datagrams(ArqConfig& arq, const Config& config) {
   arq.tail_copies = kDatagramTailCopies;
 }
 
-DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt) {}
+DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt, config.start_jump) {}
 
 void DatagramChannel::rekey(const Handshake& handshake) {
   if (!handshake.datagram_keys()) return;
@@ -187,7 +187,9 @@ DatagramStatistics DatagramChannel::statistics() const {
   s.datagrams_sent = datagrams_sent_;
   s.datagrams_received = datagrams_received_;
   s.pacer_phase = pacer_phase_name(pacer_.phase());
-  s.warm_start = pacer_seed_name(pacer_.seed_state());
+  s.warm_start = pacer_.warm_seed() ? pacer_seed_name(pacer_.seed_state()) : "none";
+  s.start_jump = pacer_jump_name(pacer_);
+  s.train_rate_mbit = pacer_.train_rate() * 8 / 1e6;
   s.pacing_rate_mbit = pacer_.pacing_rate() * 8 / 1e6;
   s.bandwidth_mbit = pacer_.bandwidth() * 8 / 1e6;
   s.window_bytes = pacer_.window_bytes();

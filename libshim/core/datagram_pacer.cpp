@@ -131,6 +131,40 @@ constexpr double kResendAckRttShare = 0.9;
 // Loss is judged over at least this many datagrams: a handful says nothing.
 constexpr double kSeedEvidenceDatagrams = 16;
 
+// Start-up jump (issue 11: a new path fills in far fewer round trips than doubling's ~10 on geo).
+// The train: start-up's first window, sent back to back (TCP sends its initial window so too). A
+// bottleneck slower than the sender spreads it to its own rate: 64 datagrams of 1500 bytes take
+// 4.9 ms at 155 Mbit/s, against 0.65 ms for the sender to hand them to the emulated link.
+constexpr std::uint64_t kTrainDatagrams = 64;
+// The event loop hands a burst to the socket in one turn: a datagram sent this long after the
+// train's last is another burst, and a new train begins with it.
+constexpr ArqDuration kTrainGap = std::chrono::milliseconds(1);
+static_assert(kTrainDatagrams * kDatagramBytes <= kInitialWindowBytes, "the train is the first window");
+// Fewer datagrams, or fewer ACKs after the first, say too little: a few ACKs bunched by a busy
+// receiver would decide the rate.
+constexpr std::uint64_t kMinTrainDatagrams = 16;
+constexpr std::uint64_t kMinTrainAcks = 8;
+// The ACKs after the first must cover at least half the train, and none of them more than a
+// quarter of it: a receiver that stalled reads what piled up in one turn and acknowledges it at
+// once, which makes the train look faster than the bottleneck (on the emulated geo link a stalled
+// receiver turned 4.7 ms of arrivals into 0.15-0.7 ms of replies at load 9).
+constexpr std::uint64_t kTrainCoverDivisor = 2;
+constexpr std::uint64_t kTrainLargestAckDivisor = 4;
+// The ACKs must be spread at least this much more than the sends were: else the train measured
+// the sender (an application that handed its data over slowly), not the bottleneck.
+constexpr double kTrainSpread = 2.0;
+// The jump paces at this share of the train's rate. A train measures the bottleneck's capacity,
+// not what other flows leave of it (their packets barely interleave with a burst this short):
+// half is a fair share beside one other flow, and from there start-up (kJumpCeilingGain), with its
+// delay test, finds the rest. It is judged as a warm start's seed is (kSeedConfirmShare).
+constexpr double kJumpShare = 0.5;
+// Start-up after a confirmed jump paces at most this much above the larger of the train's rate and
+// the estimate: the train measured the bottleneck, so doubling past it (as after a warm seed)
+// only fills the queue: 2 x filled a one-BDP queue in one round trip, before the delay test could
+// see it, and lost datagrams in the simulation. A quarter more finds out whether the train read
+// low, and queues at most a quarter of a BDP per round trip, which the delay test stops.
+constexpr double kJumpCeilingGain = 1.25;
+
 static_assert(kBandwidthWindowRounds == 10, "DatagramPacer::kRing holds kBandwidthWindowRounds");
 
 double seconds_of(ArqDuration d) { return std::chrono::duration<double>(d).count(); }
@@ -147,6 +181,15 @@ const char* pacer_seed_name(DatagramPacer::Seed seed) {
   return "?";
 }
 
+const char* pacer_jump_name(const DatagramPacer& pacer) {
+  switch (pacer.jump_state()) {
+    case DatagramPacer::Jump::kOff: return "off";
+    case DatagramPacer::Jump::kWaiting: return "waiting";
+    case DatagramPacer::Jump::kTaken: return pacer_seed_name(pacer.seed_state());
+  }
+  return "?";
+}
+
 const char* pacer_phase_name(DatagramPacer::Phase phase) {
   switch (phase) {
     case DatagramPacer::Phase::kStartup: return "startup";
@@ -156,10 +199,11 @@ const char* pacer_phase_name(DatagramPacer::Phase phase) {
   return "?";
 }
 
-DatagramPacer::DatagramPacer(ArqDuration initial_rtt)
+DatagramPacer::DatagramPacer(ArqDuration initial_rtt, bool start_jump)
     : initial_rtt_(std::max<ArqDuration>(initial_rtt, std::chrono::milliseconds(1))),
       pacing_gain_(kStartupGain),
-      window_gain_(kStartupGain) {}
+      window_gain_(kStartupGain),
+      jump_state_(start_jump ? Jump::kWaiting : Jump::kOff) {}
 
 double DatagramPacer::round_bandwidth_max() const { return *std::max_element(round_max_.begin(), round_max_.end()); }
 
@@ -175,7 +219,13 @@ double DatagramPacer::bandwidth() const {
   return first_window_rate;  // nothing measured yet
 }
 
-double DatagramPacer::pacing_rate() const { return std::max(kMinPacingRate, pacing_gain_ * bandwidth()); }
+double DatagramPacer::pacing_rate() const {
+  double rate = pacing_gain_ * bandwidth();
+  if (phase_ == Phase::kStartup && jump_state_ == Jump::kTaken && seed_state_ == Seed::kConfirmed) {
+    rate = std::min(rate, kJumpCeilingGain * std::max(train_rate_, bandwidth()));
+  }
+  return std::max(kMinPacingRate, rate);
+}
 
 std::size_t DatagramPacer::window_bytes() const {
   if (round_bandwidth_max() <= 0 && seed_state_ != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
@@ -198,6 +248,7 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
       mark_lost(it);
     } else {
       in_flight_ -= it->second.bytes;
+      leave_train(it->second);
       send_order_.erase(it->second.send_index);
       outstanding_.erase(it);
     }
@@ -209,19 +260,47 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
     delivered_time_ = now;
   }
   round_sent_bytes_ += bytes;
+  // A new path's first burst leaves back to back as a packet train (up to the first window). A
+  // send after a pause begins a new one: the datagrams before it (a program's small first
+  // messages: the CFD producer's came before its frames, and its frames never let the pipe
+  // empty again) were not sent with it, and their ACKs say nothing of the bottleneck.
+  const bool train_paused = train_open_ && !train_first_ack_ && now - train_last_sent_ > kTrainGap;
+  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone &&
+      (train_paused || (!train_open_ && train_outstanding_ == 0 && !train_first_ack_))) {
+    ++train_generation_;
+    train_outstanding_ = 0;
+    train_open_ = true;
+    train_sent_ = train_sent_bytes_ = 0;
+    train_first_ack_.reset();
+    train_acks_ = train_bytes_after_first_ = train_largest_ack_ = 0;
+    train_first_sent_ = now;
+  }
+  const std::uint64_t train = train_open_ && !retransmission ? train_generation_ : 0;
+  if (train) {
+    ++train_sent_;
+    train_sent_bytes_ += bytes;
+    ++train_outstanding_;
+    train_last_sent_ = now;
+    if (train_sent_ >= kTrainDatagrams) train_open_ = false;
+  }
   const std::uint64_t index = next_send_index_++;
   outstanding_[id] = Sent{index, now, bytes, delivered_, delivered_time_, first_sent_time_,
-                          application_limited_until_ != 0, retransmission};
+                          application_limited_until_ != 0, retransmission, train};
   send_order_[index] = id;
   in_flight_ += bytes;
   const ArqTime start = std::max(next_send_, now - kCatchUp);
   if (start > next_send_ && !ran_dry_) behind_ += duration_cast<ArqDuration>(start - next_send_);
   ran_dry_ = false;
-  next_send_ = start + duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
+  next_send_ = train ? start : start + duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
+}
+
+void DatagramPacer::leave_train(const Sent& sent) {
+  if (sent.train == train_generation_ && sent.train != 0 && train_outstanding_ > 0) --train_outstanding_;
 }
 
 void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
   in_flight_ -= it->second.bytes;
+  leave_train(it->second);
   round_lost_bytes_ += it->second.bytes;
   lost_bytes_ += it->second.bytes;
   ++lost_datagrams_;
@@ -234,6 +313,11 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
   delivered_ += sent.bytes;
   round_delivered_bytes_ += sent.bytes;
   in_flight_ -= sent.bytes;
+  if (sent.train != 0 && sent.train == train_generation_) {
+    leave_train(sent);
+    ++ack_train_datagrams_;
+    ack_train_bytes_ += sent.bytes;
+  }
   // A re-sent datagram's ACK may be for its earlier copy (Karn): it dates nothing.
   if (!sent.retransmission && (!newest || sent.send_index > newest->send_index)) newest = sent;
   // ... but an ACK sooner than a round trip after the re-send was for the earlier copy: that
@@ -249,12 +333,26 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
 void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack) {
   std::optional<Sent> newest;
   const std::uint64_t delivered_before = delivered_;
+  ack_train_datagrams_ = ack_train_bytes_ = 0;
   while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
   for (const ArqSackRange& range : sack) {
     for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
       auto next = std::next(it);
       deliver(now, it, newest);
       it = next;
+    }
+  }
+  if (delivered_ > delivered_before) train_open_ = false;  // later datagrams are paced by what the ACKs show
+  if (ack_train_datagrams_ > 0) {
+    // The train's first ACK starts the clock; the bytes the later ones deliver over the time
+    // since then are the bottleneck's rate.
+    if (!train_first_ack_) {
+      train_first_ack_ = now;
+    } else {
+      ++train_acks_;
+      train_bytes_after_first_ += ack_train_bytes_;
+      train_largest_ack_ = std::max(train_largest_ack_, ack_train_datagrams_);
+      train_last_ack_ = now;
     }
   }
   if (!newest) {
@@ -277,7 +375,10 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
 
   {
     const ArqDuration rtt = duration_cast<ArqDuration>(now - newest->sent_at);
-    round_min_rtt_ = std::min(round_min_rtt_.value_or(rtt), rtt);
+    // A packet train queues behind itself at the bottleneck (4.9 ms on geo, 38 ms of a 50 ms
+    // round trip at 20 Mbit/s): its RTTs say nothing of a queue that stands.
+    const bool queue_test = newest->train == 0;
+    if (queue_test) round_min_rtt_ = std::min(round_min_rtt_.value_or(rtt), rtt);
     // RFC 6298's smoothing (1/8, 1/4): the path's jitter, for the window and the queue test.
     if (!smoothed_rtt_) {
       smoothed_rtt_ = rtt;
@@ -295,27 +396,37 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     // kStartupDelayStretch. A round's smallest RTT is its first ACKs', sent before this round's
     // doubling queued anything: judged by it, the test came a round late, when start-up had
     // doubled once more into the queue.
-    if (!stretch_min_rtt_) stretch_started_ = now;
-    stretch_min_rtt_ = std::min(stretch_min_rtt_.value_or(rtt), rtt);
-    ++stretch_samples_;
-    if (now - stretch_started_ >= std::max(kStartupDelayMin, *min_rtt_ / kStartupDelayStretch) &&
+    if (!stretch_min_rtt_ && queue_test) stretch_started_ = now;
+    if (queue_test) {
+      stretch_min_rtt_ = std::min(stretch_min_rtt_.value_or(rtt), rtt);
+      ++stretch_samples_;
+    }
+    if (stretch_min_rtt_ && now - stretch_started_ >= std::max(kStartupDelayMin, *min_rtt_ / kStartupDelayStretch) &&
         stretch_samples_ >= kStartupDelaySamples) {
       const bool queue = queue_seen(*stretch_min_rtt_);
       stretch_min_rtt_.reset();
       stretch_samples_ = 0;
-      if (queue && phase_ == Phase::kStartup && seed_state_ != Seed::kSeeded) enter_drain();
+      if (queue && phase_ == Phase::kStartup && seed_state_ != Seed::kSeeded) leave_startup_on_queue();
     }
   }
   // The delivery rate over the datagram's flight (the longer of its send and ACK intervals, so
   // that neither a burst of sends nor a burst of ACKs inflates it).
   const auto interval = std::max(newest->sent_at - newest->first_sent_at_send, now - newest->delivered_time_at_send);
   if (interval > ArqTime::duration::zero() && (!min_rtt_ || interval >= *min_rtt_)) {
-    const double rate = static_cast<double>(delivered_ - newest->delivered_at_send) /
-                        std::chrono::duration<double>(interval).count();
+    double rate = static_cast<double>(delivered_ - newest->delivered_at_send) /
+                  std::chrono::duration<double>(interval).count();
+    // Until the drain is over, ACKs still come for what start-up sent into its queue.
+    if (phase_ == Phase::kDrain && drain_rate_cap_ > 0) rate = std::min(rate, drain_rate_cap_);
     double& slot = round_max_[filter_round_ % kRing];
-    if (!newest->application_limited || rate > round_bandwidth_max()) slot = std::max(slot, rate);
+    if (!newest->application_limited || rate > round_bandwidth_max()) {
+      slot = std::max(slot, rate);
+      if (phase_ == Phase::kStartup && !queue_seen(duration_cast<ArqDuration>(now - newest->sent_at))) {
+        startup_calm_rate_ = std::max(startup_calm_rate_, rate);
+      }
+    }
   }
-  if (seed_state_ == Seed::kSeeded && !seed_judged_from_ && !newest->application_limited) {
+  if (seed_state_ == Seed::kSeeded && !seed_judged_from_ && !newest->application_limited &&
+      newest->send_index >= seed_from_send_index_) {
     // The seed is judged over the round trip of ACKs that starts with the first datagram sent while
     // the sender was busy: ACKs of pings before a burst, or of a burst's first part, measure less.
     seed_judged_from_ = now;
@@ -324,11 +435,31 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     seed_application_limited_ = false;
   }
   judge_seed(now);
+  if (jump_state_ == Jump::kWaiting && train_first_ack_ && train_outstanding_ == 0 && !train_open_) measure_train();
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
   // leave only re-sent datagrams to date it, one minimum RTT.
   if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * min_rtt_.value_or(initial_rtt_)) {
     end_round(now);
   }
+}
+
+void DatagramPacer::measure_train() {
+  ++trains_;
+  const ArqDuration ack_span = duration_cast<ArqDuration>(train_last_ack_ - *train_first_ack_);
+  const ArqDuration send_span = duration_cast<ArqDuration>(train_last_sent_ - train_first_sent_);
+  const bool enough = train_sent_ >= kMinTrainDatagrams && train_acks_ >= kMinTrainAcks &&
+                      train_bytes_after_first_ * kTrainCoverDivisor >= train_sent_bytes_ &&
+                      train_largest_ack_ * kTrainLargestAckDivisor <= train_sent_ && ack_span > ArqDuration::zero() &&
+                      seconds_of(ack_span) >= kTrainSpread * seconds_of(send_span);
+  train_first_ack_.reset();
+  // Not a measurement of the bottleneck: start-up doubles on, and the next burst is another train.
+  if (!enough || phase_ != Phase::kStartup || seed_state_ != Seed::kNone) return;
+  train_rate_ = static_cast<double>(train_bytes_after_first_) / seconds_of(ack_span);
+  const double jump_rate = kJumpShare * train_rate_;
+  // Only a jump: a train slower than start-up already paces says nothing new.
+  if (jump_rate <= pacing_rate()) return;
+  jump_state_ = Jump::kTaken;
+  start_seeded(jump_rate);
 }
 
 bool DatagramPacer::queue_seen(ArqDuration smallest_rtt) const {
@@ -354,6 +485,9 @@ void DatagramPacer::forget_in_flight() {
   outstanding_.clear();
   send_order_.clear();
   in_flight_ = 0;
+  train_outstanding_ = 0;  // a train sealed under the old keys measures nothing
+  train_open_ = false;
+  train_first_ack_.reset();
 }
 
 void DatagramPacer::on_application_limited() {
@@ -368,12 +502,17 @@ bool DatagramPacer::seed(double rate, ArqDuration min_rtt) {
   const double seed_rate = kWarmStartShare * rate;
   // A seed below what a cold start-up sends in its first round trip would only slow it down.
   if (seed_rate * seconds_of(min_rtt) < kInitialWindowBytes) return false;
-  seed_state_ = Seed::kSeeded;
-  seed_rate_ = seed_rate;
   initial_rtt_ = min_rtt;
+  start_seeded(seed_rate);
+  return true;
+}
+
+void DatagramPacer::start_seeded(double rate) {
+  seed_state_ = Seed::kSeeded;
+  seed_rate_ = rate;
+  seed_from_send_index_ = next_send_index_;  // what left before was paced at another rate
   pacing_gain_ = 1.0;
   window_gain_ = kSeedWindowGain;
-  return true;
 }
 
 void DatagramPacer::judge_seed(ArqTime now) {
@@ -428,6 +567,21 @@ void DatagramPacer::back_off(double new_rate) {
   drain_rounds_ = 0;
   pacing_gain_ = kDrainAfterProbeGain;
   window_gain_ = kCruiseWindowGain;
+}
+
+void DatagramPacer::leave_startup_on_queue() {
+  // The rate delivered while start-up's queue stood is a FIFO's share of an overfilled bottleneck:
+  // beside another flow, more than that flow leaves (cruising at it kept a queue growing until it
+  // overflowed: 0.72 x a link of which 0.6 was free, in the simulation). The largest rate
+  // delivered without a queue is what the path carried for us alone; probes find the rest.
+  // Only after a jump: doubling's last calm samples lag a round behind (half the rate), and a cold
+  // start-up's estimate is left as it was.
+  if (jump_state_ == Jump::kTaken && startup_calm_rate_ > 0 && startup_calm_rate_ < round_bandwidth_max()) {
+    round_max_.fill(0);
+    round_max_[filter_round_ % kRing] = startup_calm_rate_;
+    drain_rate_cap_ = startup_calm_rate_;
+  }
+  enter_drain();
 }
 
 void DatagramPacer::enter_drain() {
@@ -487,9 +641,8 @@ void DatagramPacer::end_round(ArqTime now) {
   if (seed_state_ == Seed::kSeeded) return;
 
   if (phase_ == Phase::kStartup && (heavy_loss || startup_delay)) {
-    // Start-up overfilled the path: the estimate (the largest rate delivered) is the bottleneck's;
-    // drain the queue it built and cruise at it.
-    enter_drain();
+    // Start-up overfilled the path: drain the queue it built and cruise at what it delivered.
+    leave_startup_on_queue();
     return;
   }
   if (phase_ == Phase::kCruise && heavy_loss_rounds_ >= kHeavyLossRounds && rounds_since_backoff_ > kBackoffHoldRounds) {
@@ -522,6 +675,7 @@ void DatagramPacer::end_round(ArqTime now) {
       if (static_cast<double>(in_flight_) <= bandwidth() * seconds_of(min_rtt_.value_or(initial_rtt_)) ||
           ++drain_rounds_ >= kMaxDrainRounds) {
         phase_ = Phase::kCruise;
+        drain_rate_cap_ = 0;
         cycle_step_ = 0;
         pacing_gain_ = 1.0;
         window_gain_ = kCruiseWindowGain;

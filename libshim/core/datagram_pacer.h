@@ -29,6 +29,13 @@
 //     of ACKs shows what the path delivers. Delivered near the seed: start-up goes on from there.
 //     Far less, or heavy loss: the seed is dropped, the estimate becomes the measured delivery rate
 //     and a drain phase empties the queue the seed built.
+//   - A start-up jump (issue 11, LONGPIPE_START_JUMP, off by default) on a new path: the first
+//     burst leaves back to back (a packet train, up to the first window); the bottleneck spreads
+//     it, so the spacing of its ACKs measures the bottleneck's rate after one round trip. The
+//     pacer then paces at a share of that rate as it would at a warm start's seed (judged the same
+//     way over the next round trip of ACKs) instead of doubling from the first window for ten
+//     round trips. Too few ACKs, or ACKs bunched by a stalled receiver: no jump, start-up goes on
+//     doubling.
 //   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
 //     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
 //
@@ -51,9 +58,13 @@ class DatagramPacer {
   enum class Phase { kStartup, kDrain, kCruise };
   // A warm start's fate: none offered, pacing at the seed, the path delivered it, or not.
   enum class Seed { kNone, kSeeded, kConfirmed, kRejected };
+  // The start-up jump: switched off, waiting for a packet train's ACKs, or taken (its fate is then
+  // the seed's: seeded until judged, confirmed or rejected).
+  enum class Jump { kOff, kWaiting, kTaken };
 
   // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
-  explicit DatagramPacer(ArqDuration initial_rtt);
+  // `start_jump`: LONGPIPE_START_JUMP.
+  explicit DatagramPacer(ArqDuration initial_rtt, bool start_jump = false);
 
   // Whether a datagram may leave now: the window has room and the pacing time has come.
   bool can_send(ArqTime now) const { return window_open() && now >= next_send_time(); }
@@ -82,6 +93,12 @@ class DatagramPacer {
   // The state, for the statistics and the tests.
   Phase phase() const { return phase_; }
   Seed seed_state() const { return seed_state_; }
+  Jump jump_state() const { return jump_state_; }
+  // The seed came from a cache entry (a warm start), not from a packet train (a jump).
+  bool warm_seed() const { return seed_state_ != Seed::kNone && jump_state_ != Jump::kTaken; }
+  // The bottleneck rate the packet train measured (bytes per second; 0 = none yet).
+  double train_rate() const { return train_rate_; }
+  std::uint64_t trains() const { return trains_; }
   double bandwidth() const;                       // bytes per second (estimate of the bottleneck)
   double pacing_rate() const;                     // bytes per second
   std::size_t window_bytes() const;
@@ -118,6 +135,7 @@ class DatagramPacer {
     ArqTime first_sent_at_send;       // send time of the datagram most recently delivered then
     bool application_limited;
     bool retransmission;              // its id was sent before: no RTT sample (Karn)
+    std::uint64_t train;              // the packet train it belongs to (0: none)
   };
 
   void deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest);
@@ -125,11 +143,15 @@ class DatagramPacer {
   void end_round(ArqTime now);
   void back_off(double new_rate);
   void enter_drain();
+  void leave_startup_on_queue();
   ArqDuration reorder_window() const;
   bool queue_seen(ArqDuration smallest_rtt) const;  // start-up's queue (HyStart's delay test)
   double round_bandwidth_max() const;
   void judge_seed(ArqTime now);
   void end_seed(Seed verdict, double delivered_rate);
+  void start_seeded(double rate);
+  void leave_train(const Sent& sent);
+  void measure_train();
 
   ArqDuration initial_rtt_;
   Phase phase_ = Phase::kStartup;
@@ -167,6 +189,8 @@ class DatagramPacer {
   ArqDuration rtt_deviation_{0};
   ArqTime min_rtt_stamp_{};
   double full_bandwidth_ = 0;                    // start-up: the rate to beat
+  double startup_calm_rate_ = 0;                 // start-up's largest rate sample without a queue
+  double drain_rate_cap_ = 0;                    // samples above it during the drain after start-up are its queue's
   int flat_rounds_ = 0;
   int heavy_loss_rounds_ = 0;
   int rounds_since_backoff_ = 1 << 20;
@@ -185,6 +209,24 @@ class DatagramPacer {
   std::uint64_t seed_delivered_from_ = 0;
   std::uint64_t seed_lost_from_ = 0;
   bool seed_application_limited_ = false;  // the judged span says nothing of the path
+  std::uint64_t seed_from_send_index_ = 0;  // judged on ACKs of datagrams sent from here on
+
+  // The packet train of the start-up jump: its datagrams, and the ACKs that came for them.
+  Jump jump_state_;
+  bool train_open_ = false;             // the datagrams sent now join the train
+  std::uint64_t train_generation_ = 0;  // the current train (Sent::train)
+  std::uint64_t train_sent_ = 0;        // datagrams and bytes of the current train
+  std::uint64_t train_sent_bytes_ = 0;
+  std::uint64_t train_outstanding_ = 0; // neither delivered nor lost yet
+  ArqTime train_first_sent_{}, train_last_sent_{};
+  std::optional<ArqTime> train_first_ack_;
+  ArqTime train_last_ack_{};
+  std::uint64_t train_acks_ = 0;        // ACKs after the first that delivered train datagrams
+  std::uint64_t train_bytes_after_first_ = 0;
+  std::uint64_t train_largest_ack_ = 0; // most train datagrams one ACK (after the first) delivered
+  std::uint64_t ack_train_datagrams_ = 0, ack_train_bytes_ = 0;  // of the ACK being handled
+  double train_rate_ = 0;
+  std::uint64_t trains_ = 0;
   std::uint64_t lost_bytes_ = 0;
 
   std::uint64_t backoffs_for_delay_ = 0;
@@ -201,5 +243,7 @@ class DatagramPacer {
 
 const char* pacer_phase_name(DatagramPacer::Phase phase);
 const char* pacer_seed_name(DatagramPacer::Seed seed);
+// The jump's state for the statistics: off, waiting, or (taken) its seed's fate.
+const char* pacer_jump_name(const DatagramPacer& pacer);
 
 }  // namespace lp

@@ -19,6 +19,8 @@ struct DatagramStatistics {
   std::uint64_t datagrams_received = 0;  // authentic ones
   std::string pacer_phase;           // startup, drain, cruise
   std::string warm_start;            // the pacer's seed: none, seeded, confirmed, rejected
+  std::string start_jump;            // off, waiting, or the jump's fate: seeded, confirmed, rejected
+  double train_rate_mbit = 0;        // the bottleneck rate the start-up jump's packet train measured
   double pacing_rate_mbit = 0;       // Mbit/s on the wire
   double bandwidth_mbit = 0;         // the pacer's estimate of the bottleneck
   std::uint64_t window_bytes = 0;

@@ -116,8 +116,8 @@ class Bottleneck {
 // A paced sender and a receiver, as the session drives them.
 class PacedTransfer {
  public:
-  PacedTransfer(PathProfile path, std::uint64_t seed)
-      : sender_(config()), receiver_(config()), pacer_(50ms), forward_(path, seed), acks_(lp::test::LinkProfile{.delay = path.delay, .loss = path.ack_loss}, seed + 1) {}
+  PacedTransfer(PathProfile path, std::uint64_t seed, bool start_jump = false)
+      : sender_(config()), receiver_(config()), pacer_(50ms, start_jump), forward_(path, seed), acks_(lp::test::LinkProfile{.delay = path.delay, .loss = path.ack_loss}, seed + 1) {}
 
   void queue(std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) outbox_.push_back(lp::test::make_message(queued_++, kPayload - 8));
@@ -379,6 +379,8 @@ TEST_CASE("paced datagrams: bursts smaller than the path do not end start-up", "
   // So a large burst then still doubles per round trip: the path's rate within a second.
   transfer.queue(20000);
   transfer.run(transfer.now() + 1s, false);
+  CAPTURE(pacer_jump_name(transfer.pacer()), transfer.pacer().train_rate(), transfer.pacer().trains(),
+          pacer_phase_name(transfer.pacer().phase()), transfer.pacer().pacing_rate());
   CHECK(transfer.pacer().bandwidth() >= 0.8 * 2.5e6);
 }
 
@@ -462,6 +464,8 @@ TEST_CASE("warm start: a seed 4 x too high falls back to the bottleneck within a
 }
 
 TEST_CASE("warm start: a seed 4 x too low still ramps as start-up would", "[pacer][warm]") {
+  // Against start-up's doubling. (With the start-up jump, below, a cold start reaches the rate
+  // sooner than a seed this low, which doubles from a quarter of the path: 0.94 s against 1.09 s.)
   PacedTransfer cold(kLongPath, 23);
   const ArqDuration cold_time = time_to_rate(cold, 0.8, at(10s));
   PacedTransfer transfer(kLongPath, 23);
@@ -612,3 +616,140 @@ TEST_CASE("paced datagrams: a needless re-send is not counted as the path's loss
     CHECK(pacer.loss_ppm() == 0);
   }
 }
+
+namespace {
+
+// When a bulk transfer's estimate first reaches `share` of `rate`, checked every 5 ms of fake time.
+ArqTime reaches(PacedTransfer& transfer, double share, double rate, ArqTime limit) {
+  while (transfer.pacer().bandwidth() < share * rate && transfer.now() < limit) transfer.run(transfer.now() + 5ms, true);
+  return transfer.now();
+}
+
+// A pacer that sent a train of `count` full datagrams back to back at t = 0 and got its ACKs one
+// round trip later: `per_ack` datagrams per ACK, `gap` apart.
+// `send_gap`: the sends' own spacing (an application that hands its data over slowly).
+DatagramPacer acknowledged_train(std::uint64_t count, std::uint64_t per_ack, ArqDuration gap, ArqDuration send_gap = 0us) {
+  DatagramPacer pacer(540ms, true);
+  for (std::uint64_t id = 0; id < count; ++id) {
+    const ArqTime when = at(0ms) + static_cast<int>(id) * send_gap;
+    REQUIRE(pacer.can_send(when));
+    pacer.on_sent(when, id, 1472);
+  }
+  ArqTime when = at(540ms);
+  for (std::uint64_t acked = 0; acked < count; when += gap) {
+    acked = std::min(count, acked + per_ack);
+    pacer.on_ack(when, acked, {});
+  }
+  return pacer;
+}
+
+}  // namespace
+
+TEST_CASE("start-up jump: the train's ACK spacing sets the pacing rate after one round trip", "[pacer][jump]") {
+  // 64 datagrams spread by a 155 Mbit/s bottleneck: 76 us apart.
+  const DatagramPacer pacer = acknowledged_train(64, 1, 76us);
+  CAPTURE(pacer.train_rate() * 8 / 1e6, pacer.pacing_rate() * 8 / 1e6, pacer_jump_name(pacer));
+  CHECK(pacer.train_rate() == Approx(1472 / 76e-6).epsilon(0.02));
+  CHECK(pacer.jump_state() == DatagramPacer::Jump::kTaken);
+  CHECK(pacer.seed_state() == DatagramPacer::Seed::kSeeded);
+  CHECK_FALSE(pacer.warm_seed());
+  CHECK(pacer.pacing_rate() == Approx(0.5 * pacer.train_rate()).epsilon(0.01));
+  // A window of that rate over the round trip, not start-up's 128 datagrams.
+  CHECK(pacer.window_bytes() >= 0.5 * 0.5 * pacer.train_rate() * 0.54);
+}
+
+TEST_CASE("start-up jump: a small message before the first burst does not spoil its train", "[pacer][jump]") {
+  // The CFD producer's pattern: a small message, then frames that never let the pipe empty. The
+  // train is the burst, not the message sent 20 ms before it (first version: no train at all).
+  DatagramPacer pacer(540ms, true);
+  pacer.on_sent(at(0ms), 0, 200);
+  for (std::uint64_t id = 1; id < 64; ++id) {
+    REQUIRE(pacer.can_send(at(20ms)));
+    pacer.on_sent(at(20ms), id, 1472);
+  }
+  pacer.on_ack(at(540ms), 1, {});
+  ArqTime when = at(560ms);
+  for (std::uint64_t acked = 2; acked <= 64; ++acked, when += 76us) pacer.on_ack(when, acked, {});
+  CAPTURE(pacer.train_rate() * 8 / 1e6, pacer_jump_name(pacer));
+  CHECK(pacer.jump_state() == DatagramPacer::Jump::kTaken);
+  CHECK(pacer.train_rate() == Approx(1472 / 76e-6).epsilon(0.02));
+}
+
+TEST_CASE("start-up jump: ACKs bunched by a stalled receiver, or too few, make no jump", "[pacer][jump]") {
+  // Two ACKs for the whole train (the receiver read what piled up in one turn).
+  const DatagramPacer bunched = acknowledged_train(64, 32, 10us);
+  // A train of 10 datagrams.
+  const DatagramPacer short_train = acknowledged_train(10, 1, 76us);
+  // The ACKs no more spread than the sends: the train measured the sender, not the path.
+  const DatagramPacer slow_sender = acknowledged_train(64, 1, 76us, 60us);
+  for (const DatagramPacer* pacer : {&bunched, &short_train, &slow_sender}) {
+    CAPTURE(pacer->train_rate(), pacer_jump_name(*pacer));
+    CHECK(pacer->jump_state() == DatagramPacer::Jump::kWaiting);
+    CHECK(pacer->seed_state() == DatagramPacer::Seed::kNone);
+    CHECK(pacer->phase() == DatagramPacer::Phase::kStartup);
+    CHECK(pacer->train_rate() == 0);
+  }
+  DatagramPacer off(540ms);  // LONGPIPE_START_JUMP's default
+  off.on_sent(at(0ms), 0, 1472);
+  CHECK(off.jump_state() == DatagramPacer::Jump::kOff);
+}
+
+TEST_CASE("start-up jump: a new path on geo reaches 0.8 x the link within 5 round trips, no drops", "[pacer][jump]") {
+  // Doubling from the first window took 10-12 round trips here (the test above allows 12).
+  PacedTransfer transfer(kGeoPath, 41, true);
+  const ArqTime reached = reaches(transfer, 0.8, kGeoPath.rate, at(10s));
+  transfer.run(at(10s), true);
+  CAPTURE(std::chrono::duration<double>(reached - ArqTime{}).count(), transfer.pacer().train_rate() * 8 / 1e6,
+          pacer_jump_name(transfer.pacer()), pacer_phase_name(transfer.pacer().phase()), transfer.path().tail_drops(),
+          transfer.pacer().lost_datagrams(), transfer.pacer().bandwidth() * 8 / 1e6);
+  CHECK(reached - ArqTime{} <= 5 * kGeoRtt);
+  CHECK(transfer.path().tail_drops() == 0);
+  CHECK(transfer.pacer().seed_state() == DatagramPacer::Seed::kConfirmed);
+  CHECK(transfer.pacer().phase() == DatagramPacer::Phase::kCruise);
+  CHECK(transfer.pacer().bandwidth() >= 0.95 * kGeoPath.rate);
+  CHECK(transfer.pacer().bandwidth() <= 1.05 * kGeoPath.rate);
+}
+
+TEST_CASE("start-up jump: a 10 MB burst on a new geo path completes sooner than with doubling", "[pacer][jump]") {
+  // lp-perf's 1 MiB x 10 cold: the first round trip's train, then the jump.
+  constexpr std::size_t kUnits = (10u << 20) / kPayload;
+  ArqTime took[2];
+  std::uint64_t drops[2];
+  for (const bool jump : {false, true}) {
+    PacedTransfer transfer(kGeoPath, 42, jump);
+    transfer.queue(kUnits);
+    while (transfer.delivered().size() < kUnits && transfer.now() < at(30s)) transfer.run(transfer.now() + 5ms, false);
+    REQUIRE(transfer.delivered().size() == kUnits);
+    took[jump] = transfer.last_delivery();
+    drops[jump] = transfer.path().tail_drops();
+  }
+  CAPTURE(std::chrono::duration<double>(took[0] - ArqTime{}).count(), std::chrono::duration<double>(took[1] - ArqTime{}).count(),
+          drops[0], drops[1]);
+  // Ideal: 0.27 s one way + 0.55 s at the link's rate.
+  CHECK(took[1] - ArqTime{} <= 4 * kGeoRtt);
+  CHECK(took[1] < took[0]);
+  CHECK(drops[1] == 0);
+}
+
+TEST_CASE("start-up jump: beside a flow that takes 60 % of the link, the jump takes no more than the rest", "[pacer][jump]") {
+  // A packet train measures the bottleneck's capacity, not what is free: the jump's share and its
+  // judgement must keep it from overfilling a queue another flow keeps busy.
+  PacedTransfer transfer(kLongPath, 43, true);
+  transfer.path().add_competitor(0.6 * kLongPath.rate, transfer.now());
+  ArqDuration worst = 0us;
+  while (transfer.now() < at(3s)) {
+    transfer.run(transfer.now() + 10ms, true);
+    worst = std::max(worst, transfer.path().queue_delay(transfer.now()));
+  }
+  CAPTURE(transfer.path().tail_drops(), transfer.path().competitor_drops(), transfer.pacer().bandwidth() / kLongPath.rate,
+          transfer.pacer().train_rate() / kLongPath.rate, pacer_jump_name(transfer.pacer()),
+          pacer_phase_name(transfer.pacer().phase()), std::chrono::duration<double>(worst).count());
+  CHECK(transfer.pacer().jump_state() == DatagramPacer::Jump::kTaken);
+  CHECK(transfer.path().tail_drops() + transfer.path().competitor_drops() == 0);
+  CHECK(transfer.pacer().phase() != DatagramPacer::Phase::kStartup);
+  // A FIFO's share of a queue it keeps (cruising beside a flow that never backs off keeps a queue
+  // growing until the delay back-off: "Limits and what is left"), not the train's whole link.
+  CHECK(transfer.pacer().bandwidth() <= 0.6 * kLongPath.rate);
+  CHECK(transfer.pacer().bandwidth() >= 0.25 * kLongPath.rate);
+}
+
