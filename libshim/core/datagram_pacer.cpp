@@ -291,7 +291,8 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   const ArqTime start = std::max(next_send_, now - kCatchUp);
   if (start > next_send_ && !ran_dry_) behind_ += duration_cast<ArqDuration>(start - next_send_);
   ran_dry_ = false;
-  next_send_ = train ? start : start + duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
+  const auto gap = duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
+  next_send_ = train ? start : start + gap;  // a train's datagrams leave back to back
 }
 
 void DatagramPacer::leave_train(const Sent& sent) {

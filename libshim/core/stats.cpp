@@ -49,7 +49,8 @@ void write_session(std::ostream& out, const SessionReport& session) {
   if (d.used) {
     out << ",\"datagram\":{\"datagrams_sent\":" << d.datagrams_sent << ",\"datagrams_received\":" << d.datagrams_received
         << ",\"pacer_phase\":" << json_string(d.pacer_phase) << ",\"warm_start\":" << json_string(d.warm_start)
-        << ",\"start_jump\":" << json_string(d.start_jump) << ",\"train_rate_mbit\":" << d.train_rate_mbit << ",\"pacing_rate_mbit\":" << d.pacing_rate_mbit
+        << ",\"start_jump\":" << json_string(d.start_jump) << ",\"train_rate_mbit\":" << d.train_rate_mbit
+        << ",\"pacing_rate_mbit\":" << d.pacing_rate_mbit
         << ",\"bandwidth_mbit\":" << d.bandwidth_mbit << ",\"window_bytes\":" << d.window_bytes
         << ",\"min_rtt_ms\":" << d.min_rtt_ms << ",\"lost_datagrams\":" << d.lost_datagrams
         << ",\"backoffs_for_delay\":" << d.backoffs_for_delay << ",\"backoffs_for_loss\":" << d.backoffs_for_loss

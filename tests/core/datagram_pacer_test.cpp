@@ -117,7 +117,11 @@ class Bottleneck {
 class PacedTransfer {
  public:
   PacedTransfer(PathProfile path, std::uint64_t seed, bool start_jump = false)
-      : sender_(config()), receiver_(config()), pacer_(50ms, start_jump), forward_(path, seed), acks_(lp::test::LinkProfile{.delay = path.delay, .loss = path.ack_loss}, seed + 1) {}
+      : sender_(config()),
+        receiver_(config()),
+        pacer_(50ms, start_jump),
+        forward_(path, seed),
+        acks_(lp::test::LinkProfile{.delay = path.delay, .loss = path.ack_loss}, seed + 1) {}
 
   void queue(std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) outbox_.push_back(lp::test::make_message(queued_++, kPayload - 8));
@@ -621,14 +625,17 @@ namespace {
 
 // When a bulk transfer's estimate first reaches `share` of `rate`, checked every 5 ms of fake time.
 ArqTime reaches(PacedTransfer& transfer, double share, double rate, ArqTime limit) {
-  while (transfer.pacer().bandwidth() < share * rate && transfer.now() < limit) transfer.run(transfer.now() + 5ms, true);
+  while (transfer.pacer().bandwidth() < share * rate && transfer.now() < limit) {
+    transfer.run(transfer.now() + 5ms, true);
+  }
   return transfer.now();
 }
 
 // A pacer that sent a train of `count` full datagrams back to back at t = 0 and got its ACKs one
 // round trip later: `per_ack` datagrams per ACK, `gap` apart.
 // `send_gap`: the sends' own spacing (an application that hands its data over slowly).
-DatagramPacer acknowledged_train(std::uint64_t count, std::uint64_t per_ack, ArqDuration gap, ArqDuration send_gap = 0us) {
+DatagramPacer acknowledged_train(std::uint64_t count, std::uint64_t per_ack, ArqDuration gap,
+                                 ArqDuration send_gap = 0us) {
   DatagramPacer pacer(540ms, true);
   for (std::uint64_t id = 0; id < count; ++id) {
     const ArqTime when = at(0ms) + static_cast<int>(id) * send_gap;
@@ -723,15 +730,16 @@ TEST_CASE("start-up jump: a 10 MB burst on a new geo path completes sooner than 
     took[jump] = transfer.last_delivery();
     drops[jump] = transfer.path().tail_drops();
   }
-  CAPTURE(std::chrono::duration<double>(took[0] - ArqTime{}).count(), std::chrono::duration<double>(took[1] - ArqTime{}).count(),
-          drops[0], drops[1]);
+  CAPTURE(std::chrono::duration<double>(took[0] - ArqTime{}).count(),
+          std::chrono::duration<double>(took[1] - ArqTime{}).count(), drops[0], drops[1]);
   // Ideal: 0.27 s one way + 0.55 s at the link's rate.
   CHECK(took[1] - ArqTime{} <= 4 * kGeoRtt);
   CHECK(took[1] < took[0]);
   CHECK(drops[1] == 0);
 }
 
-TEST_CASE("start-up jump: beside a flow that takes 60 % of the link, the jump takes no more than the rest", "[pacer][jump]") {
+TEST_CASE("start-up jump: beside a flow that takes 60 % of the link, it takes no more than the rest",
+          "[pacer][jump]") {
   // A packet train measures the bottleneck's capacity, not what is free: the jump's share and its
   // judgement must keep it from overfilling a queue another flow keeps busy.
   PacedTransfer transfer(kLongPath, 43, true);
@@ -741,8 +749,9 @@ TEST_CASE("start-up jump: beside a flow that takes 60 % of the link, the jump ta
     transfer.run(transfer.now() + 10ms, true);
     worst = std::max(worst, transfer.path().queue_delay(transfer.now()));
   }
-  CAPTURE(transfer.path().tail_drops(), transfer.path().competitor_drops(), transfer.pacer().bandwidth() / kLongPath.rate,
-          transfer.pacer().train_rate() / kLongPath.rate, pacer_jump_name(transfer.pacer()),
+  CAPTURE(transfer.path().tail_drops(), transfer.path().competitor_drops(),
+          transfer.pacer().bandwidth() / kLongPath.rate, transfer.pacer().train_rate() / kLongPath.rate,
+          pacer_jump_name(transfer.pacer()),
           pacer_phase_name(transfer.pacer().phase()), std::chrono::duration<double>(worst).count());
   CHECK(transfer.pacer().jump_state() == DatagramPacer::Jump::kTaken);
   CHECK(transfer.path().tail_drops() + transfer.path().competitor_drops() == 0);
