@@ -1,5 +1,6 @@
 #include "carrier_choice.h"
 
+#include "datagram_pacer.h"
 #include "wire_frame.h"
 
 namespace lp {
@@ -48,6 +49,12 @@ CarrierOffer CarrierOffer::decode(std::uint8_t byte) {
 
 bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss_ppm) {
   return min_rtt >= kAutoMinRtt && loss_ppm >= kAutoMinLossPpm;
+}
+
+bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_bytes_per_second) {
+  const double bdp_bytes = rate_bytes_per_second * std::chrono::duration<double>(min_rtt).count();
+  return min_rtt >= kAutoMinRtt && DatagramPacer::seed_worth_taking(rate_bytes_per_second, min_rtt) &&
+         bdp_bytes >= kAutoWarmStartMinInitialWindows * kTcpInitialWindowBytes;
 }
 
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs) {

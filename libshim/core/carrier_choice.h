@@ -47,12 +47,30 @@ CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& the
 
 const char* carrier_name(CarrierChoice choice);
 
-// LONGPIPE_CARRIER=auto's judgement of a path from what the path cache remembers of it (TCP
-// sessions measured it, path_estimator.h): datagrams for a long path that loses packets without
-// a queue standing. The round trip alone was the wrong judge: on loss-free geo the datagram
-// carrier is slower (libshim/README.md, "Datagram carrier").
+// LONGPIPE_CARRIER=auto's judgement of a path from what the path cache remembers of it (TCP or
+// datagram sessions measured it, path_estimator.h), for two reasons. The round trip alone was the
+// wrong judge: on loss-free geo a cold datagram session is no faster than tcp (libshim/README.md,
+// "Datagram carrier").
+//
+// 1. A long path that loses packets without a queue standing: TCP reads random loss as congestion.
 constexpr std::chrono::milliseconds kAutoMinRtt{100};  // geo's 540 ms measured; 20 ms not
 constexpr std::int64_t kAutoMinLossPpm = 5000;         // 0.5 %: 1 % measured (datagrams faster)
 bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss_ppm);
+
+// 2. A long path known well enough to warm-start on: the entry the session's warm start will use
+// (validated against the handshake) has a rate the datagram pacer takes as its seed, and a
+// bandwidth-delay product far above what a fresh TCP connection may send in its first round trip.
+// TCP cannot start above its initial window without root (PLATFORM.md): a new process pays slow
+// start, about log2(BDP / initial window) round trips (9.5 on geo), where the seeded pacer starts
+// at 0.85 x the cached rate in the first. Measured (libshim/README.md, "A known long path"): geo
+// 1 MiB x 100 first batch 1.38x on datagrams against 2.01x on tcp; 100 ms / 50 Mbit/s (43 windows)
+// 64 KiB x 100 1.43x against 1.62x; warm batches alike.
+// Linux's initial window (RFC 6928's 10 segments) at the MSS of a 1500-byte Ethernet path.
+constexpr double kTcpInitialWindowBytes = 10 * 1448.0;
+// BDP of at least 32 initial windows (464 KB; 37 Mbit/s at 100 ms, 6.9 Mbit/s at 540 ms): slow start
+// needs 5 round trips or more to fill the path, 0.5 s or more on a path of kAutoMinRtt. The gain
+// was measured from 43 windows up; below, a first batch fits the few round trips TCP needs anyway.
+constexpr double kAutoWarmStartMinInitialWindows = 32;
+bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_bytes_per_second);
 
 }  // namespace lp

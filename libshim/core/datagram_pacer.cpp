@@ -498,13 +498,17 @@ void DatagramPacer::on_application_limited() {
   seed_application_limited_ = true;
 }
 
-bool DatagramPacer::seed(double rate, ArqDuration min_rtt) {
-  if (seed_state_ != Seed::kNone || delivered_ > 0 || lost_bytes_ > 0 || min_rtt <= ArqDuration::zero()) return false;
-  const double seed_rate = kWarmStartShare * rate;
+bool DatagramPacer::seed_worth_taking(double rate, ArqDuration min_rtt) {
   // A seed below what a cold start-up sends in its first round trip would only slow it down.
-  if (seed_rate * seconds_of(min_rtt) < kInitialWindowBytes) return false;
+  return min_rtt > ArqDuration::zero() && kWarmStartShare * rate * seconds_of(min_rtt) >= kInitialWindowBytes;
+}
+
+bool DatagramPacer::seed(double rate, ArqDuration min_rtt) {
+  if (seed_state_ != Seed::kNone || delivered_ > 0 || lost_bytes_ > 0 || !seed_worth_taking(rate, min_rtt)) {
+    return false;
+  }
   initial_rtt_ = min_rtt;
-  start_seeded(seed_rate);
+  start_seeded(kWarmStartShare * rate);
   return true;
 }
 

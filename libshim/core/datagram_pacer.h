@@ -86,6 +86,10 @@ class DatagramPacer {
   // minimum RTT. Taken only before the first ACK (later the pacer has its own measurement);
   // returns whether it was.
   bool seed(double rate, ArqDuration min_rtt);
+  // Whether seed() would take this entry (before the first ACK): its share of the rate over the
+  // round trip is above what a cold start-up sends in its first round trip. LONGPIPE_CARRIER=auto
+  // asks it before choosing datagrams for a known path (carrier_choice.h).
+  static bool seed_worth_taking(double rate, ArqDuration min_rtt);
   // The sender has nothing more to send although it may: rate samples until what is in flight now
   // is delivered measure the application, not the path.
   void on_application_limited();

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <fstream>
 
+#include "carrier_choice.h"
 #include "connection.h"
 #include "session.h"
 
@@ -125,9 +126,7 @@ void PathKeeper::refresh(Session& session) {
   // gets its channel at the carrier agreement, which may come after the look-up: hence here.
   if (DatagramChannel* channel = session.datagram(); channel != nullptr && !channel->warm_start_offered() &&
                                                      path.warm_start_used()) {
-    double rate = path.warm_start()->rate_bytes_per_second;
-    if (const auto cap = config_.bandwidth_cap_bytes_per_second()) rate = std::min(rate, *cap);
-    channel->warm_start(rate, path.warm_start()->min_rtt);
+    channel->warm_start(seed_rate(*path.warm_start()), path.warm_start()->min_rtt);
   }
   // With the hints both set the fallback keeps judging by them (tcp_socket.cpp), as before.
   const double judged_bdp = path.judged_bdp_bytes(config_.bandwidth_mbit * 1e6 / 8,
@@ -195,8 +194,22 @@ bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::ch
   std::optional<PathSnapshot> known;
   if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
   if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
-  if (!known || (handshake_rtt && !validate_warm_start(*known, *handshake_rtt))) return false;
-  return path_prefers_datagrams(known->min_rtt, known->loss_ppm);
+  if (known && (!handshake_rtt || validate_warm_start(*known, *handshake_rtt)) &&
+      path_prefers_datagrams(known->min_rtt, known->loss_ppm)) {
+    return true;
+  }
+  // A known long path: the file's entry, as the session's warm start will use it (look_up_warm_start:
+  // validated by the handshake's round trip; the rate capped as the pacer's seed is, refresh()).
+  if (!handshake_rtt) return false;
+  const auto cached = cache_.find(key, now_unix());
+  if (!cached || !validate_warm_start(*cached, *handshake_rtt)) return false;
+  return path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached));
+}
+
+double PathKeeper::seed_rate(const PathSnapshot& cached) const {
+  double rate = cached.rate_bytes_per_second;
+  if (const auto cap = config_.bandwidth_cap_bytes_per_second()) rate = std::min(rate, *cap);
+  return rate;
 }
 
 void PathKeeper::save(const std::map<std::string, std::unique_ptr<Session>>& sessions) {

@@ -38,7 +38,10 @@ class PathKeeper {
   // Saves every session's snapshot (and those remembered from sessions already gone). Once, at stop.
   void save(const std::map<std::string, std::unique_ptr<Session>>& sessions);
   // LONGPIPE_CARRIER=auto: whether what this process or the cache knows of the path to `key`
-  // (path_cache_key) says datagrams (carrier_choice.h, path_prefers_datagrams). An entry whose
+  // (path_cache_key) says datagrams (carrier_choice.h): a long path that loses packets
+  // (path_prefers_datagrams), or a long path whose cache entry the warm start will use and whose
+  // bandwidth-delay product TCP would need many round trips of slow start to fill
+  // (path_warm_starts_datagrams; needs `handshake_rtt`, as the warm start does). An entry whose
   // round trip disagrees with `handshake_rtt` (validate_warm_start) is another path: not used.
   bool prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt) const;
   // The cache's counters, into the engine-wide statistics.
@@ -46,6 +49,8 @@ class PathKeeper {
 
  private:
   void look_up_warm_start(Session& session);
+  // A cache entry's rate as the datagram pacer's seed: capped by LONGPIPE_BANDWIDTH when set.
+  double seed_rate(const PathSnapshot& cached) const;
   void remember(const std::string& key, PathSnapshot snapshot);
   // What `session` learnt of its path (its TCP streams', or its datagram pacer's), for the cache.
   std::optional<PathSnapshot> learnt(const Session& session, std::size_t send, std::size_t receive) const;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "carrier_choice.h"
+#include "datagram_pacer.h"
 #include "wire_frame.h"
 
 using lp::CarrierChoice;
@@ -80,4 +81,26 @@ TEST_CASE("auto judges a path long and lossy from what TCP measured of it", "[ca
   CHECK_FALSE(lp::path_prefers_datagrams(540ms, -1));                 // not known
   CHECK_FALSE(lp::path_prefers_datagrams(540ms, lp::kAutoMinLossPpm - 1));
   CHECK_FALSE(lp::path_prefers_datagrams(40ms, 50'000));              // a short path: not measured
+}
+
+TEST_CASE("auto warm-starts datagrams on a known long path whose BDP slow start needs rounds to fill", "[carrier]") {
+  using namespace std::chrono_literals;
+  constexpr double kGeoRate = 155e6 / 8;  // the emulated geo link, as a TCP session caches it
+  CHECK(lp::path_warm_starts_datagrams(540ms, kGeoRate));
+  CHECK(lp::path_warm_starts_datagrams(100ms, 50e6 / 8));  // 625 KB: 43 initial windows, measured faster
+  // Loss-free: the lossy judgement says tcp, the warm start datagrams.
+  CHECK_FALSE(lp::path_prefers_datagrams(540ms, 0));
+  // What an acceptor that only answered caches (its answers' rate, 44 KB/s on geo): no seed.
+  CHECK_FALSE(lp::path_warm_starts_datagrams(540ms, 43'759));
+  CHECK_FALSE(lp::path_warm_starts_datagrams(540ms, 0));  // no rate measured
+  // A short path: slow start's round trips are short, datagrams measured no faster (20 ms / 50 Mbit/s).
+  CHECK_FALSE(lp::path_warm_starts_datagrams(20ms, 50e6 / 8));
+  CHECK_FALSE(lp::path_warm_starts_datagrams(lp::kAutoMinRtt - 1us, 1e9));
+  // The BDP threshold, at the shortest long path.
+  const double threshold_rate = lp::kAutoWarmStartMinInitialWindows * lp::kTcpInitialWindowBytes / 0.1;
+  CHECK(lp::path_warm_starts_datagrams(lp::kAutoMinRtt, threshold_rate * 1.001));
+  CHECK_FALSE(lp::path_warm_starts_datagrams(lp::kAutoMinRtt, threshold_rate * 0.999));
+  // Whatever the threshold, never an entry the pacer would not take as its seed.
+  CHECK_FALSE(lp::DatagramPacer::seed_worth_taking(1e5, 540ms));
+  CHECK_FALSE(lp::path_warm_starts_datagrams(540ms, 1e5));
 }

@@ -1,5 +1,6 @@
 // PathCache: the warm-start file's format, damaged lines skipped and counted, aging, the bound on
-// entries, atomic 0600 writes merged with what another process wrote, LONGPIPE_PATH_CACHE's file.
+// entries, atomic 0600 writes merged with what another process wrote, LONGPIPE_PATH_CACHE's file,
+// and how the keeper reads an entry for LONGPIPE_CARRIER=auto.
 #include "path_cache.h"
 
 #include <sys/stat.h>
@@ -7,9 +8,13 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
+
+#include "config.h"
+#include "path_keeper.h"
 
 using namespace std::chrono_literals;
 using lp::PathCache;
@@ -169,4 +174,28 @@ TEST_CASE("LONGPIPE_PATH_CACHE: off, a path, or the per-user default", "[path-ca
 TEST_CASE("the key: the peer's address without the port, else its host name", "[path-cache]") {
   CHECK(lp::path_cache_key("10.77.0.2", "site-b:7447") == "10.77.0.2");
   CHECK(lp::path_cache_key("", "site-b:7447") == "site-b");
+}
+
+TEST_CASE("auto: the keeper reads a known long path's entry as a reason for datagrams", "[path-cache][carrier]") {
+  TemporaryDirectory directory;
+  const std::string file = directory.path + "/paths";
+  const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));  // the keeper reads the wall clock
+  PathSnapshot geo = snapshot(540ms, 155e6 / 8);
+  geo.loss_ppm = 0;  // loss-free: the lossy judgement alone says tcp
+  PathSnapshot answers = snapshot(540ms, 43'759);  // what a geo acceptor that only answered caches
+  answers.loss_ppm = -1;
+  REQUIRE(PathCache::save(file, {{"10.77.0.2", {now, geo}}, {"10.77.0.1", {now, answers}}}, now) == "");
+  lp::Config config;
+  config.path_cache = file;
+  const lp::PathKeeper keeper(config);
+  CHECK(keeper.prefers_datagrams("10.77.0.2", 541ms));
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.2", 50ms));  // another path (the warm start's validation)
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.2", std::nullopt));  // nothing to validate the entry against
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.1", 541ms));  // the pacer would not take that seed
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.3", 541ms));  // unknown
+  // A LONGPIPE_BANDWIDTH the user set caps the seed, and so the judgement: 5 Mbit/s x 540 ms is 337 KB.
+  config.bandwidth_mbit = 5;
+  config.bandwidth_given = true;
+  config.bandwidth_stand_in = false;
+  CHECK_FALSE(lp::PathKeeper(config).prefers_datagrams("10.77.0.2", 541ms));
 }
