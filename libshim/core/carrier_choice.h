@@ -63,13 +63,13 @@ bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss
 // TCP cannot start above its initial window without root (PLATFORM.md): a new process pays slow
 // start, about log2(BDP / initial window) round trips (9.5 on geo), where the seeded pacer starts
 // at 0.85 x the cached rate in the first. Measured (libshim/README.md, "A known long path"): geo
-// 1 MiB x 100 first batch 1.38x on datagrams against 2.01x on tcp; 100 ms / 50 Mbit/s (43 windows)
-// 64 KiB x 100 1.43x against 1.62x; warm batches alike.
+// 1 MiB x 100 first batch 1.38-1.46x on datagrams against 2.01-2.19x on tcp; 100 ms / 50 Mbit/s
+// (42 windows) 64 KiB x 100 1.42-1.43x against 1.61-1.62x; warm batches alike (but one run at load 7).
 // Linux's initial window (RFC 6928's 10 segments) at the MSS of a 1500-byte Ethernet path.
 constexpr double kTcpInitialWindowBytes = 10 * 1448.0;
 // BDP of at least 32 initial windows (464 KB; 37 Mbit/s at 100 ms, 6.9 Mbit/s at 540 ms): slow start
 // needs 5 round trips or more to fill the path, 0.5 s or more on a path of kAutoMinRtt. The gain
-// was measured from 43 windows up; below, a first batch fits the few round trips TCP needs anyway.
+// was measured from 42 windows up; below, a first batch fits the few round trips TCP needs anyway.
 constexpr double kAutoWarmStartMinInitialWindows = 32;
 bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_bytes_per_second);
 
