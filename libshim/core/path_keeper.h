@@ -49,7 +49,7 @@ class PathKeeper {
 
  private:
   void look_up_warm_start(Session& session);
-  // A cache entry's rate as the datagram pacer's seed: capped by LONGPIPE_BANDWIDTH when set.
+  // A cache entry's rate as the datagram pacer's seed: capped by a LONGPIPE_BANDWIDTH the user set.
   double seed_rate(const PathSnapshot& cached) const;
   void remember(const std::string& key, PathSnapshot snapshot);
   // What `session` learnt of its path (its TCP streams', or its datagram pacer's), for the cache.
