@@ -33,6 +33,7 @@ void validate(const ArqConfig& c) {
   require(c.ack_delay >= ArqDuration::zero(), "ack_delay", ">= 0");
   require(c.ack_every_messages >= 1, "ack_every_messages", ">= 1");
   require(c.tail_copies >= 1 && c.tail_copies <= 8, "tail_copies", "within [1, 8]");
+  require(c.copy_recent_resends_rtts >= 0 && c.copy_recent_resends_rtts <= 4, "copy_recent_resends_rtts", "within [0, 4]");
   require(c.max_sack_ranges >= 1, "max_sack_ranges", ">= 1");
 }
 

@@ -101,12 +101,21 @@ class Arq {
   // Some message reached max_transmissions (datagram mode, if configured).
   bool peer_dead() const { return sender_.peer_dead(); }
 
+  // What the sender still holds (datagram carrier's repair symbols, tail_fec.h; ArqSender).
+  std::uint64_t acknowledged_below() const { return sender_.base_seq(); }
+  std::uint64_t transmitted_end() const { return sender_.transmitted_end(); }
+  const ArqPayload* held_copy(std::uint64_t seq, ArqTime& first_sent) const { return sender_.held_copy(seq, first_sent); }
+
   // ---- Receiver ----
   // A data frame from the peer, in any order, possibly duplicated. False: refused because it lies
   // far beyond the receive window (reliable-carrier mode; see ArqConfig::receive_window_messages).
   [[nodiscard]] bool on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
     return receiver_.on_data(seq, std::move(payload), now);
   }
+  // A message received but not yet handed out by receive(), or nullptr (ArqReceiver::find).
+  const ArqPayload* received(std::uint64_t seq) const { return receiver_.find(seq); }
+  // Messages below this have all been received.
+  std::uint64_t received_below() const { return receiver_.next_expected(); }
   // The next message in order, exactly once.
   std::optional<Delivery> receive() { return receiver_.receive(); }
   // The ACK to send if one is due at `now` (marks it sent).

@@ -101,6 +101,16 @@ std::optional<ArqTime> ArqReceiver::next_deadline() const {
   return ack_at_once_ ? *ack_owed_since_ : *ack_owed_since_ + config_.ack_delay;
 }
 
+const ArqPayload* ArqReceiver::find(std::uint64_t seq) const {
+  if (seq >= next_expected_) {
+    const auto it = held_.find(seq);
+    return it == held_.end() ? nullptr : &it->second;
+  }
+  // ready_ holds next_expected_ - ready_.size() .. next_expected_ - 1, in order.
+  if (seq + ready_.size() < next_expected_) return nullptr;
+  return &ready_[ready_.size() - (next_expected_ - seq)].payload;
+}
+
 bool ArqReceiver::ack_due(ArqTime now) const {
   const auto deadline = next_deadline();
   return deadline && now >= *deadline;

@@ -35,6 +35,9 @@ class ArqReceiver {
 
   std::optional<ArqTime> next_deadline() const;
   std::uint64_t next_expected() const { return next_expected_; }
+  // A message received and not yet handed out by receive() (held out of order, or in order and
+  // waiting), or nullptr: the datagram carrier's repair symbols are computed over such units.
+  const ArqPayload* find(std::uint64_t seq) const;
   // SACK ranges the next ACK would carry (before max_sack_ranges).
   std::size_t held_ranges() const { return held_ranges_.size(); }
   // Fills in the receiver fields of `stats`.

@@ -35,11 +35,17 @@ std::optional<ArqDataFrame> ArqSender::poll_transmit(ArqTime now) {
   if (!retransmit_queue_.empty()) {
     const std::uint64_t seq = *retransmit_queue_.begin();
     retransmit_queue_.erase(retransmit_queue_.begin());
-    if (config_.mode == ArqMode::kDatagram && config_.tail_copies > 1 && next_unsent_ == next_seq_) {
-      tail_copies_.emplace_back(seq, config_.tail_copies - 1);
+    if (config_.mode == ArqMode::kDatagram && config_.tail_copies > 1) {
+      if (next_unsent_ == next_seq_) {
+        tail_copies_.emplace_back(seq, config_.tail_copies - 1);
+      } else if (config_.copy_recent_resends_rtts > 0) {
+        at(seq).resent_before_tail = true;
+        ++resent_before_tail_;
+      }
     }
     return transmit(seq, now);
   }
+  if (resent_before_tail_ > 0 && next_unsent_ == next_seq_) copy_recent_resends(now);
   if (const auto seq = next_tail_copy()) {
     if (--tail_copies_.front().second == 0) tail_copies_.pop_front();
     return transmit(*seq, now);
@@ -48,6 +54,22 @@ std::optional<ArqDataFrame> ArqSender::poll_transmit(ArqTime now) {
     return transmit(next_unsent_++, now);
   }
   return std::nullopt;
+}
+
+void ArqSender::copy_recent_resends(ArqTime now) {
+  resent_before_tail_ = 0;
+  const auto span = std::chrono::duration_cast<ArqTime::duration>(
+      min_rtt_.value_or(config_.initial_rto) * config_.copy_recent_resends_rtts);
+  // The candidates (sent, not acknowledged, not queued) newest first, back to a round trip ago.
+  std::vector<std::uint64_t> recent;
+  for (auto it = unacked_by_order_.rbegin(); it != unacked_by_order_.rend(); ++it) {
+    Outstanding& message = at(it->second);
+    if (now - message.last_sent > span) break;
+    if (!message.resent_before_tail) continue;
+    message.resent_before_tail = false;
+    recent.push_back(it->second);
+  }
+  for (auto seq = recent.rbegin(); seq != recent.rend(); ++seq) tail_copies_.emplace_back(*seq, config_.tail_copies - 1);
 }
 
 std::optional<std::size_t> ArqSender::next_transmit_bytes() const {
@@ -253,6 +275,14 @@ void ArqSender::carrier_reset(ArqTime now) {
 }
 
 std::optional<ArqTime> ArqSender::next_deadline() const { return retransmit_timer_; }
+
+const ArqPayload* ArqSender::held_copy(std::uint64_t seq, ArqTime& first_sent) const {
+  if (seq < base_seq_ || seq >= next_seq_) return nullptr;
+  const Outstanding& message = at(seq);
+  if (message.sacked || message.transmissions == 0) return nullptr;
+  first_sent = message.first_sent;
+  return &message.payload;
+}
 
 std::optional<ArqTime> ArqSender::oldest_unacked_since() const {
   if (outstanding_.empty() || outstanding_.front().transmissions == 0) return std::nullopt;

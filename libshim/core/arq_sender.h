@@ -35,6 +35,12 @@ class ArqSender {
   bool peer_dead() const { return peer_dead_; }
   bool idle() const { return outstanding_.empty(); }
   std::uint64_t next_seq() const { return next_seq_; }
+  // For the datagram carrier's repair symbols (tail_fec.h): the oldest unacknowledged sequence,
+  // 1 + the highest ever transmitted, and a copy still held (sent, neither acknowledged nor SACKed;
+  // nullptr otherwise) with its first transmission time.
+  std::uint64_t base_seq() const { return base_seq_; }
+  std::uint64_t transmitted_end() const { return highest_transmitted_end_; }
+  const ArqPayload* held_copy(std::uint64_t seq, ArqTime& first_sent) const;
   // The sender fields of the statistics (receiver fields zero).
   ArqStats stats() const;
 
@@ -48,6 +54,7 @@ class ArqSender {
     ArqTime last_sent{};
     std::uint32_t loss_evidence = 0;        // ACKs showing later-sent messages arrived
     bool sacked = false;
+    bool resent_before_tail = false;        // re-sent while new messages waited, no tail copies yet
   };
   // What one ACK newly acknowledged, for the RTT sample and fast retransmit.
   struct Progress {
@@ -70,6 +77,8 @@ class ArqSender {
   // The next extra copy still worth sending (drops those acknowledged since), or nullopt.
   std::optional<std::uint64_t> next_tail_copy();
   void add_sacked_range(std::uint64_t begin, std::uint64_t end);
+  // New messages ran out: the recent re-sends made before get the tail's copies too.
+  void copy_recent_resends(ArqTime now);
 
   ArqConfig config_;
   RttEstimator rtt_;
@@ -84,6 +93,7 @@ class ArqSender {
   std::set<std::uint64_t> retransmit_queue_;
   // Extra copies of re-sends made at the tail (ArqConfig::tail_copies): seq, copies still to go.
   std::deque<std::pair<std::uint64_t, std::uint32_t>> tail_copies_;
+  std::uint64_t resent_before_tail_ = 0;  // messages marked resent_before_tail
   // Fast retransmit's candidates (datagram mode): messages transmitted, not acknowledged, not
   // SACKed and not queued again, by send order (send_order -> seq). An ACK then visits only those
   // sent before its newest acknowledged message (the holes), not the whole window: on geo that is

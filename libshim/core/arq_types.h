@@ -83,6 +83,12 @@ struct ArqConfig {
   // batch on geo lost ~17, and each such round cost the batch another round trip. Extra copies go
   // after the other re-sends, so the tail's copies cost a few hundred datagrams per burst.
   std::uint32_t tail_copies = 1;
+  // Datagram mode: when new messages run out, re-sends made while they still flowed, within this
+  // many minimum RTTs, get the tail's extra copies too (0: off). A re-send in a burst's last round
+  // trip that is lost is found a round trip later, after the burst's end: at 5 % loss ~18 of the
+  // last round trip's ~355 re-sends on geo, so every batch waited one more round trip for them
+  // (the datagram carrier's repairs, tail_fec.h, cover new units only).
+  double copy_recent_resends_rtts = 0;
 
   // At most this many SACK ranges in an ACK (the ones closest to the cumulative point).
   std::uint32_t max_sack_ranges = 16;

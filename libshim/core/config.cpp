@@ -242,6 +242,14 @@ const std::vector<Setting>& settings() {
               [](const Config& c) {
                 return std::string(c.carrier == CarrierChoice::kUdp ? "udp" : c.carrier == CarrierChoice::kAuto ? "auto" : "tcp");
               }},
+      Setting{"DATAGRAM_FEC",
+              "on: the datagram carrier sends repair datagrams over a burst's last round trip when the path "
+              "loses (the receiver recovers those units without waiting a round trip); off: it does not",
+              [](Config& c, const std::string& v) {
+                if (v != "on" && v != "off") fail("DATAGRAM_FEC", v, "on or off");
+                c.datagram_fec = v == "on";
+              },
+              [](const Config& c) { return std::string(c.datagram_fec ? "on" : "off"); }},
       size("SMALL_MESSAGE", "with 2+ streams: messages up to this size use stream 0, larger ones the others (0 = off)",
            &Config::small_message, 0, kMaxMessageBytes, "(bytes)"),
       Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",

@@ -25,6 +25,8 @@ void configure_for_datagrams(ArqConfig& arq, const Config& config) {
   arq.max_sack_ranges = kDatagramSackRanges * kDatagramAckParts;
   arq.min_rto_margin = kDatagramRtoMargin;
   arq.tail_copies = kDatagramTailCopies;
+  // With the tail's repairs (new units), its recent re-sends get copies (tail_fec.h).
+  if (config.datagram_fec) arq.copy_recent_resends_rtts = TailFecSender::kTailRoundTrips;
 }
 
 DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt, config.start_jump) {}
@@ -85,8 +87,31 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
   while (outgoing_.size() < kMaxQueued && pacer_.can_send(now)) {
     auto frame = arq.poll_transmit(now);
     if (!frame) {
-      pacer_.on_application_limited();
-      break;
+      if (const std::uint64_t end = arq.transmitted_end(); end != tail_marked_end_) {
+        if (end - tail_marked_end_ >= kMeasuredTailUnits) tail_started_ = now;
+        tail_marked_end_ = end;
+      }
+      if (repairs_.empty()) {
+        pacer_.on_application_limited();
+        if (!config_.datagram_fec) break;
+        // The burst's last new unit has left: repairs over its last round trip.
+        for (RepairSymbol& repair : fec_sender_.protect_tail(arq, now, pacer_.min_rtt().value_or(config_.rtt), TailFecSender::loss_estimate(pacer_.loss_ppm(), arq.stats()))) {
+          repairs_.push_back(std::move(repair));
+        }
+      }
+      // Repairs of blocks the peer has acknowledged whole are of no use any more.
+      while (!repairs_.empty() && repairs_.front().first_sequence + repairs_.front().data_count <= arq.acknowledged_below()) {
+        repairs_.pop_front();
+      }
+      if (repairs_.empty()) break;
+      std::vector<std::byte> datagram;
+      begin_datagram(datagram);
+      encode_repair(datagram, repairs_.front().frame());
+      repairs_.pop_front();
+      push(std::move(datagram));
+      ++repairs_sent_;
+      pacer_.on_unacknowledged_sent(now, outgoing_.back().size() + kIpUdpOverhead);
+      continue;
     }
     std::vector<std::byte> datagram;
     begin_datagram(datagram);
@@ -136,7 +161,7 @@ std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime no
     const ArqTime ack = ack_may_go(arq, now) ? *due : *due + kMultiAckWait;
     wake = wake ? std::min(*wake, ack) : ack;
   }
-  if ( outgoing_.size() < kMaxQueued && pacer_.window_open() && arq.next_transmit_bytes()) {
+  if (outgoing_.size() < kMaxQueued && pacer_.window_open() && (arq.next_transmit_bytes() || !repairs_.empty())) {
     const ArqTime paced = std::max(now, pacer_.next_send_time());
     wake = wake ? std::min(*wake, paced) : paced;
   }
@@ -163,6 +188,14 @@ DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::b
         return Verdict::kMalformed;
       }
       ++data_since_ack_;
+      fec_receiver_.on_data(arq, data.sequence, now);
+      return Verdict::kAccepted;
+    }
+    if (frame.type == FrameType::kRepair) {
+      if (!fec_receiver_.on_repair(arq, decode_repair(frame.payload), now)) {
+        why = "REPAIR disagrees with its block";
+        return Verdict::kMalformed;
+      }
       return Verdict::kAccepted;
     }
     if (frame.type == FrameType::kAck) {
@@ -172,6 +205,11 @@ DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::b
         return Verdict::kMalformed;
       }
       pacer_.on_ack(now, ack.cumulative, ack.sack);
+      if (tail_started_ && arq.all_acknowledged()) {
+        tail_total_ += std::chrono::duration_cast<ArqDuration>(now - *tail_started_);
+        ++tails_;
+        tail_started_.reset();
+      }
       return Verdict::kAccepted;
     }
     why = std::string(frame_type_name(frame.type)) + " in a datagram";
@@ -200,6 +238,11 @@ DatagramStatistics DatagramChannel::statistics() const {
   s.in_flight_bytes = pacer_.in_flight();
   s.timeouts = timeouts_seen_;
   s.pacing_behind_ms = std::chrono::duration<double, std::milli>(pacer_.behind()).count();
+  s.repairs_sent = repairs_sent_;
+  s.repairs_received = fec_receiver_.repairs_received();
+  s.units_recovered = fec_receiver_.recovered_units();
+  s.burst_tails = tails_;
+  s.burst_tail_ms = tails_ == 0 ? 0 : std::chrono::duration<double, std::milli>(tail_total_).count() / static_cast<double>(tails_);
   return s;
 }
 
@@ -214,6 +257,7 @@ bool DatagramChannel::take_received(Arq& arq, std::vector<ArqPayload>& messages)
       continue;
     }
     if ((unit.front() & kLastUnit) == kLastUnit) messages.push_back(std::exchange(partial_, {}));
+    fec_receiver_.on_delivered(delivery->seq, std::move(delivery->payload));
   }
   return whole;
 }

@@ -15,6 +15,9 @@
 //     units (arq_config_from).
 //   - Pacing: a DatagramPacer decides when the next DATA datagram may leave; ACKs are not paced
 //     (one per batch of datagrams read, so they are few).
+//   - Repairs (LONGPIPE_DATAGRAM_FEC, tail_fec.h): when the ARQ has no new unit left to send, the
+//     channel sends repair datagrams over the units of the last round trip, paced after the ARQ's
+//     own datagrams; received ones recover lost units, which the ARQ takes as received.
 //   - Keys: DatagramCrypto from the control connection's keys, renewed (rekey) whenever a control
 //     connection is installed; datagrams sealed under the old keys are then refused by the peer
 //     and re-sent by the ARQ, which carrier_reset() re-sends anyway.
@@ -34,6 +37,7 @@
 #include "datagram_wire.h"
 #include "path_estimator.h"
 #include "stats.h"
+#include "tail_fec.h"
 
 namespace lp {
 
@@ -123,6 +127,18 @@ class DatagramChannel {
   std::uint64_t datagrams_sent_ = 0;
   std::uint64_t datagrams_received_ = 0;
   std::uint64_t data_since_ack_ = 0;  // DATA datagrams accepted since the last ACK went
+  // Burst tails, measured (statistics): from when a burst of at least kMeasuredTailUnits new units
+  // ran out to when the peer had acknowledged everything: one round trip if nothing was lost at
+  // the end, two or more if the last round trip's losses waited for re-sends.
+  static constexpr std::uint64_t kMeasuredTailUnits = 1000;
+  std::uint64_t tail_marked_end_ = 0;  // ARQ transmitted_end() when the last tail began
+  std::optional<ArqTime> tail_started_;
+  std::uint64_t tails_ = 0;
+  ArqDuration tail_total_{0};
+  TailFecSender fec_sender_;
+  TailFecReceiver fec_receiver_;
+  std::deque<RepairSymbol> repairs_;  // to send once the ARQ has nothing (tail_fec.h)
+  std::uint64_t repairs_sent_ = 0;
 };
 
 }  // namespace lp

@@ -299,6 +299,11 @@ void DatagramPacer::leave_train(const Sent& sent) {
   if (sent.train == train_generation_ && sent.train != 0 && train_outstanding_ > 0) --train_outstanding_;
 }
 
+void DatagramPacer::on_unacknowledged_sent(ArqTime now, std::size_t bytes) {
+  const ArqTime start = std::max(next_send_, now - kCatchUp);
+  next_send_ = start + duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
+}
+
 void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
   in_flight_ -= it->second.bytes;
   leave_train(it->second);

@@ -74,6 +74,9 @@ class DatagramPacer {
 
   // A datagram of `bytes` carrying ARQ sequence `id` left at `now`.
   void on_sent(ArqTime now, std::uint64_t id, std::size_t bytes);
+  // A datagram no ACK will name (a repair symbol, tail_fec.h) left at `now`: it takes its share of
+  // the pacing rate, not of the window (it is never acknowledged, so it would stay in flight).
+  void on_unacknowledged_sent(ArqTime now, std::size_t bytes);
   // An ACK: everything below `cumulative` and in `sack` is delivered.
   void on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack);
   // The ARQ's retransmission timer expired: everything in flight is presumed lost.

@@ -31,6 +31,13 @@ struct DatagramStatistics {
   std::uint64_t in_flight_bytes = 0;     // the pacer's count, against window_bytes
   std::uint64_t timeouts = 0;            // the ARQ's retransmission timeouts (each re-sends what is in flight)
   double pacing_behind_ms = 0;           // send time pacing gave up after late wake-ups (DatagramPacer::behind)
+  std::uint64_t repairs_sent = 0;        // repair datagrams over bursts' tails (tail_fec.h)
+  std::uint64_t repairs_received = 0;
+  std::uint64_t units_recovered = 0;     // units the repairs recovered (received without a re-send)
+  // Bursts of 1000+ units: how many ended, and on average how long from their last new unit's
+  // departure to the peer's acknowledgement of everything (one RTT unless the end was lost).
+  std::uint64_t burst_tails = 0;
+  double burst_tail_ms = 0;
 };
 
 // What a session measured about its path and the buffers chosen from it (path_estimator.h).

@@ -1,6 +1,8 @@
 #include "wire_frame.h"
 
+#include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace lp {
 namespace {
@@ -76,7 +78,7 @@ void begin_frame(std::vector<std::byte>& out, FrameType type, std::size_t payloa
 
 bool known_type(std::uint8_t type) {
   return type >= static_cast<std::uint8_t>(FrameType::kHello) &&
-         type <= static_cast<std::uint8_t>(FrameType::kIdentify);
+         type <= static_cast<std::uint8_t>(FrameType::kRepair);
 }
 
 // Largest payload a frame of this type can legitimately have, whatever the connection's state.
@@ -90,6 +92,7 @@ std::size_t type_payload_limit(FrameType type, std::size_t max_data_payload) {
     case FrameType::kAck: return kAckFixedSize + kMaxAckRanges * 16;
     case FrameType::kKeepalive: return 0;
     case FrameType::kClose: return 1 + kMaxCloseText;
+    case FrameType::kRepair: return kRepairFixedSize + kMaxRepairSymbol;
   }
   return 0;
 }
@@ -114,6 +117,7 @@ const char* frame_type_name(FrameType type) {
     case FrameType::kKeepalive: return "KEEPALIVE";
     case FrameType::kClose: return "CLOSE";
     case FrameType::kIdentify: return "IDENTIFY";
+    case FrameType::kRepair: return "REPAIR";
   }
   return "?";
 }
@@ -172,6 +176,21 @@ DataFrame decode_data(std::span<const std::byte> payload, std::size_t max_messag
   }
   data.message = r.bytes(r.remaining());
   return data;
+}
+
+RepairFrame decode_repair(std::span<const std::byte> payload) {
+  ByteReader r(payload, "REPAIR");
+  RepairFrame repair;
+  repair.first_sequence = r.u64();
+  repair.data_count = r.u8();
+  repair.index = r.u8();
+  if (repair.data_count == 0) throw MalformedFrame("REPAIR covers no units");
+  if (repair.data_count + repair.index > 255) throw MalformedFrame("REPAIR index beyond the code's 255 symbols");
+  if (repair.first_sequence > std::numeric_limits<std::uint64_t>::max() - repair.data_count) throw MalformedFrame("REPAIR block beyond the sequence space");
+  // A symbol holds a unit's length (2 bytes) and at least its flags byte.
+  if (r.remaining() < 3 || r.remaining() > kMaxRepairSymbol) throw MalformedFrame("REPAIR symbol of a wrong size");
+  repair.symbol = r.bytes(r.remaining());
+  return repair;
 }
 
 AckFrame decode_ack(std::span<const std::byte> payload) {
@@ -236,6 +255,15 @@ void encode_data(std::vector<std::byte>& out, std::uint64_t sequence, std::span<
   ByteWriter w(out);
   w.u64(sequence);
   w.bytes(message);
+}
+
+void encode_repair(std::vector<std::byte>& out, const RepairFrame& repair) {
+  begin_frame(out, FrameType::kRepair, kRepairFixedSize + repair.symbol.size());
+  ByteWriter w(out);
+  w.u64(repair.first_sequence);
+  w.u8(static_cast<std::uint8_t>(repair.data_count));
+  w.u8(static_cast<std::uint8_t>(repair.index));
+  w.bytes(repair.symbol);
 }
 
 void encode_ack(std::vector<std::byte>& out, const AckFrame& ack) {

@@ -35,9 +35,10 @@
 namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
-// 3: IDENTIFY carries the carrier offer. A peer of another version is refused at its first frame
-// with "protocol version N (this side speaks 3)": every process of a job runs one LongPipe.
-constexpr std::uint8_t kProtocolVersion = 3;
+// 3: IDENTIFY carries the carrier offer. 4: REPAIR datagrams (the datagram carrier's forward error
+// correction, tail_fec.h). A peer of another version is refused at its first frame with
+// "protocol version N (this side speaks 4)": every process of a job runs one LongPipe.
+constexpr std::uint8_t kProtocolVersion = 4;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;
 constexpr std::size_t kNonceSize = 32;
@@ -65,6 +66,7 @@ enum class FrameType : std::uint8_t {
   kKeepalive = 6,
   kClose = 7,
   kIdentify = 8,
+  kRepair = 9,  // datagram carrier only: a repair symbol over a block of DATA units (tail_fec.h)
 };
 
 // What a side asks of the frames after the handshake (HELLO, CHALLENGE). The session is encrypted
@@ -110,6 +112,19 @@ struct DataFrame {
   std::span<const std::byte> message;  // body + trailer (message.h)
 };
 
+// REPAIR: first_sequence u64 | data_count u8 | index u8 | symbol. Repair symbol `index` of the block
+// of DATA units first_sequence .. first_sequence + data_count - 1 (erasure_code.h: data_count + index
+// < 256); every symbol of a block has the same size (tail_fec.h: length u16 | unit | zero padding).
+constexpr std::size_t kRepairFixedSize = 8 + 1 + 1;
+// What fits one datagram: 1472 - 12 (datagram header) - 8 (frame header) - 10 - 16 (tag).
+constexpr std::size_t kMaxRepairSymbol = 1426;
+struct RepairFrame {
+  std::uint64_t first_sequence = 0;
+  std::size_t data_count = 0;
+  std::size_t index = 0;
+  std::span<const std::byte> symbol;
+};
+
 struct HelloFrame {
   std::vector<std::byte> nonce;
   std::size_t stream = 0;
@@ -144,6 +159,7 @@ std::vector<std::byte> decode_fixed(std::span<const std::byte> payload, std::siz
 // The message is a view into payload; its body is at most max_message bytes.
 DataFrame decode_data(std::span<const std::byte> payload, std::size_t max_message);
 AckFrame decode_ack(std::span<const std::byte> payload);
+RepairFrame decode_repair(std::span<const std::byte> payload);
 CloseFrame decode_close(std::span<const std::byte> payload);
 
 // Encoders append one whole frame to out.
@@ -152,6 +168,7 @@ void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce,
 void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection);
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes);
 void encode_data(std::vector<std::byte>& out, std::uint64_t sequence, std::span<const std::byte> message);
+void encode_repair(std::vector<std::byte>& out, const RepairFrame& repair);
 void encode_ack(std::vector<std::byte>& out, const AckFrame& ack);
 void encode_keepalive(std::vector<std::byte>& out);
 void encode_close(std::vector<std::byte>& out, CloseReason reason, const std::string& text);

@@ -331,6 +331,30 @@ TEST_CASE("datagram mode: re-sends at the tail of a burst go tail_copies times, 
   }
 }
 
+TEST_CASE("datagram mode: re-sends of a burst's last round trip get the tail's copies", "[arq][sender]") {
+  ArqConfig config = datagram_config();
+  config.tail_copies = 3;
+  config.copy_recent_resends_rtts = 1.25;
+  Arq arq = with_messages(config, 10);
+  for (int i = 0; i < 6; ++i) REQUIRE(arq.poll_transmit(at(0ms)));
+  for (std::uint64_t end = 3; end <= 6; ++end) REQUIRE(arq.on_ack(ack(0, {{2, end}}), at(100ms)));
+  // 0 and 1 go again while 6-9 wait (once each), then 6-9; when the new messages ran out, the
+  // re-sends still unacknowledged go twice more, oldest first; one acknowledged meanwhile does not.
+  CHECK(transmit_all(arq, at(101ms)) == std::vector<std::uint64_t>{0, 1, 6, 7, 8, 9, 0, 0, 1, 1});
+  Arq later = with_messages(config, 10);
+  for (int i = 0; i < 6; ++i) REQUIRE(later.poll_transmit(at(0ms)));
+  for (std::uint64_t end = 3; end <= 6; ++end) REQUIRE(later.on_ack(ack(0, {{2, end}}), at(100ms)));
+  for (int i = 0; i < 5; ++i) REQUIRE(later.poll_transmit(at(101ms)));  // 0, 1, 6, 7, 8
+  REQUIRE(later.on_ack(ack(1, {{2, 6}}), at(102ms)));                   // 0 arrived
+  CHECK(transmit_all(later, at(103ms)) == std::vector<std::uint64_t>{9, 1, 1});
+  // Re-sends older than the span (x the minimum RTT, 100 ms here) get no copies.
+  Arq old = with_messages(config, 10);
+  for (int i = 0; i < 6; ++i) REQUIRE(old.poll_transmit(at(0ms)));
+  for (std::uint64_t end = 3; end <= 6; ++end) REQUIRE(old.on_ack(ack(0, {{2, end}}), at(100ms)));
+  for (int i = 0; i < 5; ++i) REQUIRE(old.poll_transmit(at(101ms)));
+  CHECK(transmit_all(old, at(240ms)) == std::vector<std::uint64_t>{9});
+}
+
 TEST_CASE("datagram mode: min_rto_margin keeps the RTO clear of a steady path's RTT", "[arq][sender][rto]") {
   ArqConfig config = datagram_config();
   config.min_rto_margin = 200ms;

@@ -6,12 +6,14 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "carrier_choice.h"
 #include "datagram_pacer.h"
 #include "datagram_wire.h"
 #include "sim_link.h"
+#include "tail_fec.h"
 
 using namespace std::chrono_literals;
 using lp::Arq;
@@ -40,6 +42,12 @@ struct PathProfile {
   double ack_loss = 0;            // random, on the return path
 };
 
+// What crosses the forward path: a DATA unit, or a repair datagram (tail_fec.h).
+struct Datagram {
+  WireData data;
+  std::shared_ptr<const lp::RepairSymbol> repair;
+};
+
 // The forward path: serialisation at `rate` behind a FIFO of at most `queue` bytes.
 class Bottleneck {
  public:
@@ -53,7 +61,7 @@ class Bottleneck {
   }
   std::uint64_t competitor_drops() const { return competitor_drops_; }
 
-  void send(WireData frame, std::size_t bytes, ArqTime now) {
+  void send(Datagram frame, std::size_t bytes, ArqTime now) {
     advance(now);
     if (!enqueue(bytes, now)) {
       ++tail_drops_;
@@ -63,8 +71,8 @@ class Bottleneck {
     if (chance(profile_.duplicate)) in_flight_.emplace(arrival(), frame);
     in_flight_.emplace(arrival(), std::move(frame));
   }
-  std::vector<WireData> arrivals(ArqTime now) {
-    std::vector<WireData> out;
+  std::vector<Datagram> arrivals(ArqTime now) {
+    std::vector<Datagram> out;
     auto end = in_flight_.upper_bound(now);
     for (auto it = in_flight_.begin(); it != end; ++it) out.push_back(std::move(it->second));
     in_flight_.erase(in_flight_.begin(), end);
@@ -106,7 +114,7 @@ class Bottleneck {
   PathProfile profile_;
   std::mt19937_64 rng_;
   ArqTime busy_until_{};
-  std::multimap<ArqTime, WireData> in_flight_;
+  std::multimap<ArqTime, Datagram> in_flight_;
   std::uint64_t tail_drops_ = 0;
   double competitor_rate_ = 0;
   ArqTime next_competitor_{};
@@ -116,12 +124,15 @@ class Bottleneck {
 // A paced sender and a receiver, as the session drives them.
 class PacedTransfer {
  public:
-  PacedTransfer(PathProfile path, std::uint64_t seed, bool start_jump = false)
-      : sender_(config()),
-        receiver_(config()),
+  // `start_jump`: the pacer's start-up jump. `fec`: repair datagrams over each burst's tail, as the
+  // datagram channel sends them (tail_fec.h).
+  PacedTransfer(PathProfile path, std::uint64_t seed, bool start_jump = false, bool fec = false)
+      : sender_(config(fec)),
+        receiver_(config(fec)),
         pacer_(50ms, start_jump),
         forward_(path, seed),
-        acks_(lp::test::LinkProfile{.delay = path.delay, .loss = path.ack_loss}, seed + 1) {}
+        acks_(lp::test::LinkProfile{.delay = path.delay, .loss = path.ack_loss}, seed + 1),
+        fec_(fec) {}
 
   void queue(std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) outbox_.push_back(lp::test::make_message(queued_++, kPayload - 8));
@@ -134,6 +145,12 @@ class PacedTransfer {
   std::uint64_t delivered_bytes() const { return delivered_bytes_; }
   ArqTime last_delivery() const { return last_delivery_; }
   bool all_acknowledged() const { return outbox_.empty() && sender_.all_acknowledged(); }
+  std::uint64_t repairs_sent() const { return repairs_sent_; }
+  const lp::TailFecReceiver& fec_receiver() const { return fec_receiver_; }
+  // The receiver takes units recovered by repairs as received, never twice: its duplicates.
+  lp::ArqStats receiver_stats() const { return receiver_.stats(); }
+  // Repair datagrams the forward path drops from now on (a lost repair is one fewer symbol).
+  void drop_repairs(double share) { repair_loss_ = share; }
 
   // Runs until `until` of fake time; `refill`: keep the sender busy (a bulk transfer).
   void run(ArqTime until, bool refill) {
@@ -145,7 +162,7 @@ class PacedTransfer {
       consider(acks_.next_arrival());
       consider(sender_.next_deadline());
       consider(receiver_.next_deadline());
-      if (pacer_.window_open() && (!outbox_.empty() || sender_.next_transmit_bytes())) {
+      if (pacer_.window_open() && (!outbox_.empty() || sender_.next_transmit_bytes() || !repairs_.empty())) {
         consider(std::max(pacer_.next_send_time(), now_ + 1us));
       }
       now_ = next ? std::min(std::max(*next, now_ + 1us), until) : until;
@@ -153,8 +170,9 @@ class PacedTransfer {
   }
 
  private:
-  static ArqConfig config() {
+  static ArqConfig config(bool fec) {
     ArqConfig config = lp::test::datagram_config();
+    if (fec) config.copy_recent_resends_rtts = lp::TailFecSender::kTailRoundTrips;  // as configure_for_datagrams
     config.send_window_messages = config.receive_window_messages = 50'000;
     config.max_sack_ranges = 640;  // as the datagram carrier configures it (8 ACK datagrams of 80)
     config.min_rto_margin = lp::kDatagramRtoMargin;  // and these
@@ -163,12 +181,21 @@ class PacedTransfer {
   }
 
   void step() {
-    for (WireData& data : forward_.arrivals(now_)) (void)receiver_.on_data(data.seq, std::move(data.payload), now_);
+    for (Datagram& datagram : forward_.arrivals(now_)) {
+      if (datagram.repair) {
+        REQUIRE(fec_receiver_.on_repair(receiver_, datagram.repair->frame(), now_));
+        continue;
+      }
+      const std::uint64_t seq = datagram.data.seq;
+      (void)receiver_.on_data(seq, std::move(datagram.data.payload), now_);
+      fec_receiver_.on_data(receiver_, seq, now_);
+    }
     while (auto delivery = receiver_.receive()) {
       const std::uint64_t number = lp::test::message_number(delivery->payload);
       delivered_bytes_ += delivery->payload.size();
       delivered_.push_back(number);
       last_delivery_ = now_;
+      fec_receiver_.on_delivered(delivery->seq, std::move(delivery->payload));
     }
     if (auto ack = receiver_.poll_ack(now_)) acks_.send(*ack, now_);
     for (const ArqAck& ack : acks_.arrivals(now_)) {
@@ -187,13 +214,37 @@ class PacedTransfer {
     while (pacer_.can_send(now_)) {
       auto frame = sender_.poll_transmit(now_);
       if (!frame) {
-        pacer_.on_application_limited();
-        break;
+        if (!send_repair()) break;
+        continue;
       }
       const std::size_t bytes = frame->payload.size() + kOverhead;
       pacer_.on_sent(now_, frame->seq, bytes);
-      forward_.send(WireData{frame->seq, ArqPayload(frame->payload.begin(), frame->payload.end())}, bytes, now_);
+      forward_.send(Datagram{WireData{frame->seq, ArqPayload(frame->payload.begin(), frame->payload.end())}, nullptr}, bytes, now_);
     }
+  }
+
+  // As DatagramChannel::pump does when the ARQ has nothing: the tail's repairs, one per call.
+  bool send_repair() {
+    if (repairs_.empty()) {
+      pacer_.on_application_limited();
+      if (!fec_) return false;
+      for (lp::RepairSymbol& repair : fec_sender_.protect_tail(sender_, now_, pacer_.min_rtt().value_or(50ms),
+                                                               lp::TailFecSender::loss_estimate(pacer_.loss_ppm(), sender_.stats()))) {
+        repairs_.push_back(std::move(repair));
+      }
+    }
+    while (!repairs_.empty() && repairs_.front().first_sequence + repairs_.front().data_count <= sender_.acknowledged_below()) {
+      repairs_.pop_front();
+    }
+    if (repairs_.empty()) return false;
+    auto repair = std::make_shared<const lp::RepairSymbol>(std::move(repairs_.front()));
+    repairs_.pop_front();
+    const std::size_t bytes = repair->symbol.size() + kOverhead + lp::kRepairFixedSize - lp::kSequenceSize;
+    pacer_.on_unacknowledged_sent(now_, bytes);
+    ++repairs_sent_;
+    if (repair_loss_ > 0 && std::uniform_real_distribution<double>(0, 1)(repair_rng_) < repair_loss_) return true;
+    forward_.send(Datagram{{}, std::move(repair)}, bytes, now_);
+    return true;
   }
 
   Arq sender_, receiver_;
@@ -207,6 +258,13 @@ class PacedTransfer {
   std::uint64_t timeouts_ = 0;
   ArqTime now_{};
   ArqTime last_delivery_{};
+  bool fec_ = false;
+  lp::TailFecSender fec_sender_;
+  lp::TailFecReceiver fec_receiver_;
+  std::deque<lp::RepairSymbol> repairs_;
+  std::uint64_t repairs_sent_ = 0;
+  double repair_loss_ = 0;
+  std::mt19937_64 repair_rng_{99};
 };
 
 // Goodput (message bytes delivered per second) between two fake times.
@@ -228,6 +286,29 @@ TEST_CASE("paced datagrams: everything in order with 5 % loss, reordering and du
   REQUIRE(transfer.all_acknowledged());
   REQUIRE(transfer.delivered().size() == 20'000);
   for (std::uint64_t i = 0; i < 20'000; ++i) REQUIRE(transfer.delivered()[i] == i);
+}
+
+TEST_CASE("paced datagrams: tail repairs, reordered, duplicated or lost, deliver each unit once", "[pacer][fec]") {
+  // Bursts of 700 units with pauses: every burst's tail gets repairs (tail_fec.h), which the
+  // link reorders and duplicates like the units, and of which `repair_loss` more are lost.
+  const double repair_loss = GENERATE(0.0, 0.5, 1.0);
+  CAPTURE(repair_loss);
+  PacedTransfer transfer({.loss = 0.05, .jitter = 10ms, .duplicate = 0.02}, 11, false, true);
+  transfer.drop_repairs(repair_loss);
+  std::uint64_t queued = 0;
+  for (int burst = 0; burst < 15; ++burst) {
+    transfer.queue(700);
+    queued += 700;
+    transfer.run(transfer.now() + 2s, false);
+  }
+  transfer.run(transfer.now() + 30s, false);
+  REQUIRE(transfer.all_acknowledged());
+  REQUIRE(transfer.delivered().size() == queued);
+  for (std::uint64_t i = 0; i < queued; ++i) REQUIRE(transfer.delivered()[i] == i);
+  CAPTURE(transfer.repairs_sent(), transfer.fec_receiver().recovered_units(), transfer.receiver_stats().duplicates_dropped);
+  CHECK(transfer.repairs_sent() > 0);
+  if (repair_loss < 1.0) CHECK(transfer.fec_receiver().recovered_units() > 0);
+  if (repair_loss == 1.0) CHECK(transfer.fec_receiver().recovered_units() == 0);
 }
 
 TEST_CASE("paced datagrams: random loss of 1-5 % keeps the rate near the bottleneck", "[pacer][loss]") {
@@ -284,10 +365,12 @@ double batch_goodput(PacedTransfer& transfer) {
 TEST_CASE("paced datagrams: warm 100 MiB batches on geo keep the link busy through random loss", "[pacer][loss][geo]") {
   // Issue 11's goal: >= 90 % of the link at 1 % loss, >= 75 % at 5 %. What the link carries is the
   // rate less the headers (kOverhead per kPayload) and the loss; one more round trip for the last
-  // losses is ~9 % of a batch on top. Cold batch and 3 s idle first, as lp-perf runs them.
+  // losses is ~9 % of a batch on top, unless the tail's repairs (`fec`, tail_fec.h) recover them.
+  // Cold batch and 3 s idle first, as lp-perf runs them.
   const double loss = GENERATE(0.01, 0.05);
-  CAPTURE(loss);
-  PacedTransfer transfer(geo_path(loss), 21);
+  const bool fec = GENERATE(false, true);
+  CAPTURE(loss, fec);
+  PacedTransfer transfer(geo_path(loss), 21, false, fec);
   (void)batch_goodput(transfer);
   transfer.run(transfer.now() + 3s, false);
   const double payload_share = static_cast<double>(kPayload) / (kPayload + kOverhead);
@@ -298,7 +381,10 @@ TEST_CASE("paced datagrams: warm 100 MiB batches on geo keep the link busy throu
     CAPTURE(batch, rate * 8 / 1e6, transfer.pacer().bandwidth() * 8 / 1e6, transfer.pacer().lost_datagrams() - lost,
             transfer.path().tail_drops() - drops, transfer.stats().messages_retransmitted - before.messages_retransmitted,
             transfer.stats().timeouts - before.timeouts, transfer.stats().fast_retransmits - before.fast_retransmits);
-    CHECK(rate >= 0.85 * geo_path(loss).rate * payload_share * (1 - loss));
+    CAPTURE(transfer.repairs_sent(), transfer.fec_receiver().recovered_units(), transfer.receiver_stats().duplicates_dropped);
+    // Without repairs each batch waits one more round trip for its last round trip's losses:
+    // 0.88-0.91 of what the link carries; with them 0.94-0.99 (issue 11: >= 90 % of 155 at 1 %).
+    CHECK(rate >= (fec ? 0.92 : 0.85) * geo_path(loss).rate * payload_share * (1 - loss));
   }
 }
 

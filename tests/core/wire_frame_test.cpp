@@ -84,7 +84,7 @@ TEST_CASE("malformed headers are rejected before any allocation") {
   CHECK_THROWS_AS(split(header(0x1234, V, 1, 0), 100), MalformedFrame);               // magic
   CHECK_THROWS_AS(split(header(kFrameMagic, 1, 1, 0), 100), MalformedFrame);          // version 1 (before sealing)
   CHECK_THROWS_AS(split(header(kFrameMagic, V, 0, 0), 100), MalformedFrame);          // type 0
-  CHECK_THROWS_AS(split(header(kFrameMagic, V, 9, 0), 100), MalformedFrame);          // type 9
+  CHECK_THROWS_AS(split(header(kFrameMagic, V, 10, 0), 100), MalformedFrame);         // type 10
   CHECK_THROWS_AS(split(header(kFrameMagic, V, 6, 1), 100), MalformedFrame);          // KEEPALIVE with payload
   CHECK_THROWS_AS(split(header(kFrameMagic, V, 4, 0x7fffffff), 100), MalformedFrame); // DATA over the limit
   // Before authentication the limit is the handshake's.

@@ -133,6 +133,14 @@ void decode_and_reencode(const lp::FrameView& frame) {
       LP_FUZZ_CHECK(same(frame.payload, payload_of(again)));
       return;
     }
+    case FrameType::kRepair: {
+      const lp::RepairFrame repair = lp::decode_repair(frame.payload);
+      LP_FUZZ_CHECK(repair.data_count >= 1 && repair.data_count + repair.index <= 255);
+      LP_FUZZ_CHECK(repair.symbol.size() >= 3 && repair.symbol.size() <= lp::kMaxRepairSymbol);
+      lp::encode_repair(again, repair);
+      LP_FUZZ_CHECK(same(frame.payload, payload_of(again)));
+      return;
+    }
     case FrameType::kKeepalive:
       LP_FUZZ_CHECK(frame.payload.empty());
       return;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs of
-protocol version 3 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
+protocol version 4 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
 changing a target's input layout or the wire format:
     tests/fuzz/make_seeds.py
 It overwrites only the files it writes: the other files in corpus/ are reproducers of past
@@ -12,8 +12,8 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-PROTOCOL_VERSION = 3
-HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE, IDENTIFY = range(1, 9)
+PROTOCOL_VERSION = 4
+HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE, IDENTIFY, REPAIR = range(1, 10)
 ENCRYPT, INTEGRITY_ONLY = 1, 2  # Protection
 TAG_SIZE = 16                   # frame_cipher.h
 
@@ -52,6 +52,11 @@ def ack(cumulative, window, ranges):
                  b"".join(struct.pack(">QQ", begin, end) for begin, end in ranges))
 
 
+def repair(first_sequence, data_count, index, symbol):
+    # first sequence u64 | data count u8 | repair index u8 | symbol (tail_fec.h)
+    return frame(REPAIR, struct.pack(">QBB", first_sequence, data_count, index) + symbol)
+
+
 def close(reason, text):
     return frame(CLOSE, bytes([reason]) + text)
 
@@ -76,6 +81,8 @@ def frame_seeds():
     session = (data(0, b"hello") + data(1, b"") + ack(2, 4096, [(4, 6), (9, 10)]) + frame(KEEPALIVE, b""))
     write("frame", "session", bytes([AUTHENTICATED, 77]) + session)
     write("frame", "close", bytes([AUTHENTICATED, 5]) + close(1, b"engine shutting down"))
+    write("frame", "repair", bytes([AUTHENTICATED, 31]) + repair(600, 200, 3, b"\x05\x78" + bytes(range(200))) +
+          repair(0, 255, 1, b"\0\0\0"))
     write("frame", "bad-magic", bytes([0, 9]) + b"GET / HTTP/1.1\r\n\r\n")
     version_1 = hello(bytes(32), 0, ENCRYPT, endpoint)
     write("frame", "old-version", bytes([0, 1]) + version_1[:2] + bytes([1]) + version_1[3:])

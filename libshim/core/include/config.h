@@ -143,6 +143,9 @@ struct Config {
   // tcp at one end and udp at the other fail the session with an error naming both.
   CarrierChoice carrier = CarrierChoice::kTcp;
   bool datagram_carrier() const { return carrier == CarrierChoice::kUdp; }
+  // LONGPIPE_DATAGRAM_FEC: on | off. Repair datagrams over the tail of each burst on the datagram
+  // carrier, when the path loses (tail_fec.h); off leaves the ARQ's re-sends alone (for comparison).
+  bool datagram_fec = true;
 
   // --- identity and security ---
   std::string listen;                // LONGPIPE_LISTEN: [host][:port]; empty = all addresses, ephemeral port

@@ -1,0 +1,117 @@
+// Forward error correction over the tail of a burst on the datagram carrier. Pure: no clock, no
+// I/O; the channel (datagram_channel.h) and the tests drive it.
+//
+// Why the tail: a unit lost while new units still flow is found by the ACKs of later units and
+// re-sent while the burst goes on, at no cost in time. A unit lost in the burst's last round trip
+// is found only when those ACKs come back, after the last new unit left: its re-send arrives one
+// more round trip late (0.54 s of a 100 MiB batch's ~6 s on geo at 155 Mbit/s: the gap between
+// ~85 % and issue 11's 90 % at 1 % loss). So when the sender runs out of new units, it sends repair
+// symbols (erasure_code.h) over the units first sent in the last round trip; the receiver recovers
+// what those lost with them, half a round trip after they left, and acknowledges the recovered
+// units as received ones. A repair that is itself lost is one fewer symbol: a block decodes while
+// no more of its units and repairs are lost than it has repairs, and a block that cannot decode
+// costs what it cost before (the ARQ re-sends its units).
+//
+// Symbols: length u16 | unit | zero padding, every symbol of a block as long as its longest unit's.
+// Blocks: the units of the tail in sequence order, split into near-equal blocks of at most
+// kMaxBlockUnits; each gets as many repairs as keep its chance of losing more than that below
+// kTailFailure / blocks at the measured loss rate (x kLossMargin). At a loss rate of 0, none.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "arq.h"
+#include "wire_frame.h"
+
+namespace lp {
+
+// One repair symbol to send (a REPAIR frame's fields, owning its bytes).
+struct RepairSymbol {
+  std::uint64_t first_sequence = 0;
+  std::size_t data_count = 0;
+  std::size_t index = 0;
+  std::vector<std::byte> symbol;
+  RepairFrame frame() const { return RepairFrame{first_sequence, data_count, index, symbol}; }
+};
+
+class TailFecSender {
+ public:
+  // Units per block. Encoding costs units x repairs x bytes and a block's repairs share out its
+  // losses better the larger it is: 200 needs 324 repairs for geo's 7100-unit tail at 1 % loss
+  // (36 blocks), 972 at 5 % (128: 392 and 1120; 64: 666 and 1554), and leaves the code room for
+  // 55 repairs per block (k + repairs <= 255).
+  static constexpr std::size_t kMaxBlockUnits = 200;
+  // The tail: units first sent this long before (x the minimum RTT), still held by the sender
+  // (unacknowledged: the ACKs of units sent earlier have come back), at most kMaxTailUnits of
+  // them (~23 MB; geo's round trip at 155 Mbit/s is ~7100 units), newest first.
+  static constexpr double kTailRoundTrips = 1.25;
+  static constexpr std::size_t kMaxTailUnits = 16384;
+  // The chance that some block of a tail cannot decode: 2 %, at the loss rate x kLossMargin (the
+  // estimate is the calm rounds' re-sends: 0.7-1.5 x the loss rate in datagram_pacer_test).
+  static constexpr double kTailFailure = 0.02;
+  static constexpr double kLossMargin = 1.25;
+
+  // Repairs for a block of `units` at `loss` (0..1): the fewest with P(more lost of units + repairs
+  // than repairs) <= `failure`; 0 at no loss; at most what the code allows.
+  static std::size_t repairs_for(std::size_t units, double loss, double failure);
+
+  // Until the pacer knows the path's loss (DatagramPacer::loss_ppm: 5000 datagrams sent without a
+  // queue; -1 before), the ARQ's fast re-sends per unit sent, once this many were sent (lp-perf's
+  // acknowledging end sends 300-600 one-unit messages a run, and its last one of a batch lost
+  // costs the batch a timeout).
+  static constexpr std::uint64_t kMinUnitsForLoss = 200;
+  // The loss rate (0..1) to size repairs for.
+  static double loss_estimate(std::int64_t pacer_loss_ppm, const ArqStats& stats);
+
+  // The sender ran out of new units at `now`: repair symbols over the tail not yet protected
+  // (empty when nothing new was sent since the last call or `loss` is 0).
+  std::vector<RepairSymbol> protect_tail(const Arq& arq, ArqTime now, ArqDuration min_rtt, double loss);
+
+ private:
+  std::uint64_t protected_end_ = 0;  // units below were covered by an earlier tail (or were old)
+};
+
+class TailFecReceiver {
+ public:
+  // Units handed out in order that are kept for blocks reaching below the cumulative point (a
+  // block has a missing unit at or above it, so its first unit is less than a block back).
+  static constexpr std::size_t kKeptUnits = 255;
+  // Repair symbols held for blocks not yet decodable: 4096 (~5.8 MB), oldest blocks dropped first.
+  static constexpr std::size_t kMaxHeldRepairs = 4096;
+
+  // A repair symbol (authenticated). Decodes its block when enough is there: the units recovered
+  // go to arq.on_data as received ones. False: it contradicts the block's other symbols (size,
+  // or a recovered unit's length): the caller counts it malformed.
+  bool on_repair(Arq& arq, const RepairFrame& repair, ArqTime now);
+  // A DATA unit was accepted: a block waiting for it may decode now.
+  void on_data(Arq& arq, std::uint64_t seq, ArqTime now);
+  // The channel took unit `seq` from the ARQ (in order): kept while a block may still need it.
+  void on_delivered(std::uint64_t seq, ArqPayload unit);
+
+  std::uint64_t recovered_units() const { return recovered_; }
+  std::uint64_t repairs_received() const { return repairs_received_; }
+
+ private:
+  struct Block {
+    std::size_t data_count = 0;
+    std::size_t symbol_size = 0;
+    std::map<std::size_t, std::vector<std::byte>> repairs;  // index -> symbol
+  };
+  const ArqPayload* unit(const Arq& arq, std::uint64_t seq) const;
+  // Decodes the block if it can; true when it is done with (decoded, or nothing missing).
+  bool try_decode(Arq& arq, std::uint64_t first, Block& block, ArqTime now, bool& malformed);
+  void bound_held();
+
+  std::map<std::uint64_t, Block> blocks_;  // by first sequence
+  std::size_t held_repairs_ = 0;
+  std::deque<ArqPayload> kept_;            // units kept_end_ - kept_.size() .. kept_end_ - 1
+  std::uint64_t kept_end_ = 0;
+  std::uint64_t recovered_ = 0;
+  std::uint64_t repairs_received_ = 0;
+};
+
+}  // namespace lp

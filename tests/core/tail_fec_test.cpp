@@ -1,0 +1,130 @@
+// TailFecSender / TailFecReceiver over two datagram-mode Arqs and a hand-driven link: the repairs
+// of a burst's tail recover its lost units at the receiver, which acknowledges and delivers them as
+// received ones (in order, once); a lost repair is one fewer symbol; nothing is sent at no loss.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "sim_link.h"
+#include "tail_fec.h"
+
+using namespace std::chrono_literals;
+using lp::Arq;
+using lp::ArqTime;
+using lp::RepairSymbol;
+using lp::TailFecReceiver;
+using lp::TailFecSender;
+using lp::test::at;
+
+namespace {
+
+struct Pair {
+  Arq sender{lp::test::datagram_config()}, receiver{lp::test::datagram_config()};
+  TailFecSender fec_sender;
+  TailFecReceiver fec_receiver;
+  std::vector<std::uint64_t> delivered;
+
+  // Submits and transmits `count` units of varied sizes at `now`; those in `lost` never arrive.
+  void burst(std::uint64_t count, const std::set<std::uint64_t>& lost, ArqTime now) {
+    for (std::uint64_t i = 0; i < count; ++i) sender.submit(lp::test::make_message(i, (i * 37) % 1300 + 20));
+    while (auto frame = sender.poll_transmit(now)) {
+      if (!lost.contains(frame->seq)) (void)receiver.on_data(frame->seq, lp::ArqPayload(frame->payload.begin(), frame->payload.end()), now);
+    }
+  }
+  void deliver() {
+    while (auto d = receiver.receive()) {
+      delivered.push_back(lp::test::message_number(d->payload));
+      fec_receiver.on_delivered(d->seq, std::move(d->payload));
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("tail repairs: the tail's lost units are recovered without a re-send", "[fec]") {
+  Pair pair;
+  const std::set<std::uint64_t> lost{3, 150, 151, 420, 599};
+  pair.burst(600, lost, at(0ms));
+  pair.deliver();  // units 0-2 go to the application (kept for the block that reaches below)
+  const std::vector<RepairSymbol> repairs = pair.fec_sender.protect_tail(pair.sender, at(10ms), 540ms, 0.01);
+  REQUIRE_FALSE(repairs.empty());
+  CHECK(repairs.size() < 60);  // a few per block of 200 at 1 %
+  for (const RepairSymbol& repair : repairs) REQUIRE(pair.fec_receiver.on_repair(pair.receiver, repair.frame(), at(280ms)));
+  pair.deliver();
+  CHECK(pair.fec_receiver.recovered_units() == lost.size());
+  REQUIRE(pair.delivered.size() == 600);
+  for (std::uint64_t i = 0; i < 600; ++i) REQUIRE(pair.delivered[i] == i);
+  // The receiver acknowledges them as received: one ACK covers everything, nothing to re-send.
+  const lp::ArqAck ack = pair.receiver.make_ack();
+  CHECK(ack.cumulative == 600);
+  REQUIRE(pair.sender.on_ack(ack, at(550ms)));
+  CHECK(pair.sender.all_acknowledged());
+  CHECK(pair.sender.stats().messages_retransmitted == 0);
+  CHECK(pair.receiver.stats().duplicates_dropped == 0);
+}
+
+TEST_CASE("tail repairs: lost repairs leave what they cannot recover to the ARQ", "[fec]") {
+  Pair pair;
+  pair.burst(100, {10, 20}, at(0ms));
+  const std::vector<RepairSymbol> repairs = pair.fec_sender.protect_tail(pair.sender, at(10ms), 540ms, 0.01);
+  REQUIRE(repairs.size() >= 2);
+  // Only one repair arrives: two units missing, nothing recovered yet.
+  REQUIRE(pair.fec_receiver.on_repair(pair.receiver, repairs.back().frame(), at(280ms)));
+  pair.deliver();
+  CHECK(pair.fec_receiver.recovered_units() == 0);
+  CHECK(pair.delivered.size() == 10);
+  // The ARQ's re-send of one unit arrives: the held repair now recovers the other.
+  ArqTime sent{};
+  const lp::ArqPayload* copy = pair.sender.held_copy(20, sent);
+  REQUIRE(copy != nullptr);
+  REQUIRE(pair.receiver.on_data(20, *copy, at(300ms)));
+  pair.fec_receiver.on_data(pair.receiver, 20, at(300ms));
+  pair.deliver();
+  CHECK(pair.fec_receiver.recovered_units() == 1);
+  REQUIRE(pair.delivered.size() == 100);
+  for (std::uint64_t i = 0; i < 100; ++i) REQUIRE(pair.delivered[i] == i);
+  // A repair arriving after its block is complete changes nothing.
+  REQUIRE(pair.fec_receiver.on_repair(pair.receiver, repairs.front().frame(), at(310ms)));
+  CHECK(pair.receiver.stats().duplicates_dropped == 0);
+}
+
+TEST_CASE("tail repairs: none at no loss, none twice for the same units, none for old ones", "[fec]") {
+  Pair pair;
+  pair.burst(100, {}, at(0ms));
+  CHECK(pair.fec_sender.protect_tail(pair.sender, at(10ms), 540ms, 0.0).empty());
+  pair.burst(50, {}, at(20ms));
+  CHECK_FALSE(pair.fec_sender.protect_tail(pair.sender, at(30ms), 540ms, 0.05).empty());  // the 50 new ones
+  CHECK(pair.fec_sender.protect_tail(pair.sender, at(40ms), 540ms, 0.05).empty());
+  pair.burst(10, {}, at(2000ms));
+  const auto repairs = pair.fec_sender.protect_tail(pair.sender, at(2010ms), 540ms, 0.05);
+  REQUIRE_FALSE(repairs.empty());
+  CHECK(repairs.front().first_sequence == 150);  // only units of the last round trip
+  CHECK(repairs.front().data_count == 10);
+}
+
+TEST_CASE("tail repairs: a repair that disagrees with its block is refused", "[fec]") {
+  Pair pair;
+  pair.burst(20, {5}, at(0ms));
+  std::vector<RepairSymbol> repairs = pair.fec_sender.protect_tail(pair.sender, at(10ms), 540ms, 0.05);
+  REQUIRE(repairs.size() >= 2);
+  REQUIRE(pair.fec_receiver.on_repair(pair.receiver, repairs[0].frame(), at(280ms)) == true);
+  // Recovered at once (one missing, one repair); a second block of other size at the same start:
+  RepairSymbol odd = repairs[1];
+  odd.first_sequence = 0;
+  odd.data_count = 30;  // unit 25 is missing there
+  CHECK(pair.fec_receiver.recovered_units() == 1);
+  odd.symbol.resize(10);  // shorter than the units it claims to cover
+  CHECK_FALSE(pair.fec_receiver.on_repair(pair.receiver, odd.frame(), at(290ms)));
+}
+
+TEST_CASE("tail repairs: as many repairs as keep a block's failure under the target", "[fec]") {
+  CHECK(TailFecSender::repairs_for(200, 0.0, 0.001) == 0);
+  CHECK(TailFecSender::repairs_for(1, 0.01, 0.001) == 1);
+  const std::size_t at_1 = TailFecSender::repairs_for(200, 0.0125, 0.02 / 36);
+  const std::size_t at_5 = TailFecSender::repairs_for(200, 0.0625, 0.02 / 36);
+  CHECK(at_1 >= 8);
+  CHECK(at_1 <= 12);
+  CHECK(at_5 >= 24);
+  CHECK(at_5 <= 32);
+  CHECK(TailFecSender::repairs_for(200, 0.5, 0.001) == 55);  // what the code allows
+}
