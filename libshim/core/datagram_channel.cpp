@@ -95,7 +95,8 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
         pacer_.on_application_limited();
         if (!config_.datagram_fec) break;
         // The burst's last new unit has left: repairs over its last round trip.
-        for (RepairSymbol& repair : fec_sender_.protect_tail(arq, now, pacer_.min_rtt().value_or(config_.rtt), TailFecSender::loss_estimate(pacer_.loss_ppm(), arq.stats()))) {
+        const double loss = TailFecSender::loss_estimate(pacer_.loss_ppm(), arq.stats());
+        for (RepairSymbol& repair : fec_sender_.protect_tail(arq, now, pacer_.min_rtt().value_or(config_.rtt), loss)) {
           repairs_.push_back(std::move(repair));
         }
       }
