@@ -176,6 +176,13 @@ TEST_CASE("LONGPIPE_ENCRYPTION is on unless set off") {
         std::string::npos);
 }
 
+TEST_CASE("LONGPIPE_DATAGRAM_FEC is on unless set off") {
+  CHECK(Config::from_variables({}).datagram_fec);
+  CHECK_FALSE(Config::from_variables({{"LONGPIPE_DATAGRAM_FEC", "off"}}).datagram_fec);
+  CHECK(error_of({{"LONGPIPE_DATAGRAM_FEC", "1"}}).find("LONGPIPE_DATAGRAM_FEC='1' is invalid: expected on or off") !=
+        std::string::npos);
+}
+
 TEST_CASE("job keys made by front ends are random, and fingerprints reveal only whether keys match") {
   const std::string a = lp::make_job_key();
   const std::string b = lp::make_job_key();
