@@ -26,8 +26,12 @@ class Endpoint {
   using Clock = std::chrono::steady_clock;
   // Randomness comes in from outside: nonces for new handshakes.
   using NonceSource = std::function<std::vector<std::byte>()>;
-  // Accepted connections that have not authenticated yet: beyond this, new ones are refused.
-  static constexpr std::size_t kMaxHandshakingConnections = 64;
+  // Accepted connections that have not authenticated yet: beyond this, new ones are refused. Room
+  // for a dial storm of 16 fresh sessions (2 streams + 8 spill streams each), e.g. the 16 ranks of
+  // one site opening to one rank at start-up: at 64, 7 such sessions filled it, and the refused
+  // ones waited 2-5 round trips longer for their first batch (libshim/README.md, "Spill streams").
+  // Each costs a descriptor and a few hundred bytes until authenticated or LONGPIPE_CONNECT_TIMEOUT_MS.
+  static constexpr std::size_t kMaxHandshakingConnections = 160;
   // Sessions of this endpoint that may dial spill streams (LONGPIPE_SPILL_STREAMS each): the first
   // ones it dials. A process that talks to many peers (an MPI rank) would otherwise hold 10
   // connections per peer for good and bring 10 handshakes at once to every acceptor it dials,

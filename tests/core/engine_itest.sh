@@ -11,6 +11,9 @@
 #   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
 #   engine_itest.sh spill       a fresh session's burst, larger than the first window, spilled onto
 #                               the spill streams: nothing lost, duplicated or reordered
+#   engine_itest.sh dial-storm  16 fresh engines (as 16 processes) dial one acceptor at one instant,
+#                               10 connections each: every session delivers everything in order, none
+#                               of its connections turned away
 # Faults across the link (each also checks that nothing is lost, duplicated or reordered):
 #   engine_itest.sh outage      the link drops everything mid-stream for longer than the dead-peer timeout
 #                               (and 10x the RTO): no failure, traffic resumes within a few round trips
@@ -459,9 +462,29 @@ check_spill() {
   pass "$count messages, $spilled of them spilled onto $spill_streams spill streams beside $streams: none lost, none duplicated, order kept"
 }
 
+# A dial storm: 16 fresh endpoints (one process here, an engine each: as the 16 ranks of one site
+# opening to one rank at start-up) released at one instant, each dialling its 2 streams and 8 spill
+# streams to one acceptor, each then sending its numbered messages.
+check_dial_storm() {
+  local senders=16 count=300 size=1024
+  start_in b receiver "$PROBE" receive --listen ":$PORT" --senders $senders --count $count --size $size --timeout-s 40
+  wait_for_listen receiver
+  start_in a sender "$PROBE" send --peer "site-b:$PORT" --engines $senders --count $count --size $size --timeout-s 40
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "not every engine of the storm got everything acknowledged"; }
+  wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "the acceptor saw loss, duplication or reordering in the storm"; }
+  grep '^OK' "$WORK/receiver.out"
+  local refused failures
+  refused=$(json_field "$WORK/receiver.out" refused_busy)
+  failures=$(grep '^stats ' "$WORK/sender.out" | grep -oE '"connect_failures":[0-9]+' | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
+  ((refused == 0 && failures == 0)) ||
+    fail "the acceptor turned away $refused connections of the storm ($failures connect failures at the diallers)"
+  pass "$senders sessions dialled at one instant (10 connections each): $senders x $count messages, each in order, none lost or duplicated, no connection turned away"
+}
+
 case ${1:-} in
   reset) LONGPIPE_STREAMS=1 check_reset ;;
   spill) check_spill ;;
+  dial-storm) check_dial_storm ;;
   reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
   wrong-key) check_wrong_key ;;
   garbage) check_garbage ;;
@@ -473,5 +496,5 @@ case ${1:-} in
   paused) check_paused ;;
   freeze) check_freeze ;;
   datagram) check_datagram ;;
-  *) echo "usage: $0 reset|reset-striped|spill|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood|paused|freeze|datagram" >&2; exit 2 ;;
+  *) echo "usage: $0 reset|reset-striped|spill|dial-storm|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood|paused|freeze|datagram" >&2; exit 2 ;;
 esac

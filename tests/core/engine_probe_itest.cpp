@@ -5,13 +5,20 @@
 // (and then, with --then-peer, sends them all again to another peer: a restarted process).
 // `receive` also reports the longest pause between two arrivals and when the message after it
 // arrived (fault tests: how soon traffic resumed after an outage).
+// A dial storm: `send --engines N` starts N engines (N endpoints, as N processes would be) that
+// all begin at one instant, each sending the numbered messages to the peer; `receive --senders N`
+// checks them per sending peer.
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <latch>
+#include <map>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "engine.h"
 
@@ -32,13 +39,16 @@ struct Arguments {
   std::string then_peer;       // after the expected failure, send everything to this peer
   std::size_t pause_after = 0;  // receive: stop taking messages after this many ...
   long pause_ms = 0;            // ... for this long (the application busy elsewhere)
+  std::size_t engines = 1;      // send: this many engines at once (a dial storm)
+  std::size_t senders = 1;      // receive: from this many peers, each checked on its own
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
   std::cerr << "lp-engine-probe: " << what
             << "\nusage: lp-engine-probe receive --listen [HOST]:PORT --count N --size S [--timeout-s T]\n"
-               "                               [--pause-after N --pause-ms M]\n"
+               "                               [--pause-after N --pause-ms M] [--senders N]\n"
                "       lp-engine-probe send --peer HOST:PORT --count N --size S [--interval-us U] [--timeout-s T]\n"
+               "                            [--engines N]\n"
                "                            [--expect-failure TEXT [--then-peer HOST:PORT]]\n";
   std::exit(2);
 }
@@ -61,6 +71,8 @@ Arguments parse(int argc, char** argv) {
     else if (option == "--then-peer") a.then_peer = value;
     else if (option == "--pause-after") a.pause_after = std::stoul(value);
     else if (option == "--pause-ms") a.pause_ms = std::stol(value);
+    else if (option == "--engines") a.engines = std::stoul(value);
+    else if (option == "--senders") a.senders = std::stoul(value);
     else usage_error("unknown option " + option);
   }
   return a;
@@ -84,7 +96,54 @@ long long epoch_ms() {
       .count();
 }
 
+// From --senders N peers: each peer's messages exactly the numbered ones, in order, intact, and
+// nothing more.
+int receive_from_many(const Arguments& a, lp::Config config) {
+  config.listen = a.listen;
+  lp::Engine engine(config);
+  std::cout << "listening " << engine.local_endpoint() << std::endl;
+  const auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
+  std::map<std::string, std::size_t> next;  // per sending peer
+  std::size_t complete = 0;
+  while (complete < a.senders && Clock::now() < deadline) {
+    auto m = engine.try_receive();
+    if (!m) {
+      engine.wait_receive(100ms);
+      continue;
+    }
+    std::size_t& index = next[m->peer_endpoint];
+    const lp::Message expected = numbered(index, a.size);
+    if (next.size() > a.senders || index >= a.count || m->tag != expected.tag || m->source != expected.source ||
+        m->body != expected.body) {
+      std::cerr << "FAIL: from " << m->peer_endpoint << " message " << index << " expected, got tag " << m->tag
+                << ": lost, duplicated, reordered, corrupted or from an unexpected peer" << std::endl;
+      return 1;
+    }
+    if (++index == a.count) ++complete;
+  }
+  const std::string session_stats = engine.stats_json();
+  if (complete < a.senders) {
+    std::cerr << "FAIL: " << complete << " of " << a.senders << " senders delivered all " << a.count
+              << " messages before the timeout (" << next.size() << " heard from)" << std::endl;
+    return 1;
+  }
+  const auto grace = Clock::now() + 1s;
+  while (Clock::now() < grace) {
+    if (auto extra = engine.try_receive()) {
+      std::cerr << "FAIL: an extra message (tag " << extra->tag << ") from " << extra->peer_endpoint << std::endl;
+      return 1;
+    }
+    engine.wait_receive(100ms);
+  }
+  std::cout << "OK: " << a.senders << " senders x " << a.count << " messages, each in order, intact, no duplicates"
+            << std::endl;
+  std::cout << "session_stats " << session_stats << std::endl;
+  std::cout << "stats " << engine.stats_json() << std::endl;
+  return 0;
+}
+
 int receive(const Arguments& a, lp::Config config) {
+  if (a.senders > 1) return receive_from_many(a, config);
   config.listen = a.listen;
   lp::Engine engine(config);
   std::cout << "listening " << engine.local_endpoint() << std::endl;
@@ -146,7 +205,9 @@ int receive(const Arguments& a, lp::Config config) {
 }
 
 // Sends all of them to `peer`, then waits until every one is acknowledged and no peer failed.
-int send_all_acknowledged(lp::Engine& engine, const Arguments& a, const std::string& peer, Clock::time_point deadline) {
+// `report`: print the OK line and the statistics (a storm's engines are reported together).
+int send_all_acknowledged(lp::Engine& engine, const Arguments& a, const std::string& peer, Clock::time_point deadline,
+                          bool report = true) {
   try {
     for (std::size_t i = 0; i < a.count; ++i) {
       engine.send(peer, numbered(i, a.size));
@@ -165,12 +226,49 @@ int send_all_acknowledged(lp::Engine& engine, const Arguments& a, const std::str
     std::cerr << "FAIL: peer reported failed: " << f.reason << std::endl;
     return 1;
   }
-  std::cout << "OK: " << a.count << " messages acknowledged by " << peer << std::endl;
-  std::cout << "stats " << engine.stats_json() << std::endl;
+  if (report) {
+    std::cout << "OK: " << a.count << " messages acknowledged by " << peer << std::endl;
+    std::cout << "stats " << engine.stats_json() << std::endl;
+  }
+  return 0;
+}
+
+// --engines N: N engines (endpoints, as N fresh processes) constructed first, then all released at
+// one instant to send to the same peer (a dial storm); each must get everything acknowledged.
+int send_from_many(const Arguments& a, const lp::Config& config) {
+  std::vector<std::unique_ptr<lp::Engine>> engines;
+  for (std::size_t i = 0; i < a.engines; ++i) engines.push_back(std::make_unique<lp::Engine>(config));
+  const auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
+  std::latch start(static_cast<std::ptrdiff_t>(a.engines));
+  std::vector<int> status(a.engines, 1);
+  std::vector<long long> flushed_ms(a.engines, -1);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < a.engines; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      const auto begin = Clock::now();
+      status[i] = send_all_acknowledged(*engines[i], a, a.peer, deadline, false);
+      flushed_ms[i] = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - begin).count();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  int failed = 0;
+  for (std::size_t i = 0; i < a.engines; ++i) {
+    std::cout << "engine " << i << " " << engines[i]->local_endpoint() << " status " << status[i]
+              << " acknowledged_after_ms " << flushed_ms[i] << "\nstats " << engines[i]->stats_json() << std::endl;
+    failed += status[i] != 0;
+  }
+  if (failed > 0) {
+    std::cerr << "FAIL: " << failed << " of " << a.engines << " engines did not get everything acknowledged"
+              << std::endl;
+    return 1;
+  }
+  std::cout << "OK: " << a.engines << " engines x " << a.count << " messages acknowledged by " << a.peer << std::endl;
   return 0;
 }
 
 int send(const Arguments& a, const lp::Config& config) {
+  if (a.engines > 1) return send_from_many(a, config);
   lp::Engine engine(config);
   const auto deadline = Clock::now() + std::chrono::seconds(a.timeout_s);
   if (a.expect_failure.empty()) return send_all_acknowledged(engine, a, a.peer, deadline);

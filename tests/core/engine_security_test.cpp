@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "endpoint.h"  // kMaxHandshakingConnections
 #include "engine.h"
 #include "job_key.h"
 #include "loopback_engine_config.h"
@@ -182,7 +183,9 @@ TEST_CASE("a flood of unauthenticated connections is refused and counted; the li
   lp::Engine a(config_with()), b(config_with());
   live_session_survives(a, b, [&] {
     std::vector<std::unique_ptr<RawPeer>> flood;
-    for (int i = 0; i < 210; ++i) {  // 70 silent: more than the 64 unauthenticated slots
+    // A third of them silent: more than the unauthenticated slots.
+    constexpr std::size_t kFlood = 3 * (lp::Endpoint::kMaxHandshakingConnections + 10);
+    for (std::size_t i = 0; i < kFlood; ++i) {
       auto peer = std::make_unique<RawPeer>(b.local_endpoint(), 2000ms);
       if (i % 3 == 0) peer->send_bytes(std::vector<std::byte>(64 << 10, std::byte{0x4c}));  // garbage
       if (i % 3 == 1) {

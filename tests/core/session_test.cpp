@@ -593,3 +593,30 @@ TEST_CASE("endpoint: only its first kSpillingSessions sessions dial spill stream
   }
   CHECK(last.handle_timeout(kStart + 1s, false).dial == std::vector<std::size_t>{0, 1});
 }
+
+TEST_CASE("endpoint: an acceptor admits the first dials of 16 fresh sessions at once (a dial storm)") {
+  Config config;  // the defaults: 2 streams and LONGPIPE_SPILL_STREAMS spill streams per session
+  config.key = "secret";
+  const auto nonces = [] { return std::vector<std::byte>(32, std::byte{7}); };
+  Endpoint acceptor(config, "b:1", nonces);
+  // 16 processes (the 16 ranks of one site) open their session to the same peer at one instant.
+  constexpr std::size_t kDiallers = 16;
+  std::size_t dialled = 0, admitted = 0;
+  for (std::size_t i = 0; i < kDiallers; ++i) {
+    Endpoint dialler(config, "a:" + std::to_string(1000 + i), nonces);
+    Session& session = dialler.session_for("b:1", kStart);
+    session.allow_dialling();
+    dialler.service(session, kStart, false);
+    for ([[maybe_unused]] Connection* dial : dialler.take_dials()) {
+      ++dialled;
+      admitted += acceptor.on_accepted(nullptr, kStart) != nullptr;
+    }
+  }
+  CHECK(dialled == kDiallers * (config.streams + config.spill_streams));
+  CHECK(admitted == dialled);  // none turned away: each session's first batch gets all its windows
+  CHECK(acceptor.statistics().refused_busy == 0);
+  // Beyond the limit new connections are still refused and counted (a flood of unauthenticated ones).
+  while (acceptor.on_accepted(nullptr, kStart) != nullptr) ++admitted;
+  CHECK(admitted == Endpoint::kMaxHandshakingConnections);
+  CHECK(acceptor.statistics().refused_busy == 1);
+}
