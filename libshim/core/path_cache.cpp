@@ -166,6 +166,19 @@ std::string PathCache::save(const std::string& file, const std::map<std::string,
   return "";
 }
 
+PathSnapshot keep_known_rate(const PathSnapshot& learnt, const std::optional<PathSnapshot>& known) {
+  if (!learnt.rate_is_lower_bound || !known || !(known->rate_bytes_per_second > learnt.rate_bytes_per_second) ||
+      !validate_warm_start(*known, learnt.min_rtt)) {
+    return learnt;
+  }
+  PathSnapshot kept = learnt;
+  kept.rate_bytes_per_second = known->rate_bytes_per_second;
+  kept.congestion_window = std::max(known->congestion_window, learnt.congestion_window);
+  kept.send_buffer = std::max(known->send_buffer, learnt.send_buffer);
+  kept.receive_buffer = std::max(known->receive_buffer, learnt.receive_buffer);
+  return kept;
+}
+
 std::string path_cache_file(const std::string& setting, const std::function<std::string(const char*)>& environment) {
   if (setting == "off") return "";
   if (setting != "auto" && !setting.empty()) return setting;

@@ -73,6 +73,17 @@ class PathCache {
   std::size_t expired_lines_ = 0;
 };
 
+// What to write for a session that learnt `learnt` when `known` (this process's newer entry, else
+// the file's) is there for the same key. A rate the session never showed to fill its pipe is a
+// lower bound (BBR's rule for app-limited samples): a session of small messages measures what it
+// sent, not the path. So when `learnt` is such a lower bound and `known` has a higher rate for the
+// same path (its round trip validated against the session's, as the warm start's reader does),
+// the entry keeps `known`'s rate, window and buffers, and takes the session's round trip (the
+// time stamp is the writer's). Otherwise `learnt` as it is: a session that filled its pipe sets
+// the rate, lower as well (a path can get slower), and another path behind the address replaces
+// the entry. Pure, for tests.
+PathSnapshot keep_known_rate(const PathSnapshot& learnt, const std::optional<PathSnapshot>& known);
+
 // LONGPIPE_PATH_CACHE's file: "off" = none (""), "auto" = $XDG_CACHE_HOME/longpipe/paths or
 // $HOME/.cache/longpipe/paths ("" if neither is set), else the setting itself (an absolute path).
 // `environment` reads a variable ("" = unset).

@@ -175,6 +175,7 @@ std::optional<PathSnapshot> PathEstimator::snapshot(std::size_t send_buffer, std
   out.send_buffer = send_buffer;
   out.receive_buffer = receive_buffer;
   out.loss_ppm = loss_ppm();
+  out.rate_is_lower_bound = !pipe_full_;
   return out;
 }
 

@@ -102,6 +102,9 @@ struct PathSnapshot {
   // TCP segments retransmitted per million sent while no queue stood (loss that congestion does
   // not explain: the carrier choice of LONGPIPE_CARRIER=auto, carrier_choice.h); -1 = not known.
   std::int64_t loss_ppm = -1;
+  // The session never judged its pipe full (pipe_full()): its rate shows what it sent, a lower
+  // bound of the path's (keep_known_rate in path_cache.h). Not stored in the file.
+  bool rate_is_lower_bound = false;
 };
 
 // Socket buffer sizes wanted now (0 = leave the socket as it is).

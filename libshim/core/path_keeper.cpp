@@ -177,6 +177,12 @@ std::optional<PathSnapshot> PathKeeper::learnt(const Session& session, std::size
 }
 
 void PathKeeper::remember(const std::string& key, PathSnapshot snapshot) {
+  // A session that never filled its pipe does not lower a known rate (keep_known_rate).
+  if (auto learnt = updates_.find(key); learnt != updates_.end()) {
+    snapshot = keep_known_rate(snapshot, learnt->second.path);
+  } else {
+    snapshot = keep_known_rate(snapshot, cache_.find(key, now_unix()));
+  }
   // A session that measured no loss (too few datagrams or segments sent without a queue) keeps
   // what an earlier one measured: else auto would turn back to tcp every other time.
   if (snapshot.loss_ppm < 0) {

@@ -199,3 +199,44 @@ TEST_CASE("auto: the keeper reads a known long path's entry as a reason for data
   config.bandwidth_stand_in = false;
   CHECK_FALSE(lp::PathKeeper(config).prefers_datagrams("10.77.0.2", 541ms));
 }
+
+TEST_CASE("keep_known_rate: a small-message session keeps a bulk entry's rate, refreshes its RTT", "[path-cache]") {
+  const PathSnapshot bulk = snapshot(540ms, 18.7e6);
+  PathSnapshot small = snapshot(541ms, 0.2e6);  // lp-perf 1 KiB on tcp: what it sent
+  small.congestion_window = 10;
+  small.send_buffer = 64u << 10;
+  small.receive_buffer = 128u << 10;
+  small.loss_ppm = -1;
+  small.rate_is_lower_bound = true;
+  const PathSnapshot written = lp::keep_known_rate(small, bulk);
+  CHECK(written.rate_bytes_per_second == Approx(18.7e6));
+  CHECK(written.congestion_window == bulk.congestion_window);
+  CHECK(written.send_buffer == bulk.send_buffer);
+  CHECK(written.receive_buffer == bulk.receive_buffer);
+  CHECK(written.min_rtt == 541ms);  // what the session did measure
+  CHECK(written.loss_ppm == -1);    // left to the keeper's own rule (remember)
+}
+
+TEST_CASE("keep_known_rate: a session that filled its pipe on a slower path lowers the rate", "[path-cache]") {
+  PathSnapshot slower = snapshot(540ms, 5e6);
+  slower.congestion_window = 40;
+  slower.rate_is_lower_bound = false;
+  const PathSnapshot written = lp::keep_known_rate(slower, snapshot(540ms, 18.7e6));
+  CHECK(written.rate_bytes_per_second == Approx(5e6));
+  CHECK(written.congestion_window == 40);
+}
+
+TEST_CASE("keep_known_rate: without an entry, or one lower, the session's own rate is written", "[path-cache]") {
+  PathSnapshot small = snapshot(540ms, 0.2e6);
+  small.rate_is_lower_bound = true;
+  CHECK(lp::keep_known_rate(small, std::nullopt).rate_bytes_per_second == Approx(0.2e6));
+  CHECK(lp::keep_known_rate(small, snapshot(540ms, 0.1e6)).rate_bytes_per_second == Approx(0.2e6));
+}
+
+TEST_CASE("keep_known_rate: an entry whose RTT disagrees is another path behind the address", "[path-cache]") {
+  PathSnapshot small = snapshot(20ms, 0.2e6);
+  small.rate_is_lower_bound = true;
+  const PathSnapshot written = lp::keep_known_rate(small, snapshot(540ms, 18.7e6));
+  CHECK(written.rate_bytes_per_second == Approx(0.2e6));
+  CHECK(written.min_rtt == 20ms);
+}

@@ -58,6 +58,20 @@ TEST_CASE("rate: application-limited samples only raise it; the pipe is full aft
   CHECK(path.rate_bytes_per_second() == Approx(170 * kMbit));
 }
 
+TEST_CASE("snapshot: the rate is a lower bound until the session judged its pipe full", "[path]") {
+  PathEstimator path(std::nullopt, std::nullopt);
+  path.on_handshake_rtt(100ms);
+  path.on_rtt(101ms, 100ms);
+  // Small bursts: app-limited, or not while they last but without a queue.
+  path.on_delivery_rate(0.2 * kMbit, true);
+  for (int i = 0; i < 10; ++i) path.on_delivery_rate(1.6 * kMbit, false);
+  CHECK(path.snapshot(0, 0)->rate_is_lower_bound);
+  path.on_rtt(140ms, 100ms);  // bulk: a queue stands, the rate stops growing
+  for (int i = 0; i < 3; ++i) path.on_delivery_rate(1.6 * kMbit, false);
+  REQUIRE(path.pipe_full());
+  CHECK_FALSE(path.snapshot(0, 0)->rate_is_lower_bound);
+}
+
 TEST_CASE("a rate that stops growing without a queue is a burst that ended, not a full pipe", "[path]") {
   PathEstimator path(std::nullopt, std::nullopt);
   path.on_handshake_rtt(100ms);
