@@ -118,6 +118,16 @@ Setting size(const char* name, const char* meaning, std::size_t Config::*member,
                  [=](const Config& c) { return std::to_string(c.*member); }};
 }
 
+// A switch: "on" or "off", nothing else.
+Setting on_off(const char* name, const char* meaning, bool Config::*member) {
+  return Setting{name, meaning,
+                 [=](Config& c, const std::string& v) {
+                   if (v != "on" && v != "off") fail(name, v, "on or off");
+                   c.*member = v == "on";
+                 },
+                 [=](const Config& c) { return std::string(c.*member ? "on" : "off"); }};
+}
+
 const std::vector<Setting>& settings() {
   static const std::vector<Setting> table = {
       timer("RTO_INITIAL_MS", "retransmission timeout before the first RTT sample (RFC 6298: 1000)",
@@ -242,14 +252,10 @@ const std::vector<Setting>& settings() {
               [](const Config& c) {
                 return std::string(c.carrier == CarrierChoice::kUdp ? "udp" : c.carrier == CarrierChoice::kAuto ? "auto" : "tcp");
               }},
-      Setting{"DATAGRAM_FEC",
+      on_off("DATAGRAM_FEC",
               "on: the datagram carrier sends repair datagrams over a burst's last round trip when the path "
               "loses (the receiver recovers those units without waiting a round trip); off: it does not",
-              [](Config& c, const std::string& v) {
-                if (v != "on" && v != "off") fail("DATAGRAM_FEC", v, "on or off");
-                c.datagram_fec = v == "on";
-              },
-              [](const Config& c) { return std::string(c.datagram_fec ? "on" : "off"); }},
+             &Config::datagram_fec),
       size("SMALL_MESSAGE", "with 2+ streams: messages up to this size use stream 0, larger ones the others (0 = off)",
            &Config::small_message, 0, kMaxMessageBytes, "(bytes)"),
       Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",
@@ -263,23 +269,15 @@ const std::vector<Setting>& settings() {
                 c.key = v;
               },
               [](const Config& c) { return c.key.empty() ? std::string("(none)") : "(set, hidden)"; }},
-      Setting{"ENCRYPTION",
+      on_off("ENCRYPTION",
               "on: every frame after the handshake AES-256-GCM encrypted and authenticated; off: authenticated "
               "only (for links already protected); a session is encrypted if either end wants it",
-              [](Config& c, const std::string& v) {
-                if (v != "on" && v != "off") fail("ENCRYPTION", v, "on or off");
-                c.encryption = v == "on";
-              },
-              [](const Config& c) { return std::string(c.encryption ? "on" : "off"); }},
-      Setting{"START_JUMP",
+             &Config::encryption),
+      on_off("START_JUMP",
               "on: a datagram session on a new path sends its first window back to back and, from the spacing "
               "of its ACKs, starts pacing at half the bottleneck's rate after one round trip; off (default): "
               "start-up doubles (on, a cubic flow starting beside it kept 19 % of geo)",
-              [](Config& c, const std::string& v) {
-                if (v != "on" && v != "off") fail("START_JUMP", v, "on or off");
-                c.start_jump = v == "on";
-              },
-              [](const Config& c) { return std::string(c.start_jump ? "on" : "off"); }},
+             &Config::start_jump),
       Setting{"STATS", "file for JSON statistics, written at exit and on SIGUSR1",
               [](Config& c, const std::string& v) { c.stats_path = v; },
               [](const Config& c) { return c.stats_path; }},
