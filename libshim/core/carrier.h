@@ -106,6 +106,10 @@ class CarrierLink {
   // The path's bandwidth-delay product as measured (SocketTuning::path_bdp_bytes: the congestion
   // fallback judges slow-start exits by it).
   virtual void set_path_bdp(std::size_t bytes) { (void)bytes; }
+  // This spill stream carried large frames (stream_scheduler.h) and grew a window worth keeping:
+  // from now on an idle restart makes it switch to the congestion fallback (bbr keeps the window)
+  // as a regular stream does. Called before its window is judged.
+  virtual void keep_grown_window() {}
 };
 
 class Carrier {

@@ -211,6 +211,11 @@ const std::vector<Setting>& settings() {
            "extra TCP connections dialled with a new session that take what a full congestion window "
            "cannot send yet, until it covers the path (0 = off)",
            &Config::spill_streams, 0, static_cast<std::int64_t>(kMaxSpillStreams), "(connections)"),
+      on_off("SPILL_LARGE",
+             "on: a new session's frames larger than an initial window queue on the spill stream that sends "
+             "them soonest during start-up (all spill streams together within one BDP); off: only frames a "
+             "spill stream's window sends at once spill",
+             &Config::spill_large),
       Setting{"CONGESTION", "TCP congestion control (e.g. bbr, cubic, reno; 'system' = the host default)",
               [](Config& c, const std::string& v) {
                 std::stringstream list(v);

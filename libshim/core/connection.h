@@ -75,6 +75,8 @@ class Connection {
   Clock::time_point last_received;           // the peer's last frame on this connection
   bool suspect = false;                      // established before a silence of the path: TCP may hold
                                              // its bytes behind a backed-off timer; a new one replaces it
+  bool carried_large_spill = false;          // a spill stream given a frame larger than an initial
+                                             // window: its grown window is worth keeping (CarrierLink::keep_grown_window)
   bool queued_for_flush = false;             // on the endpoint's flush list
   bool flush_before_close = false;           // a CLOSE frame is waiting: write it before closing
   bool abort_on_close = false;               // close abruptly (a reset, for testing)

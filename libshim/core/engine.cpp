@@ -163,6 +163,7 @@ Engine::Impl::Impl(Config config)
     }
   }
   endpoint_.set_window_lookup([](const Connection& connection) {
+    if (connection.link && connection.carried_large_spill) connection.link->keep_grown_window();
     return connection.link ? connection.link->stream_window() : StreamWindow{};
   });
   endpoint_.set_carrier_capability(datagrams_ != nullptr, [this](const Connection& connection, const std::string& peer) {

@@ -39,7 +39,8 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
       config_(config),
       arq_(arq_config),
       // On the datagram carrier one TCP connection (the control connection) and no split by size.
-      streams_(config.datagram_carrier() ? 1 : config.streams, config.datagram_carrier() ? 0 : config.small_message),
+      streams_(config.datagram_carrier() ? 1 : config.streams, config.datagram_carrier() ? 0 : config.small_message,
+               config.spill_large),
       datagram_(config.datagram_carrier() ? std::make_unique<DatagramChannel>(config) : nullptr),
       last_heard_(now),
       next_dial_(now),
@@ -238,6 +239,7 @@ void Session::pump(Clock::time_point now) {
       const std::size_t frame_bytes = kFrameHeaderSize + kSequenceSize + frame->payload.size() + kTagSize;
       if (Connection* spill = streams_.spill_target(*target, frame_bytes, path_bdp, window)) {
         target = spill;
+        if (frame_bytes > StreamScheduler::kLargeSpillFrame) spill->carried_large_spill = true;
         preferred = nullptr;  // the frame's own stream may be full: the loop goes on
         ++counters_.spilled_messages;
       }

@@ -1,14 +1,16 @@
 #include "stream_scheduler.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "connection.h"
 
 namespace lp {
 
-StreamScheduler::StreamScheduler(std::size_t own_streams, std::size_t small_message)
+StreamScheduler::StreamScheduler(std::size_t own_streams, std::size_t small_message, bool spill_large)
     : own_streams_(own_streams),
       small_message_(small_message),
+      spill_large_(spill_large),
       streams_(own_streams, nullptr),
       dialling_(own_streams) {}
 
@@ -151,17 +153,49 @@ bool StreamScheduler::should_spill(const StreamWindow& window, std::size_t pendi
   return window.known && static_cast<double>(window.window) < path_bdp && window_room(window, pending) < frame_bytes;
 }
 
+std::size_t StreamScheduler::held(const StreamWindow& window, std::size_t pending) {
+  return window.in_flight + window.not_sent + pending;
+}
+
+double StreamScheduler::windows_to_send(const StreamWindow& window, std::size_t pending, std::size_t frame_bytes) {
+  if (!window.known || window.window == 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(held(window, pending) + frame_bytes) / static_cast<double>(window.window);
+}
+
+bool StreamScheduler::within_spill_budget(std::size_t spill_held, std::size_t regular_in_flight,
+                                          std::size_t frame_bytes, double path_bdp) {
+  return static_cast<double>(spill_held + regular_in_flight + frame_bytes) <= kSpillBudgetBdpShare * path_bdp;
+}
+
 Connection* StreamScheduler::spill_target(const Connection& preferred, std::size_t frame_bytes, double path_bdp,
                                           const WindowLookup& window) const {
   if (is_spill_slot(preferred.stream) || spill_established() == 0) return nullptr;
-  if (!should_spill(window(preferred), preferred.pending_output(), frame_bytes, path_bdp)) return nullptr;
+  const StreamWindow own = window(preferred);
+  if (!should_spill(own, preferred.pending_output(), frame_bytes, path_bdp)) return nullptr;
+  std::size_t spill_held = 0;
+  std::size_t regular_in_flight = 0;
+  for (const Connection* stream : streams_) {
+    if (stream == nullptr) continue;
+    const StreamWindow w = window(*stream);
+    if (is_spill_slot(stream->stream)) spill_held += held(w, stream->pending_output());
+    else regular_in_flight += w.in_flight;
+  }
+  if (!within_spill_budget(spill_held, regular_in_flight, frame_bytes, path_bdp)) return nullptr;
+  Connection* fewest = nullptr;  // the spill stream that needs the fewest windows for the frame
+  double fewest_windows = windows_to_send(own, preferred.pending_output(), frame_bytes);
   for (std::size_t slot = kFirstSpillStream; slot < streams_.size(); ++slot) {
     Connection* candidate = streams_[slot];
     if (!carries(candidate) || candidate->suspect) continue;
     const StreamWindow spill = window(*candidate);
-    if (spill.known && window_room(spill, candidate->pending_output()) >= frame_bytes) return candidate;
+    if (!spill.known) continue;
+    if (window_room(spill, candidate->pending_output()) >= frame_bytes) return candidate;
+    const double windows = windows_to_send(spill, candidate->pending_output(), frame_bytes);
+    if (windows < fewest_windows) {
+      fewest = candidate;
+      fewest_windows = windows;
+    }
   }
-  return nullptr;
+  return spill_large_ && frame_bytes > kLargeSpillFrame ? fewest : nullptr;
 }
 
 }  // namespace lp

@@ -16,6 +16,11 @@
 //     whole now; once the window covers the demand or the path, nothing spills and the streams
 //     carry what they did without spill streams. Order is the ARQ's: the receiver puts messages
 //     from any stream back in sequence, as it does for striping.
+//   - Large spill (LONGPIPE_SPILL_LARGE): a frame larger than an initial window fits no fresh
+//     window whole; it queues on the spill stream whose window gets it out in the fewest windows'
+//     time, if that beats its own stream. Either kind spills only while the spill streams' bytes
+//     plus the regular streams' flight stay within a budget of one judged BDP, so that ten slow
+//     starts side by side cannot put more in flight than the path and its queue hold.
 #pragma once
 
 #include <algorithm>
@@ -39,8 +44,21 @@ class StreamScheduler {
   // ARQ keeps the messages, so memory stays bounded by the window.
   static constexpr std::size_t kOutputHighWater = 1u << 20;
 
-  // `own_streams` is LONGPIPE_STREAMS; `small_message` LONGPIPE_SMALL_MESSAGE (0: striping).
-  StreamScheduler(std::size_t own_streams, std::size_t small_message);
+  // A frame larger than this leaves whole in no fresh connection's first flight (Linux's initial
+  // window, 10 segments of Ethernet's 1448-byte MSS): only such frames queue on a spill stream
+  // behind its window. Smaller ones spill only into room found now: queued behind a window a
+  // 1 KiB frame waits a round trip it would not wait on its own stream (idle_restart.h's trace).
+  static constexpr std::size_t kLargeSpillFrame = 10 * 1448;
+  // What the spill streams may hold (in flight, in their sockets, in our output) plus what the
+  // regular streams have in flight, as a share of the judged BDP. One BDP: the emulated paths'
+  // queue holds one BDP (netem/README.md; the usual router sizing rule, Villamizar & Song 1994),
+  // so one BDP in flight fills the pipe and at most that queue. Without a bound, 1 MiB frames on 9
+  // spill streams on geo retransmitted 36-1322 segments a run (libshim/README.md, "Large frames").
+  static constexpr double kSpillBudgetBdpShare = 1.0;
+
+  // `own_streams` is LONGPIPE_STREAMS; `small_message` LONGPIPE_SMALL_MESSAGE (0: striping);
+  // `spill_large` LONGPIPE_SPILL_LARGE.
+  StreamScheduler(std::size_t own_streams, std::size_t small_message, bool spill_large = true);
 
   std::size_t own_streams() const { return own_streams_; }
   std::size_t slots() const { return streams_.size(); }
@@ -101,8 +119,20 @@ class StreamScheduler {
   // `pending` output waiting, should go on a spill stream: its window cannot send the frame now
   // and is still below `path_bdp` (beyond that a wait is the link's, not slow start's).
   static bool should_spill(const StreamWindow& window, std::size_t pending, std::size_t frame_bytes, double path_bdp);
+  // Bytes a stream holds that its window has not yet acknowledged: in flight, unsent in the socket,
+  // and our own output not yet written.
+  static std::size_t held(const StreamWindow& window, std::size_t pending);
+  // How many of its windows a stream needs to get out what it holds plus `frame_bytes` (a slow
+  // start's round trips grow with it); a window of 0 (unknown) never gets it out.
+  static double windows_to_send(const StreamWindow& window, std::size_t pending, std::size_t frame_bytes);
+  // The spill budget: whether spilling `frame_bytes` keeps `spill_held` (the spill streams' held
+  // bytes) plus `regular_in_flight` within kSpillBudgetBdpShare x `path_bdp`.
+  static bool within_spill_budget(std::size_t spill_held, std::size_t regular_in_flight, std::size_t frame_bytes,
+                                  double path_bdp);
   // Where that frame goes instead: the first established spill stream whose window sends it whole
-  // now; null when it should not spill or none can take it (it waits for `preferred`).
+  // now; else, for a frame above kLargeSpillFrame (with LONGPIPE_SPILL_LARGE), the spill stream
+  // that needs the fewest windows to send it, if fewer than `preferred`; null when it should not
+  // spill, the budget is spent, or no spill stream beats `preferred` (it waits for that one).
   Connection* spill_target(const Connection& preferred, std::size_t frame_bytes, double path_bdp,
                            const WindowLookup& window) const;
 
@@ -116,6 +146,7 @@ class StreamScheduler {
 
   std::size_t own_streams_;
   std::size_t small_message_;
+  bool spill_large_;
   std::vector<Connection*> streams_;
   std::vector<std::vector<Connection*>> dialling_;  // our own connection attempts in progress, per slot
   std::size_t next_stream_ = 0;         // round-robin cursor for striping DATA frames

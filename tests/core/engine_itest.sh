@@ -11,6 +11,7 @@
 #   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
 #   engine_itest.sh spill       a fresh session's burst, larger than the first window, spilled onto
 #                               the spill streams: nothing lost, duplicated or reordered
+#   engine_itest.sh spill-large the same with 64 KiB messages, which fit no initial window whole
 #   engine_itest.sh dial-storm  16 fresh engines (as 16 processes) dial one acceptor at one instant,
 #                               10 connections each: every session delivers everything in order, none
 #                               of its connections turned away
@@ -467,6 +468,23 @@ check_spill() {
   pass "$count messages, $spilled of them spilled onto $spill_streams spill streams beside $streams: none lost, none duplicated, order kept"
 }
 
+# A fresh session's large messages (200 x 64 KiB, 13 MB: no frame fits an initial window whole)
+# queue on the spill streams during start-up (LONGPIPE_SPILL_LARGE), within the 250 KB budget of
+# one bandwidth-delay product: nothing lost, duplicated or reordered.
+check_spill_large() {
+  local count=200 size=65536
+  start_good_session $count $size 0 60
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "sender did not get everything acknowledged"; }
+  wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
+  grep '^OK' "$WORK/receiver.out"
+  local spilled spill_streams
+  spilled=$(json_field "$WORK/sender.out" spilled_messages)
+  spill_streams=$(json_field "$WORK/sender.out" spill_streams)
+  ((spill_streams == 8)) || fail "the session had $spill_streams spill streams, expected 8"
+  ((spilled > 0)) || fail "no 64 KiB message was spilled onto the spill streams"
+  pass "$count messages of 64 KiB, $spilled of them spilled onto $spill_streams spill streams: none lost, none duplicated, order kept"
+}
+
 # A dial storm: 16 fresh endpoints (one process here, an engine each: as the 16 ranks of one site
 # opening to one rank at start-up) released at one instant, each dialling its 2 streams and 8 spill
 # streams to one acceptor, each then sending its numbered messages.
@@ -489,6 +507,7 @@ check_dial_storm() {
 case ${1:-} in
   reset) LONGPIPE_STREAMS=1 check_reset ;;
   spill) check_spill ;;
+  spill-large) check_spill_large ;;
   dial-storm) check_dial_storm ;;
   reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
   wrong-key) check_wrong_key ;;
@@ -501,5 +520,5 @@ case ${1:-} in
   paused) check_paused ;;
   freeze) check_freeze ;;
   datagram) check_datagram ;;
-  *) echo "usage: $0 reset|reset-striped|spill|dial-storm|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood|paused|freeze|datagram" >&2; exit 2 ;;
+  *) echo "usage: $0 reset|reset-striped|spill|spill-large|dial-storm|wrong-key|garbage|garbage-authenticated|dead-peer|outage|restart|flood|paused|freeze|datagram" >&2; exit 2 ;;
 esac

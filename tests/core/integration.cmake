@@ -12,7 +12,7 @@ include(LongPipeWan)
 set(engine_itest ${CMAKE_CURRENT_LIST_DIR}/engine_itest.sh)
 # A short emulated delay (20 ms each way) and a rate limit, as tests use.
 longpipe_wan_fixture(FIXTURE engine-link ARGS --delay 20 --rate 50)
-foreach(check reset reset-striped spill dial-storm wrong-key garbage garbage-authenticated dead-peer outage restart flood paused freeze)
+foreach(check reset reset-striped spill spill-large dial-storm wrong-key garbage garbage-authenticated dead-peer outage restart flood paused freeze)
   longpipe_wan_test(NAME core.engine-${check} FIXTURE engine-link COMMAND ${engine_itest} ${check}
                     LABELS engine TIMEOUT 180)
   # One link: these tests must not overlap (same port, ss -K by port).

@@ -4,6 +4,7 @@
 // protocol's view only, their output filled by hand.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <map>
 
 #include "connection.h"
@@ -244,8 +245,10 @@ TEST_CASE("spill target: the first spill stream whose window takes the frame who
   CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == nullptr);
   spill_a->suspect = false;
 
-  // A frame larger than any spill stream's free window waits for its own stream.
-  CHECK(scheduler.spill_target(*small, 40 * 1448, kGeoBdp, lookup) == nullptr);
+  // A frame larger than any spill stream's free window (and than an initial window) queues on the
+  // one that sends it in the fewest windows: spill_a's 20 free segments, 2 windows, against 5 for its
+  // own full window of 10 and spill_b's 4.9 (LONGPIPE_SPILL_LARGE; off, it waits: below).
+  CHECK(scheduler.spill_target(*small, 40 * 1448, kGeoBdp, lookup) == spill_a.get());
   // The preferred stream with room keeps the frame.
   windows[small.get()] = window_of(40, 0);
   CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, lookup) == nullptr);
@@ -300,4 +303,105 @@ TEST_CASE("spill target: a warm batch after idle spills only what the restarted 
   // No spill stream holds more than the 10 segments its restarted window sends at once.
   for (std::size_t i = 2; i < connections.size(); ++i) CHECK(connections[i]->pending_output() <= 10 * 1448);
   CHECK(small.pending_output() == 26 * kFrame);  // stream 0 fills its own window first
+}
+
+TEST_CASE("spill decision: how many windows a stream needs for a frame, and the budget") {
+  constexpr std::size_t kLarge = 64 * 1024 + 64;  // a 64 KiB message on the wire
+  // A fresh window of 10 segments, the handshake's segment in flight: 1 + 45.3 segments' worth.
+  CHECK(StreamScheduler::windows_to_send(window_of(10, 1), 0, kLarge) == Approx((1448.0 + kLarge) / 14480));
+  CHECK(StreamScheduler::windows_to_send(window_of(10, 0, 1000), 500, kLarge) == Approx((1500.0 + kLarge) / 14480));
+  CHECK(StreamScheduler::windows_to_send(StreamWindow{}, 0, kLarge) == std::numeric_limits<double>::infinity());
+  CHECK(StreamScheduler::windows_to_send(window_of(0, 0), 0, kLarge) == std::numeric_limits<double>::infinity());
+  // The budget: the spill streams' bytes plus the regular streams' flight within one BDP.
+  const double bdp = 155e6 / 8 * 0.050;  // 25 ms one way: 969 KB, the emulator's queue too
+  CHECK(StreamScheduler::within_spill_budget(0, 0, kLarge, bdp));
+  CHECK(StreamScheduler::within_spill_budget(900'000, 0, 68'750, bdp));
+  CHECK_FALSE(StreamScheduler::within_spill_budget(900'000, 0, 68'751, bdp));
+  CHECK_FALSE(StreamScheduler::within_spill_budget(610'000, 300'000, kLarge, bdp));
+}
+
+namespace {
+
+// A fresh session on `path_bdp` with every window `cwnd` segments (none in flight) and `frames`
+// frames of `frame_bytes` offered as Session::pump offers them: each to stream 1 unless a spill
+// stream takes it. Returns the bytes each connection holds (stream 0, stream 1, 8 spill streams).
+std::vector<std::size_t> offer_large_batch(bool spill_large, std::size_t frames, std::size_t frame_bytes,
+                                           double path_bdp, std::size_t cwnd = 10) {
+  StreamScheduler scheduler(2, kSmall, spill_large);
+  std::vector<std::unique_ptr<Connection>> connections;
+  for (std::size_t slot : {std::size_t{0}, std::size_t{1}}) connections.push_back(make_connection(slot));
+  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
+  for (auto& connection : connections) scheduler.install(*connection);
+  const StreamScheduler::WindowLookup lookup = [&](const Connection&) { return window_of(cwnd, 0); };
+  Connection& large = *connections[1];
+  for (std::size_t i = 0; i < frames; ++i) {
+    Connection* target = scheduler.spill_target(large, frame_bytes, path_bdp, lookup);
+    if (target == nullptr) target = &large;
+    fill_output(*target, target->pending_output() + frame_bytes);
+  }
+  std::vector<std::size_t> held;
+  for (auto& connection : connections) held.push_back(connection->pending_output());
+  return held;
+}
+
+}  // namespace
+
+TEST_CASE("spill target: a fresh session's large frames queue on the spill streams, spread over their windows") {
+  // geo, 64 KiB x 100 (the PVM headline's first batch): no frame fits any initial window whole.
+  constexpr std::size_t kLarge = 64 * 1024 + 64;
+  const std::vector<std::size_t> held = offer_large_batch(true, 100, kLarge, kGeoBdp);
+  CHECK(held[0] == 0);  // never on the small-message stream
+  // Nine initial windows carry the batch: each of stream 1 and the 8 spill streams gets 11 or 12
+  // frames, in turn, as the fewest windows to send it picks them.
+  for (std::size_t i = 1; i < held.size(); ++i) {
+    CHECK(held[i] >= 11 * kLarge);
+    CHECK(held[i] <= 12 * kLarge);
+  }
+  // Off (LONGPIPE_SPILL_LARGE=off), as before: everything waits for stream 1's slow start.
+  const std::vector<std::size_t> off = offer_large_batch(false, 100, kLarge, kGeoBdp);
+  CHECK(off[1] == 100 * kLarge);
+  // A 1 KiB frame never queues behind a spill stream's window: with every window full it stays.
+  StreamScheduler scheduler(2, kSmall);
+  auto small = make_connection(0);
+  auto spill = make_connection(kFirstSpillStream);
+  scheduler.install(*small);
+  scheduler.install(*spill);
+  const StreamScheduler::WindowLookup full = [&](const Connection& c) {
+    return c.stream == 0 ? window_of(10, 10, 5 * 14480) : window_of(10, 10);
+  };
+  CHECK(scheduler.spill_target(*small, kFrame, kGeoBdp, full) == nullptr);
+  CHECK(scheduler.spill_target(*small, kLarge, kGeoBdp, full) == spill.get());
+}
+
+TEST_CASE("spill target: the spill streams hold at most one BDP with the regular streams' flight") {
+  // 25 ms one way, 155 Mbit/s: BDP and the emulator's queue 969 KB. 64 KiB x 100 at once: ten slow
+  // starts side by side would put all 6.6 MB in the sockets; the spill streams take one BDP's worth.
+  constexpr std::size_t kLarge = 64 * 1024 + 64;
+  const double bdp = 155e6 / 8 * 0.050;
+  const std::vector<std::size_t> held = offer_large_batch(true, 100, kLarge, bdp);
+  std::size_t spilled = 0;
+  for (std::size_t i = 2; i < held.size(); ++i) spilled += held[i];
+  CHECK(spilled <= bdp);
+  CHECK(spilled + kLarge > bdp);  // and fills it
+  CHECK(held[1] == 100 * kLarge - spilled);
+
+  // Small frames too: warm-ish spill streams with room for 1.16 MB take no more than the BDP less
+  // what the regular streams have in flight (stream 0: 50 segments, all in flight).
+  StreamScheduler scheduler(2, kSmall);
+  std::vector<std::unique_ptr<Connection>> connections;
+  connections.push_back(make_connection(0));
+  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
+  for (auto& connection : connections) scheduler.install(*connection);
+  const StreamScheduler::WindowLookup lookup = [&](const Connection& c) {
+    return c.stream == 0 ? window_of(50, 50) : window_of(100, 0);
+  };
+  std::size_t small_spilled = 0;
+  for (int i = 0; i < 1000; ++i) {
+    Connection* target = scheduler.spill_target(*connections[0], kFrame, bdp, lookup);
+    if (target == nullptr) break;
+    fill_output(*target, target->pending_output() + kFrame);
+    small_spilled += kFrame;
+  }
+  CHECK(small_spilled + 50 * 1448 <= bdp);
+  CHECK(small_spilled + 50 * 1448 + kFrame > bdp);
 }

@@ -139,6 +139,10 @@ struct Config {
   // without root. 8: with stream 0, 9 windows of 9 free segments (the first holds the handshake's)
   // take 100 messages of 1 KiB (75 segments, 12 messages per window) in the first flight on geo.
   std::size_t spill_streams = 8;
+  // LONGPIPE_SPILL_LARGE: on | off. Frames larger than a fresh connection's initial window spill
+  // too, queued behind the spill stream's window that sends them soonest (stream_scheduler.h);
+  // off: only frames a spill stream's window sends whole at once (as before 2026-11-26 11:00).
+  bool spill_large = true;
   // LONGPIPE_CARRIER: tcp | udp | auto. Agreed per session in the handshake (carrier_choice.h):
   // tcp at one end and udp at the other fail the session with an error naming both.
   CarrierChoice carrier = CarrierChoice::kTcp;
