@@ -10,6 +10,8 @@ namespace {
 // past it. Predicting a restart that does not happen only spills a little more; missing one costs
 // a round trip.
 constexpr std::uint64_t kRestartPredictionMarginMs = 10;
+// bbr_high_gain (2/ln 2, net/ipv4/tcp_bbr.c) less its 1 % pacing margin (bbr_pacing_margin_percent).
+constexpr double kBbrInitialPacingGain = 2.885 * 0.99;
 
 }  // namespace
 
@@ -31,11 +33,24 @@ StreamWindow window_for_next_write(const TcpWindowSample& sample, bool restarts_
   StreamWindow out;
   out.known = true;
   out.window = std::size_t{cwnd} * sample.mss;
+  const bool pacing_known = sample.pacing_rate != 0 && sample.pacing_rate != ~std::uint64_t{0} && sample.srtt_us != 0;
+  if (sample.paced && pacing_known) {
+    const double soon = static_cast<double>(sample.pacing_rate) * sample.srtt_us / 1e6 * kPacedRoomRttShare;
+    const std::size_t in_flight = std::size_t{sample.unacked_segments} * sample.mss;
+    out.window = std::min(out.window, in_flight + static_cast<std::size_t>(soon));
+  }
   out.in_flight = std::size_t{sample.unacked_segments} * sample.mss;
   out.not_sent = sample.not_sent_bytes;
   return out;
 }
 
 bool congestion_restarts_after_idle(const std::string& congestion) { return !congestion.starts_with("bbr"); }
+
+std::uint64_t bbr_initial_pacing_rate(std::uint32_t cwnd_segments, std::uint32_t mss, std::uint32_t srtt_us) {
+  if (srtt_us == 0) return 0;
+  return static_cast<std::uint64_t>(kBbrInitialPacingGain * cwnd_segments * mss * 1e6 / srtt_us);
+}
+
+bool congestion_paces_itself(const std::string& congestion) { return congestion.starts_with("bbr"); }
 
 }  // namespace lp

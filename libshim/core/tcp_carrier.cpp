@@ -89,8 +89,11 @@ class TcpLink : public CarrierLink {
   TcpWindowInfo window_info() const override { return read_window_info(fd_.get()); }
   LinkPathInfo path_info() const override { return read_link_path_info(fd_.get()); }
   StreamWindow stream_window() const override {
-    StreamWindow window = read_stream_window(
-        fd_.get(), host_restarts_idle_connections() && congestion_restarts_after_idle(tuning_.congestion));
+    // As the next write will find it: after the switch to the fallback that write may make.
+    const std::string next = congestion_for_next_write(fd_.get(), tuning_);
+    StreamWindow window =
+        read_stream_window(fd_.get(), host_restarts_idle_connections() && congestion_restarts_after_idle(next),
+                           congestion_paces_itself(next), next != tuning_.congestion && congestion_paces_itself(next));
     if (tuning_.congestion == "bbr") window.window /= kBbrWindowPerRoundTrip;
     return window;
   }

@@ -39,7 +39,7 @@ LinkPathInfo read_link_path_info(int fd) {
   return out;
 }
 
-StreamWindow read_stream_window(int fd, bool restarts_after_idle) {
+StreamWindow read_stream_window(int fd, bool restarts_after_idle, bool paced, bool bbr_set_up_now) {
   tcp_info info{};
   socklen_t length = sizeof info;
   // tcpi_notsent_bytes came with Linux 4.6; without it the window is not judged (nothing spills).
@@ -54,6 +54,10 @@ StreamWindow read_stream_window(int fd, bool restarts_after_idle) {
   sample.not_sent_bytes = info.tcpi_notsent_bytes;
   sample.last_data_sent_ms = info.tcpi_last_data_sent;
   sample.rto_us = info.tcpi_rto;
+  sample.paced = paced;
+  sample.srtt_us = info.tcpi_rtt;
+  sample.pacing_rate = bbr_set_up_now ? bbr_initial_pacing_rate(info.tcpi_snd_cwnd, info.tcpi_snd_mss, info.tcpi_rtt)
+                                      : info.tcpi_pacing_rate;
   return window_for_next_write(sample, restarts_after_idle);
 }
 

@@ -138,6 +138,15 @@ CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tun
   return {};
 }
 
+std::string congestion_for_next_write(int fd, const SocketTuning& tuning) {
+  if (tuning.congestion_fallback.empty() || tuning.congestion == tuning.congestion_fallback) return tuning.congestion;
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return tuning.congestion;
+  return judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack ? tuning.congestion_fallback
+                                                                               : tuning.congestion;
+}
+
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning) {
   if (tuning.congestion_fallback.empty() || tuning.congestion == tuning.congestion_fallback) return false;
   tcp_info info{};

@@ -53,3 +53,28 @@ TEST_CASE("idle restart: the next write's window is the restarted one only when 
   CHECK(congestion_restarts_after_idle("reno"));
   CHECK_FALSE(congestion_restarts_after_idle("bbr"));
 }
+
+TEST_CASE("a paced stream's room is what its pacing rate sends within 1/32 of a round trip") {
+  TcpWindowSample sample = idle_stream(45, 1600, 1012);
+  sample.paced = true;
+  sample.pacing_rate = 200'000;  // bytes/s
+  sample.srtt_us = 540'000;
+  const auto soon = static_cast<std::size_t>(200'000 * 0.540 * kPacedRoomRttShare);
+  CHECK(window_for_next_write(sample, false).window == soon);  // 3375 bytes, not 45 segments
+  sample.unacked_segments = 30;  // mid-burst: what is in flight plus what it sends soon
+  CHECK(window_for_next_write(sample, false).window == 30 * kMss + soon);
+  sample.pacing_rate = 20'000'000;  // a bulk stream paced near the link: the window binds
+  CHECK(window_for_next_write(sample, false).window == 45 * kMss);
+  sample.pacing_rate = ~std::uint64_t{0};  // not paced (the kernel's "unlimited")
+  sample.unacked_segments = 0;
+  CHECK(window_for_next_write(sample, false).window == 45 * kMss);
+  sample.pacing_rate = 200'000;
+  sample.paced = false;  // cubic: its pacing rate is computed but not applied
+  CHECK(window_for_next_write(sample, false).window == 45 * kMss);
+}
+
+TEST_CASE("a switch to bbr paces the next write from bbr's initial rate: 2.885 x cwnd / smoothed RTT, less 1 %") {
+  // geo, stream 0 switched at 20 segments: ss showed pacing_rate 1223400bps (152.9 KB/s).
+  CHECK(bbr_initial_pacing_rate(20, 1448, 540'000) == Approx(152'900).epsilon(0.01));
+  CHECK(bbr_initial_pacing_rate(20, 1448, 0) == 0);  // no RTT yet: not judged
+}

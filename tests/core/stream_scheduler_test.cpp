@@ -405,3 +405,45 @@ TEST_CASE("spill target: the spill streams hold at most one BDP with the regular
   CHECK(small_spilled + 50 * 1448 <= bdp);
   CHECK(small_spilled + 50 * 1448 + kFrame > bdp);
 }
+
+TEST_CASE("spill target: after a pause, a paced (bbr) stream 0 keeps only what its pacing sends soon") {
+  // lp-perf 1 KiB x 100 with a pause of 1 s before every batch: the idle fallback had switched
+  // stream 0 to bbr, whose window showed room for 45 segments, so 45 KB went to it and left at its
+  // pacing rate (the rate it measured from earlier 1 KiB batches: ~200 KB/s) over much of a round
+  // trip, while spill streams, each good for an initial window at once, stayed unused.
+  StreamScheduler scheduler(2, kSmall);
+  std::vector<std::unique_ptr<Connection>> connections;
+  for (std::size_t slot : {std::size_t{0}, std::size_t{1}}) connections.push_back(make_connection(slot));
+  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
+  for (auto& connection : connections) scheduler.install(*connection);
+  Connection& small = *connections[0];
+  TcpWindowSample paced;  // TCP_INFO of stream 0, on bbr (no idle restart)
+  paced.cwnd_segments = 45;
+  paced.mss = 1448;
+  paced.last_data_sent_ms = 1600;
+  paced.rto_us = 1'012'000;
+  paced.paced = true;
+  paced.pacing_rate = 200'000;
+  paced.srtt_us = 540'000;
+  TcpWindowSample idle = paced;  // a spill stream, cubic: restarted to 10 segments on its next write
+  idle.cwnd_segments = 20;
+  idle.paced = false;
+  const StreamScheduler::WindowLookup lookup = [&](const Connection& c) {
+    const bool spill = StreamScheduler::is_spill_slot(c.stream);
+    return window_for_next_write(spill ? idle : paced, spill);
+  };
+  const double soon = 200'000 * 0.540 * kPacedRoomRttShare;  // what bbr sends in 1/32 round trip
+
+  std::size_t waiting = 0;  // frames stream 0's pacing holds back past 1/16 of a round trip
+  for (std::size_t i = 0; i < 100; ++i) {
+    Connection* target = scheduler.spill_target(small, kFrame, kGeoBdp, lookup);
+    if (target == nullptr) {
+      target = &small;
+      if (StreamScheduler::window_room(lookup(small), small.pending_output()) < kFrame) ++waiting;
+    }
+    fill_output(*target, target->pending_output() + kFrame);
+  }
+  CHECK(waiting == 0);
+  CHECK(static_cast<double>(small.pending_output()) <= soon);
+  for (std::size_t i = 2; i < connections.size(); ++i) CHECK(connections[i]->pending_output() <= 10 * 1448);
+}

@@ -192,3 +192,20 @@ TEST_CASE("an idle restart that leaves half a BDP of window or more keeps cubic;
   info.tcpi_total_retrans = 1;
   CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
 }
+
+TEST_CASE("the spill decision sees the congestion control the next write will switch to, before it switches") {
+  lp::LoopbackPair pair = connect_pair("cubic");
+  lp::SocketTuning tuning;
+  tuning.congestion = "cubic";
+  tuning.congestion_fallback = "bbr";
+  exchange(pair, kWindowGrowingBytes);
+  exchange(pair, 1);
+  if (read_tcp_info(pair.client.get()).tcpi_total_retrans > 0) return;  // loopback lost one: see above
+  CHECK(lp::congestion_for_next_write(pair.client.get(), tuning) == "cubic");  // just sent
+  std::this_thread::sleep_for(kPauseBeyondRto);
+  CHECK(lp::congestion_for_next_write(pair.client.get(), tuning) == "bbr");  // the write will switch
+  CHECK(kernel_congestion(pair.client.get()) == "cubic");                    // only a prediction
+  CHECK(tuning.congestion == "cubic");
+  tuning.congestion_fallback.clear();  // LONGPIPE_CONGESTION_FALLBACK=none
+  CHECK(lp::congestion_for_next_write(pair.client.get(), tuning) == "cubic");
+}
