@@ -28,6 +28,9 @@ struct SocketTuning {
   std::size_t path_bdp_bytes = 0;  // the path's bandwidth-delay product the fallback judges by
   std::size_t slow_start_restarts = 0;  // after slow starts that ended early (tcp_socket.h)
   bool spill_stream = false;       // a spill stream (stream_scheduler.h): an idle restart is no reason to switch
+  // Stream 0 (small messages) or a spill stream: on bbr, the spill decision counts only what its
+  // pacing sends soon (idle_restart.h); a large-message stream's frames stay on it.
+  bool small_frames = false;
   std::string note;                // why something differs from the request ("" if nothing)
 };
 

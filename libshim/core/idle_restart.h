@@ -31,8 +31,8 @@ struct TcpWindowSample {
   std::uint32_t not_sent_bytes = 0;     // tcpi_notsent_bytes
   std::uint32_t last_data_sent_ms = 0;  // tcpi_last_data_sent
   std::uint32_t rto_us = 0;             // tcpi_rto
-  // A congestion control that paces every write itself (bbr): what it sends soon is what its pacing
-  // rate allows, whatever room the window shows.
+  // A congestion control that paces every write itself (bbr), on a stream of small frames (stream 0,
+  // a spill stream): what it sends soon is what its pacing rate allows, whatever room the window shows.
   bool paced = false;
   std::uint64_t pacing_rate = 0;        // tcpi_pacing_rate, bytes/s (0 or ~0: not paced)
   std::uint32_t srtt_us = 0;            // tcpi_rtt

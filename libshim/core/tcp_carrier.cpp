@@ -78,6 +78,7 @@ class TcpLink : public CarrierLink {
   void use_stream(std::size_t stream) override {
     if (stream != 0) choose_congestion(fd_.get(), config_.congestion_for_stream(stream), tuning_);
     tuning_.spill_stream = stream >= kFirstSpillStream;
+    tuning_.small_frames = stream == 0 || tuning_.spill_stream;
   }
 
   void abort_on_close() override {
@@ -91,9 +92,9 @@ class TcpLink : public CarrierLink {
   StreamWindow stream_window() const override {
     // As the next write will find it: after the switch to the fallback that write may make.
     const std::string next = congestion_for_next_write(fd_.get(), tuning_);
-    StreamWindow window =
-        read_stream_window(fd_.get(), host_restarts_idle_connections() && congestion_restarts_after_idle(next),
-                           congestion_paces_itself(next), next != tuning_.congestion && congestion_paces_itself(next));
+    StreamWindow window = read_stream_window(
+        fd_.get(), host_restarts_idle_connections() && congestion_restarts_after_idle(next),
+        tuning_.small_frames && congestion_paces_itself(next), next != tuning_.congestion && congestion_paces_itself(next));
     if (tuning_.congestion == "bbr") window.window /= kBbrWindowPerRoundTrip;
     return window;
   }

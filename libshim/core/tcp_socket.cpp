@@ -176,6 +176,7 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
   choose_congestion(fd.get(), config.congestion_for_stream(stream), tuning);
   tuning.congestion_fallback = config.congestion_fallback;
   tuning.spill_stream = stream >= kFirstSpillStream;
+  tuning.small_frames = stream == 0 || tuning.spill_stream;
   tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
   return fd;
 }
@@ -221,6 +222,7 @@ void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
   choose_congestion(fd, config.congestion_for_stream(0), tuning);  // until HELLO names the stream
+  tuning.small_frames = true;
   tuning.congestion_fallback = config.congestion_fallback;
   tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
 }
