@@ -44,7 +44,8 @@ struct TcpWindowSample {
 // 1 KiB x 100 with a pause of 1 s before every batch (stream 0 switched to bbr by the idle
 // fallback): 45 KB given to stream 0's window while four spill streams stayed unused, batches
 // 1.11-1.67x. What leaves within 1/32 of a round trip adds at most 3 % to a one-round-trip batch
-// (1/16 measured on geo: warm batches 1.04-1.06x); the rest goes to spill streams while they have room.
+// (1/16, in a version that also set bbr up anew, read 1.04-1.06x on geo); the rest goes to spill
+// streams while they have room.
 inline constexpr double kPacedRoomRttShare = 1.0 / 32;
 
 // The window the stream's next write will find: TCP_INFO's, or the restarted one when that write
