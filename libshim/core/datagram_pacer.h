@@ -21,7 +21,7 @@
 //   - Random loss is not congestion: delivery-rate samples already exclude what was lost, so a
 //     few percent of loss costs a few percent of rate, not a halving as in TCP Reno or CUBIC.
 //   - It backs off (rate x kBackoffFactor, the estimate's history forgotten) when the smallest RTT
-//     of a round rises above kQueueDelayRatio x the minimum (a queue is standing at the
+//     of a round rises above the minimum by a margin (a queue is standing at the
 //     bottleneck), or when more than kHeavyLossFraction of a round's datagrams are lost for
 //     kHeavyLossRounds rounds in a row (a policer or an overflowing queue, not random loss).
 //   - A warm start (seed(), from the path cache) replaces start-up's first round trips: it paces
@@ -204,6 +204,7 @@ class DatagramPacer {
   std::uint64_t cycle_step_ = 0;           // rounds at gain 1 since the last probe
   double bandwidth_before_probe_ = 0;
   int drain_rounds_ = 0;
+  bool delayed_before_ = false;             // the round before showed a standing queue
   int delayed_rounds_ = 0;                  // rounds running whose smallest RTT showed a queue
   double pacing_gain_;
   double window_gain_;
