@@ -153,6 +153,13 @@ constexpr std::uint64_t kTrainLargestAckDivisor = 4;
 // The ACKs must be spread at least this much more than the sends were: else the train measured
 // the sender (an application that handed its data over slowly), not the bottleneck.
 constexpr double kTrainSpread = 2.0;
+// ... and over at least this long: the sender itself hands a 64-datagram train to the emulated
+// link in 0.65 ms (1.2 Gbit/s), so ACKs spread over less were read and answered in one turn by a
+// stalled receiver. On geo under load 12-18 two of four trains read 8.9 and 12.1 Gbit/s that way
+// (ACKs within ~0.1 ms; the sends' own span, taken when the pacer was told, was shorter still),
+// the jump paced at half of it for a round trip and lost 1429 and 5669 datagrams at the queue.
+// Rates above ~0.75 Gbit/s are not measured from a first window: start-up doubles there.
+constexpr ArqDuration kMinTrainAckSpan = std::chrono::milliseconds(1);
 // The jump paces at this share of the train's rate. A train measures the bottleneck's capacity,
 // not what other flows leave of it (their packets barely interleave with a burst this short):
 // half is a fair share beside one other flow, and from there start-up (kJumpCeilingGain), with its
@@ -455,7 +462,7 @@ void DatagramPacer::measure_train() {
   const ArqDuration send_span = duration_cast<ArqDuration>(train_last_sent_ - train_first_sent_);
   const bool enough = train_sent_ >= kMinTrainDatagrams && train_acks_ >= kMinTrainAcks &&
                       train_bytes_after_first_ * kTrainCoverDivisor >= train_sent_bytes_ &&
-                      train_largest_ack_ * kTrainLargestAckDivisor <= train_sent_ && ack_span > ArqDuration::zero() &&
+                      train_largest_ack_ * kTrainLargestAckDivisor <= train_sent_ && ack_span >= kMinTrainAckSpan &&
                       seconds_of(ack_span) >= kTrainSpread * seconds_of(send_span);
   train_first_ack_.reset();
   // Not a measurement of the bottleneck: start-up doubles on, and the next burst is another train.
