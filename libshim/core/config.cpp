@@ -279,9 +279,9 @@ const std::vector<Setting>& settings() {
               "only (for links already protected); a session is encrypted if either end wants it",
              &Config::encryption),
       on_off("START_JUMP",
-              "on: a datagram session on a new path sends its first window back to back and, from the spacing "
-              "of its ACKs, starts pacing at half the bottleneck's rate after one round trip; off (default): "
-              "start-up doubles (on, a cubic flow starting beside it kept 19 % of geo)",
+              "on (default): a datagram session on a new path sends its first window back to back and, from "
+              "the spacing of its ACKs, starts pacing at half the bottleneck's rate after one round trip; off: "
+              "start-up doubles from its first window",
              &Config::start_jump),
       Setting{"STATS", "file for JSON statistics, written at exit and on SIGUSR1",
               [](Config& c, const std::string& v) { c.stats_path = v; },

@@ -29,8 +29,8 @@
 //     of ACKs shows what the path delivers. Delivered near the seed: start-up goes on from there.
 //     Far less, or heavy loss: the seed is dropped, the estimate becomes the measured delivery rate
 //     and a drain phase empties the queue the seed built.
-//   - A start-up jump (issue 11, LONGPIPE_START_JUMP, off by default) on a new path: the first
-//     burst leaves back to back (a packet train, up to the first window); the bottleneck spreads
+//   - A start-up jump (issue 11, LONGPIPE_START_JUMP, on by default; the constructor's default is
+//     off) on a new path: the first burst leaves back to back (a packet train, up to the first window); the bottleneck spreads
 //     it, so the spacing of its ACKs measures the bottleneck's rate after one round trip. The
 //     pacer then paces at a share of that rate as it would at a warm start's seed (judged the same
 //     way over the next round trip of ACKs) instead of doubling from the first window for ten

@@ -901,7 +901,7 @@ TEST_CASE("start-up jump: ACKs bunched by a stalled receiver, or too few, make n
     CHECK(pacer->phase() == DatagramPacer::Phase::kStartup);
     CHECK(pacer->train_rate() == 0);
   }
-  DatagramPacer off(540ms);  // LONGPIPE_START_JUMP's default
+  DatagramPacer off(540ms);  // the pacer's own default (LONGPIPE_START_JUMP=off)
   off.on_sent(at(0ms), 0, 1472);
   CHECK(off.jump_state() == DatagramPacer::Jump::kOff);
 }
