@@ -60,9 +60,16 @@ bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_b
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs) {
   const bool we_ask_udp = ours.setting == CarrierChoice::kUdp;
   const bool they_ask_udp = theirs.setting == CarrierChoice::kUdp;
+  if (ours.setting == CarrierChoice::kTcp && they_ask_udp && ours.chosen_by_auto) {
+    return {false, std::string("LONGPIPE_CARRIER is auto here, which chose tcp before dialling (its path cache does not "
+                               "know this path as worth datagrams), and udp at the peer: set udp at both ends, or auto "
+                               "at the peer")};
+  }
   if ((ours.setting == CarrierChoice::kTcp && they_ask_udp) || (we_ask_udp && theirs.setting == CarrierChoice::kTcp)) {
     return {false, std::string("LONGPIPE_CARRIER is ") + carrier_name(ours.setting) + " here and " +
-                       carrier_name(theirs.setting) + " at the peer: set the same at both ends (or auto at one)"};
+                       carrier_name(theirs.setting) + " at the peer" +
+                       (we_ask_udp ? " (set there, or chosen there by auto before dialling a path it does not know)" : "") +
+                       ": set the same at both ends (or auto at the acceptor)"};
   }
   if (ours.setting == CarrierChoice::kTcp || theirs.setting == CarrierChoice::kTcp) return {false, std::nullopt};
   const bool both_ready = ours.datagrams_ready && theirs.datagrams_ready;
@@ -74,6 +81,22 @@ CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& the
   }
   // auto with auto: either end's judgement of the path.
   return {(ours.prefers_datagrams || theirs.prefers_datagrams) && both_ready, std::nullopt};
+}
+
+CarrierOffer dialler_offer(CarrierChoice setting, bool datagrams_ready, bool path_worth_datagrams) {
+  CarrierOffer offer{setting, datagrams_ready, false};
+  if (setting != CarrierChoice::kAuto || !datagrams_ready) return offer;  // auto without UDP binds tcp already
+  if (path_worth_datagrams) {
+    offer.prefers_datagrams = true;
+  } else {
+    offer.setting = CarrierChoice::kTcp;
+    offer.chosen_by_auto = true;
+  }
+  return offer;
+}
+
+bool offer_binds_tcp(const CarrierOffer& offer) {
+  return offer.setting == CarrierChoice::kTcp || (offer.setting == CarrierChoice::kAuto && !offer.datagrams_ready);
 }
 
 }  // namespace lp

@@ -12,8 +12,13 @@
 //   auto            tcp          udp*             udp* if either end prefers it, else tcp
 //
 //   * needs a bound UDP socket at both ends, else an error (udp asked) or tcp (auto with auto).
-// Either end's preference suffices: loss shows at the end that sends (its TCP retransmissions),
-// and the other may never have sent enough to know.
+//
+// With auto the dialler decides (dialler_offer): it has the path cache, the acceptor usually has
+// not. A dialler that does not judge the path worth datagrams offers plain tcp, which binds the
+// session to TCP (or to the clear error against udp) before the acceptor answers: so it sends
+// 0.5-RTT data and dials spill streams as LONGPIPE_CARRIER=tcp does. One that does offers auto
+// preferring datagrams: an auto acceptor follows, a tcp acceptor makes it tcp. The table is
+// unchanged (no wire change): an acceptor's own preference only matters against an older dialler.
 #pragma once
 
 #include <chrono>
@@ -29,6 +34,7 @@ struct CarrierOffer {
   CarrierChoice setting = CarrierChoice::kTcp;
   bool datagrams_ready = false;    // this end's UDP socket is bound beside its TCP listener
   bool prefers_datagrams = false;  // auto: this end judged the path better served by datagrams
+  bool chosen_by_auto = false;     // local only, not on the wire: tcp chosen by an auto dialler (for the error text)
 
   // The IDENTIFY byte: bits 0-1 the setting (0 tcp, 1 udp, 2 auto), bit 6 prefers datagrams,
   // bit 7 datagrams ready; other bits zero.
@@ -43,6 +49,14 @@ struct CarrierAgreement {
 };
 
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs);
+
+// The offer of a session this end dialled (or began to dial) itself. `path_worth_datagrams`: auto's
+// judgement of the path from its cache (path_prefers_datagrams or path_warm_starts_datagrams, the
+// entry validated by the handshake's round trip once one was measured).
+CarrierOffer dialler_offer(CarrierChoice setting, bool datagrams_ready, bool path_worth_datagrams);
+// Whether an offer fixes the carrier to TCP whatever the peer offers (TCP, or the clear error):
+// messages, 0.5-RTT data and spill streams may then go before the ends have compared offers.
+bool offer_binds_tcp(const CarrierOffer& offer);
 
 
 const char* carrier_name(CarrierChoice choice);

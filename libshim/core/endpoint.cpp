@@ -216,6 +216,8 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       mark_flush(connection);
       if (connection.awaiting_peer_proof) {
         connection.awaiting_peer_proof = false;
+        // Whatever the session sent so far went before the peer's proof: its 0.5-RTT data.
+        if (session.counters().early_messages == 0) session.counters().early_messages = session.arq().stats().messages_sent;
         if (auto error = session.confirm(connection, now)) {
           send_close(connection, CloseReason::kProtocolError, "cannot agree on a carrier", now);
           fail_session(session, "cannot agree on a carrier: " + *error, now);
@@ -250,14 +252,15 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
 
 // 0.5-RTT data: DATA right behind our AUTH and IDENTIFY, sealed under keys of both nonces, but only
 // on a session's first connections: on a later one the peer may have restarted at that address, and
-// its IDENTIFY must be checked first (libshim/README.md, "Security"). Only with LONGPIPE_CARRIER=tcp:
-// on datagrams the control connection carries no DATA, and auto learns the carrier from the peer's
-// IDENTIFY (the peer's offer is compared at Session::confirm; a peer set to udp fails the session).
+// its IDENTIFY must be checked first (libshim/README.md, "Security"). Only on a session that is TCP
+// whatever the peer offers (tcp, or auto that chose tcp before dialling: Session::tcp_certain): on
+// datagrams the control connection carries no DATA (the peer's offer is compared at Session::confirm;
+// a peer set to udp fails the session).
 bool Endpoint::may_send_early(const Connection& connection) const {
   const Session* session = connection.session;
   return connection.outgoing() && connection.state == ConnectionState::kHandshaking &&
          connection.handshake().identity_sent() && session != nullptr && !session->failed() &&
-         !session->identity_bound() && config_.carrier == CarrierChoice::kTcp;
+         !session->identity_bound() && session->tcp_certain();
 }
 
 void Endpoint::establish(Connection& connection, Clock::time_point now, bool proven) {
@@ -295,7 +298,15 @@ void Endpoint::establish(Connection& connection, Clock::time_point now, bool pro
 }
 
 CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection) {
+  if (!session.offer && session.worth_datagrams_before_dial) {
+    // We dialled (whichever connection this is): our decision, datagrams only if the handshake's
+    // round trip confirms the cache's entry. Never datagrams once tcp was decided (spill streams dialled).
+    const bool worth = *session.worth_datagrams_before_dial && datagrams_ready_ && judge_path_ &&
+                       judge_path_(connection, session.peer());
+    session.offer = dialler_offer(config_.carrier, datagrams_ready_, worth);
+  }
   if (!session.offer) {
+    // An acceptor (or tcp/udp): auto states its own view, which a dialler's decision overrides.
     CarrierOffer offer{config_.carrier, datagrams_ready_, false};
     if (config_.carrier == CarrierChoice::kAuto && datagrams_ready_ && judge_path_) {
       offer.prefers_datagrams = judge_path_(connection, session.peer());
@@ -315,6 +326,12 @@ void Endpoint::pump(Session& session, Clock::time_point now) {
 void Endpoint::service(Session& session, Clock::time_point now, bool reading_paused) {
   if (session.failed()) return;
   pump(session, now);
+  if (config_.carrier == CarrierChoice::kAuto && !session.offer && !session.worth_datagrams_before_dial &&
+      session.may_dial()) {
+    // auto: the dialler decides before its first dial, so that on tcp its first dial already
+    // brings the spill streams and its IDENTIFY the 0.5-RTT data (carrier_choice.h).
+    session.worth_datagrams_before_dial = datagrams_ready_ && judge_before_dial_ && judge_before_dial_(session.peer());
+  }
   Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
   keep_spill_budget(session, actions.dial);
   for (std::size_t stream : actions.dial) dial(session, stream, now, actions.attempt_limit);

@@ -64,9 +64,13 @@ class Endpoint {
   // carrier_choice.h), and with LONGPIPE_CARRIER=auto the driver's judge of a connection's path
   // (true: datagrams; it knows the peer's address and the path cache), asked once per session.
   using PathJudge = std::function<bool(const Connection& connection, const std::string& peer_endpoint)>;
-  void set_carrier_capability(bool datagrams_ready, PathJudge judge) {
+  // `judge_before_dial`: the same judge before a session's first dial, from the peer's endpoint
+  // alone (no connection, no round trip yet): with auto the dialler decides (carrier_choice.h).
+  using PeerJudge = std::function<bool(const std::string& peer_endpoint)>;
+  void set_carrier_capability(bool datagrams_ready, PathJudge judge, PeerJudge judge_before_dial = nullptr) {
     datagrams_ready_ = datagrams_ready;
     judge_path_ = std::move(judge);
+    judge_before_dial_ = std::move(judge_before_dial);
   }
   // The driver's reader of a stream's congestion window (Session::window_of), given to every session.
   void set_window_lookup(StreamScheduler::WindowLookup lookup) { window_of_ = std::move(lookup); }
@@ -138,6 +142,7 @@ class Endpoint {
   NonceSource make_nonce_;
   bool datagrams_ready_ = false;
   PathJudge judge_path_;
+  PeerJudge judge_before_dial_;
   StreamScheduler::WindowLookup window_of_;
   // The session's offer, decided when its first IDENTIFY goes out and kept for every later
   // connection (both ends must see one offer from each other on all of them).

@@ -21,6 +21,8 @@
 #include "path_keeper.h"
 #include "system_call.h"
 #include "tcp_carrier.h"
+#include "tcp_path_info.h"
+#include "tcp_socket.h"
 #include "thread_pinning.h"
 
 namespace lp {
@@ -171,6 +173,15 @@ Engine::Impl::Impl(Config config)
                          ? std::nullopt
                          : std::optional(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
     return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer), rtt);
+  }, [this](const std::string& peer) {
+    // The key the connection will have (its peer's address), resolved as the dial will resolve it.
+    try {
+      socklen_t length = 0;
+      const sockaddr_storage address = resolve(parse_host_port(peer, true), length);
+      return path_keeper_.known_worth_datagrams(path_cache_key(address_text(address), peer));
+    } catch (const std::exception&) {
+      return false;  // the dial will fail and say why; until then nothing is known of the path
+    }
   });
   if (!config_.stats_path.empty()) {
     // Only if nobody (the application) handles SIGUSR1 already.
@@ -353,8 +364,9 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
     mailbox_.move_outbox(
         slot(session), [&](std::size_t bytes) { return channel->can_accept(arq, bytes); },
         [&](ArqPayload packed) { channel->submit(arq, std::move(packed)); });
-  } else if (session.carrier_agreed() || config_.carrier != CarrierChoice::kAuto) {
-    // auto: messages wait in the outbox until the ends agreed how they travel (whole, or in units).
+  } else if (session.carrier_agreed() || config_.carrier != CarrierChoice::kAuto || session.tcp_certain()) {
+    // auto: messages wait in the outbox until the ends agreed how they travel (whole, or in units),
+    // unless the session is TCP whatever the peer says (the dialler chose tcp: carrier_choice.h).
     mailbox_.move_outbox(slot(session), session.arq());
   }
   endpoint_.service(session, now, reading_paused);

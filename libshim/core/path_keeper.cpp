@@ -212,6 +212,16 @@ bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::ch
   return path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached));
 }
 
+bool PathKeeper::known_worth_datagrams(const std::string& key) const {
+  if (file_.empty() || key.empty()) return false;
+  std::optional<PathSnapshot> known;
+  if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
+  if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
+  if (known && path_prefers_datagrams(known->min_rtt, known->loss_ppm)) return true;
+  const auto cached = cache_.find(key, now_unix());
+  return cached && path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached));
+}
+
 double PathKeeper::seed_rate(const PathSnapshot& cached) const {
   double rate = cached.rate_bytes_per_second;
   if (const auto cap = config_.bandwidth_cap_bytes_per_second()) rate = std::min(rate, *cap);

@@ -44,6 +44,9 @@ class PathKeeper {
   // (path_warm_starts_datagrams; needs `handshake_rtt`, as the warm start does). An entry whose
   // round trip disagrees with `handshake_rtt` (validate_warm_start) is another path: not used.
   bool prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt) const;
+  // The same judgement before a dial, with no round trip measured yet: the entry taken at its word
+  // (prefers_datagrams checks it against the handshake before the offer goes out).
+  bool known_worth_datagrams(const std::string& key) const;
   // The cache's counters, into the engine-wide statistics.
   void add_statistics(EndpointStatistics& statistics) const;
 

@@ -49,6 +49,12 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
             config.bandwidth_cap_bytes_per_second()),
       arq_config_(arq_config) {}
 
+bool Session::tcp_certain() const {
+  if (config_.carrier == CarrierChoice::kTcp) return true;
+  if (offer) return offer_binds_tcp(*offer);
+  return worth_datagrams_before_dial == false;  // decided, and the offer will say tcp
+}
+
 std::optional<std::string> Session::agree_carrier_with(const Connection& connection) {
   carrier_agreed_ = true;
   const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
@@ -275,7 +281,7 @@ bool Session::cold_gathering(Clock::time_point now) const {
 
 std::vector<std::size_t> Session::spill_slots_to_dial() const {
   std::vector<std::size_t> slots;
-  if (ever_established_ || spill_forgone_ || datagram_ || config_.carrier != CarrierChoice::kTcp) return slots;
+  if (ever_established_ || spill_forgone_ || datagram_ || !tcp_certain()) return slots;
   for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + config_.spill_streams; ++slot) {
     if ((slot >= streams_.slots() || streams_.stream(slot) == nullptr) && streams_.attempts(slot).empty()) {
       slots.push_back(slot);

@@ -54,6 +54,13 @@ class Session {
   // What we offer the peer in each handshake (with auto, our judgement of the path is asked once,
   // by the endpoint, and kept: both ends must see the same offer on every connection).
   std::optional<CarrierOffer> offer;
+  // LONGPIPE_CARRIER=auto, a session this end began to dial: its path cache's judgement before the
+  // first dial (PathKeeper::known_worth_datagrams); the offer follows it (Endpoint::offer_for).
+  std::optional<bool> worth_datagrams_before_dial;
+  // Whether the session is TCP whatever the peer offers (LONGPIPE_CARRIER=tcp, or an offer that
+  // binds it: carrier_choice.h): then messages, 0.5-RTT data and spill streams need not wait for
+  // the ends to compare offers.
+  bool tcp_certain() const;
   // The datagram path of a session on the datagram carrier (LONGPIPE_CARRIER=udp), else null: then
   // DATA and ACK travel as datagrams and the one TCP connection (stream 0) is the control connection.
   DatagramChannel* datagram() { return datagram_.get(); }
@@ -182,7 +189,7 @@ class Session {
   // of all landing on the first stream up; with the split by size, large messages wait for their
   // stream instead of starting on the small-message stream (ahead of the small ones after them).
   bool cold_gathering(Clock::time_point now) const;
-  // The spill streams to dial with the session's first ones (LONGPIPE_SPILL_STREAMS, tcp carrier
+  // The spill streams to dial with the session's first ones (LONGPIPE_SPILL_STREAMS, tcp_certain()
   // only), again with each redial until a connection was established (the peer may not have been
   // listening yet); never after: a reconnection carries on without them.
   std::vector<std::size_t> spill_slots_to_dial() const;

@@ -76,6 +76,10 @@ std::string read_peer_address(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof address;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
+  return address_text(address);
+}
+
+std::string address_text(const sockaddr_storage& address) {
   char text[INET6_ADDRSTRLEN] = {};
   const void* raw = address.ss_family == AF_INET6
                         ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr)

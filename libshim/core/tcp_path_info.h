@@ -3,6 +3,8 @@
 // struct tcp_info clashes with glibc's older one in <netinet/tcp.h>.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <string>
 
 #include "carrier.h"
@@ -19,5 +21,7 @@ StreamWindow read_stream_window(int fd, bool restarts_after_idle, bool paced, bo
 bool host_restarts_idle_connections();
 // getpeername() as a numeric address without the port ("" on failure).
 std::string read_peer_address(int fd);
+// The numeric text of an address (as read_peer_address gives it); "" if it has none.
+std::string address_text(const sockaddr_storage& address);
 
 }  // namespace lp

@@ -104,3 +104,53 @@ TEST_CASE("auto warm-starts datagrams on a known long path whose BDP slow start 
   CHECK_FALSE(lp::DatagramPacer::seed_worth_taking(1e5, 540ms));
   CHECK_FALSE(lp::path_warm_starts_datagrams(540ms, 1e5));
 }
+
+TEST_CASE("auto is decided by the dialler: tcp on a path it does not know, binding before the acceptor answers",
+          "[carrier]") {
+  const auto dialler = [](bool worth, bool ready = true) { return lp::dialler_offer(CarrierChoice::kAuto, ready, worth); };
+  const auto acceptor_auto = offer(CarrierChoice::kAuto), acceptor_tcp = offer(CarrierChoice::kTcp),
+             acceptor_udp = offer(CarrierChoice::kUdp);
+  SECTION("a new path (nothing in the cache judges it): tcp whatever the acceptor's auto thinks") {
+    const CarrierOffer ours = dialler(false);
+    CHECK(lp::offer_binds_tcp(ours));  // 0.5-RTT data and spill streams before the acceptor answers
+    CHECK_FALSE(both(ours, acceptor_auto).datagrams);
+    CHECK_FALSE(both(ours, offer(CarrierChoice::kAuto, true, true)).datagrams);  // its own cache does not switch it
+    CHECK_FALSE(both(ours, acceptor_tcp).datagrams);
+    CHECK_FALSE(both(ours, acceptor_tcp).error);
+    // An acceptor set to udp: the clear error, saying that auto chose tcp and what to set.
+    const auto agreed = lp::agree_carrier(ours, acceptor_udp);
+    REQUIRE(agreed.error);
+    CHECK_THAT(*agreed.error, Catch::Contains("LONGPIPE_CARRIER is auto here, which chose tcp") &&
+                                  Catch::Contains("set udp at both ends"));
+    REQUIRE(lp::agree_carrier(acceptor_udp, ours).error);
+    CHECK_THAT(*lp::agree_carrier(acceptor_udp, ours).error, Catch::Contains("udp here and tcp at the peer"));
+  }
+  SECTION("a path the cache knows as worth datagrams: udp, where the acceptor can") {
+    const CarrierOffer ours = dialler(true);
+    CHECK_FALSE(lp::offer_binds_tcp(ours));  // it waits for the acceptor's offer
+    CHECK(both(ours, acceptor_auto).datagrams);
+    CHECK(both(ours, acceptor_udp).datagrams);
+    // Fallbacks, without an error: a tcp acceptor, or one whose UDP socket is not bound.
+    CHECK_FALSE(both(ours, acceptor_tcp).datagrams);
+    CHECK_FALSE(both(ours, acceptor_tcp).error);
+    CHECK_FALSE(both(ours, offer(CarrierChoice::kAuto, false)).datagrams);
+    CHECK_FALSE(both(ours, offer(CarrierChoice::kAuto, false)).error);
+  }
+  SECTION("a dialler without a bound UDP socket: tcp, binding, whatever its cache says") {
+    const CarrierOffer ours = dialler(true, false);
+    CHECK(lp::offer_binds_tcp(ours));
+    CHECK_FALSE(both(ours, acceptor_auto).datagrams);
+    CHECK_THAT(*both(ours, acceptor_udp).error, Catch::Contains("UDP socket"));
+  }
+  SECTION("both ends dialled at once: tcp if either chose tcp (its data may already be on the way)") {
+    CHECK_FALSE(both(dialler(false), dialler(true)).datagrams);
+    CHECK(both(dialler(true), dialler(true)).datagrams);
+  }
+  SECTION("explicit settings are the dialler's offer as they are") {
+    CHECK(lp::dialler_offer(CarrierChoice::kTcp, true, true).setting == CarrierChoice::kTcp);
+    CHECK(lp::offer_binds_tcp(lp::dialler_offer(CarrierChoice::kTcp, true, true)));
+    CHECK(lp::dialler_offer(CarrierChoice::kUdp, true, false).setting == CarrierChoice::kUdp);
+    CHECK_FALSE(lp::offer_binds_tcp(lp::dialler_offer(CarrierChoice::kUdp, true, false)));
+    CHECK_FALSE(lp::offer_binds_tcp(acceptor_auto));  // an acceptor's auto follows whoever dialled
+  }
+}

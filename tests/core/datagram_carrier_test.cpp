@@ -433,12 +433,25 @@ TEST_CASE("carrier negotiation: tcp at one end and udp at the other fail the ses
 
 TEST_CASE("carrier negotiation: auto follows the peer's explicit choice; auto with auto is tcp",
           "[datagram][engine][carrier]") {
-  SECTION("auto and udp: datagrams at both ends") {
+  SECTION("udp dialling an auto acceptor: datagrams at both ends") {
     lp::Engine a(carrier_config(lp::CarrierChoice::kAuto));
     lp::Engine b(carrier_config(lp::CarrierChoice::kUdp));
+    b.send(a.local_endpoint(), numbered(0, 10));  // b dials: a accepts, and follows
+    REQUIRE(a.wait_receive(10s));
+    CHECK(a.try_receive()->body == numbered(0, 10).body);
     const auto [at_a, at_b] = exchange(a, b);
     CHECK(on_datagrams(at_a));
     CHECK(on_datagrams(at_b));
+  }
+  SECTION("auto dialling an acceptor set to udp on a path it does not know: the clear error") {
+    // The dialler decides before it hears the acceptor (carrier_choice.h): tcp, sent at once.
+    lp::Engine a(carrier_config(lp::CarrierChoice::kAuto));
+    lp::Engine b(carrier_config(lp::CarrierChoice::kUdp));
+    a.send(b.local_endpoint(), numbered(0, 10));
+    const std::vector<lp::PeerFailure> failures = lp::test::next_failures(a);
+    REQUIRE(failures.size() == 1);
+    CHECK_THAT(failures[0].reason, Catch::Contains("LONGPIPE_CARRIER is auto here, which chose tcp"));
+    CHECK_FALSE(b.wait_receive(300ms));
   }
   SECTION("auto and tcp: tcp") {
     lp::Engine a(carrier_config(lp::CarrierChoice::kAuto));

@@ -594,6 +594,39 @@ TEST_CASE("endpoint: only its first kSpillingSessions sessions dial spill stream
   CHECK(last.handle_timeout(kStart + 1s, false).dial == std::vector<std::size_t>{0, 1});
 }
 
+TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler: on a path it does not know, tcp from the first dial") {
+  Config config = SpillingSession::make_config(8);
+  config.key = "secret";
+  config.carrier = CarrierChoice::kAuto;
+  Endpoint endpoint(config, "a:1", [] { return std::vector<std::byte>(32, std::byte{7}); });
+  bool known = false;  // the path cache's judgement before the dial
+  endpoint.set_carrier_capability(
+      true, [](const Connection&, const std::string&) { return true; }, [&](const std::string&) { return known; });
+  SECTION("a new path: spill streams with the first dial, messages taken at once, as with tcp") {
+    Session& session = endpoint.session_for("b:1", kStart);
+    session.allow_dialling();
+    endpoint.service(session, kStart, false);
+    CHECK(endpoint.take_dials().size() == 10u);  // 2 streams and 8 spill streams
+    CHECK(session.tcp_certain());
+  }
+  SECTION("a path the cache knows as worth datagrams: no spill streams, the acceptor's offer is awaited") {
+    known = true;
+    Session& session = endpoint.session_for("b:1", kStart);
+    session.allow_dialling();
+    endpoint.service(session, kStart, false);
+    CHECK(endpoint.take_dials().size() == 2u);
+    CHECK_FALSE(session.tcp_certain());
+  }
+  SECTION("a session the peer dialled first (an acceptor's): not decided here") {
+    Session& session = endpoint.session_for("b:1", kStart);
+    session.offer = CarrierOffer{CarrierChoice::kAuto, true, false};  // set when the peer's IDENTIFY came
+    session.allow_dialling();
+    endpoint.service(session, kStart, false);
+    CHECK(endpoint.take_dials().size() == 2u);
+    CHECK_FALSE(session.worth_datagrams_before_dial);
+  }
+}
+
 TEST_CASE("endpoint: an acceptor admits the first dials of 16 fresh sessions at once (a dial storm)") {
   Config config;  // the defaults: 2 streams and LONGPIPE_SPILL_STREAMS spill streams per session
   config.key = "secret";

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# LONGPIPE_CARRIER=auto decided by the dialler (carrier_choice.h), across the emulated link (ctest
+# fixture auto-link: 50 ms each way, 100 ms round trip: as long as auto's shortest long path,
+# kAutoMinRtt). Checked through the statistics, never through timing:
+#   1. a new path (fresh cache): the session is tcp from the first byte: its 8 spill streams come
+#      up and its first messages go as 0.5-RTT data (early_messages), as with LONGPIPE_CARRIER=tcp;
+#   2. a path the dialler's cache knows (a warm-start entry of this path): datagrams, the auto
+#      acceptor following;
+#   3. the same, the acceptor's UDP port taken (its engine offers TCP only): tcp, all delivered;
+#   4. the same, the acceptor set to tcp: tcp, all delivered;
+#   5. a new path, the acceptor set to udp: the session fails with the clear error.
+set -euo pipefail
+
+WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
+BUILD=${LONGPIPE_BUILD_DIR:?LONGPIPE_BUILD_DIR must name the build tree}
+PERF=$BUILD/apps/lp-perf/lp-perf
+PYTHON=/usr/bin/python3
+PORT=7631
+WORK=$(mktemp -d)
+PIDS=()
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "ok: $*"; }
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+export LONGPIPE_KEY=auto-carrier-test-key LONGPIPE_PIN=off LONGPIPE_CARRIER=auto
+CACHE=$WORK/paths
+
+# serve NAME PORT [VAR=VALUE...]: an lp-perf server in site b (no path cache of its own).
+serve() {
+  local name=$1 port=$2
+  shift 2
+  env LONGPIPE_PATH_CACHE=off "$@" "$WAN" exec b "$PERF" serve --port "$port" >"$WORK/$name.out" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 1 100); do
+    grep -q 'serving on' "$WORK/$name.out" 2>/dev/null && return
+    sleep 0.1
+  done
+  cat "$WORK/$name.out" >&2
+  fail "lp-perf serve ($name) did not start"
+}
+
+# run N PORT: one fresh lp-perf run in site a (20 x 1 KiB, one batch) with the cache $CACHE.
+run() {
+  local n=$1 port=$2
+  LONGPIPE_PATH_CACHE=$CACHE LONGPIPE_STATS=$WORK/run$n.json "$WAN" exec a "$PERF" run --peer site-b:"$port" \
+    --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$n.out" 2>&1
+}
+
+# field N EXPRESSION: a Python expression over run N's statistics (s = the session).
+field() {
+  "$PYTHON" - "$WORK/run$1.json" "$2" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["sessions"][0]
+print(eval(sys.argv[2]))
+PY
+}
+
+serve auto $PORT
+run 1 $PORT || { cat "$WORK/run1.out" >&2; fail "run 1 failed"; }
+[[ $(field 1 's["carrier"]') == tcp ]] || fail "run 1: carrier $(field 1 's["carrier"]') on a new path"
+[[ $(field 1 's["spill_streams"]') == 8 ]] || fail "run 1: $(field 1 's["spill_streams"]') spill streams, expected 8"
+early=$(field 1 's["early_messages"]')
+((early > 0)) || fail "run 1: no 0.5-RTT data (early_messages $early)"
+pass "a new path: tcp from the first byte, 8 spill streams, $early messages sent as 0.5-RTT data"
+
+# A warm-start entry of this path: 100 ms, 50 Mbit/s (625 KB, 43 initial windows: carrier_choice.h).
+printf '# longpipe path cache 1\n10.77.0.2 %s 100000 6250000 200 4000000 8000000\n' "$(date +%s)" >"$CACHE.known"
+cp "$CACHE.known" "$CACHE"
+run 2 $PORT || { cat "$WORK/run2.out" >&2; fail "run 2 failed"; }
+[[ $(field 2 's["carrier"]') == udp ]] || fail "run 2: carrier $(field 2 's["carrier"]') on a known path"
+[[ $(field 2 's["spill_streams"]') == 0 && $(field 2 's["early_messages"]') == 0 ]] || fail "run 2: spill or early data on datagrams"
+pass "a known long path: the dialler chose datagrams, the auto acceptor followed"
+
+# The acceptor's UDP port taken: its engine offers TCP only; the dialler's datagrams fall back to tcp.
+"$WAN" exec b "$PYTHON" -c "
+import socket, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(('0.0.0.0', $((PORT + 1))))
+time.sleep(300)" &
+PIDS+=($!)
+sleep 0.5
+serve no-udp $((PORT + 1))
+cp "$CACHE.known" "$CACHE"
+run 3 $((PORT + 1)) || { cat "$WORK/run3.out" >&2; fail "run 3 failed (datagrams chosen, acceptor without UDP)"; }
+[[ $(field 3 's["carrier"]') == tcp ]] || fail "run 3: carrier $(field 3 's["carrier"]')"
+pass "datagrams chosen, the acceptor's UDP socket not bound: tcp, everything delivered"
+
+serve tcp $((PORT + 2)) LONGPIPE_CARRIER=tcp
+cp "$CACHE.known" "$CACHE"
+run 4 $((PORT + 2)) || { cat "$WORK/run4.out" >&2; fail "run 4 failed (datagrams chosen, acceptor set to tcp)"; }
+[[ $(field 4 's["carrier"]') == tcp ]] || fail "run 4: carrier $(field 4 's["carrier"]')"
+pass "datagrams chosen, the acceptor set to tcp: tcp, everything delivered"
+
+serve udp $((PORT + 3)) LONGPIPE_CARRIER=udp
+rm -f "$CACHE"
+if run 5 $((PORT + 3)); then cat "$WORK/run5.out" >&2; fail "run 5: a new path's auto dialler and a udp acceptor agreed"; fi
+grep -q "LONGPIPE_CARRIER is auto here, which chose tcp" "$WORK/run5.out" || { cat "$WORK/run5.out" >&2; fail "run 5: not the clear error"; }
+pass "a new path's auto dialler against an acceptor set to udp: the clear error"
