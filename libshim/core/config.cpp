@@ -246,8 +246,10 @@ const std::vector<Setting>& settings() {
               [](const Config& c) { return c.congestion_fallback.empty() ? std::string("none") : c.congestion_fallback; }},
       Setting{"CARRIER",
               "what messages travel on: tcp (tuned TCP connections), udp (paced datagrams with a TCP control "
-              "connection), auto (per session: the peer's explicit choice, else udp on a path the path cache "
-              "knows as long and lossy, else tcp); tcp at one end and udp at the other is an error",
+              "connection), auto (the default; per session, decided by the end that dials: udp on a path its "
+              "path cache knows as long and lossy or as a long path to warm-start on, else tcp; an acceptor "
+              "set to tcp makes it tcp); tcp at one end and udp at the other is an error, and so is udp at "
+              "the acceptor against auto that chose tcp",
               [](Config& c, const std::string& v) {
                 if (v == "tcp") c.carrier = CarrierChoice::kTcp;
                 else if (v == "udp") c.carrier = CarrierChoice::kUdp;

@@ -323,7 +323,7 @@ TEST_CASE("LONGPIPE_CARRIER is validated and names what it accepts", "[datagram]
   CHECK(lp::Config::from_variables({{"LONGPIPE_CARRIER", "udp"}}).carrier == lp::CarrierChoice::kUdp);
   CHECK(lp::Config::from_variables({{"LONGPIPE_CARRIER", "auto"}}).carrier == lp::CarrierChoice::kAuto);
   CHECK_FALSE(lp::Config::from_variables({{"LONGPIPE_CARRIER", "auto"}}).datagram_carrier());  // decided per session
-  CHECK(lp::Config::from_variables({}).carrier == lp::CarrierChoice::kTcp);
+  CHECK(lp::Config::from_variables({}).carrier == lp::CarrierChoice::kAuto);  // decided by the dialler
   CHECK_THROWS_WITH(lp::Config::from_variables({{"LONGPIPE_CARRIER", "quic"}}),
                     Catch::Contains("LONGPIPE_CARRIER") && Catch::Contains("tcp, udp, auto"));
 }

@@ -475,6 +475,7 @@ struct SpillingSession {
     Config config = one_stream_config();
     config.streams = 2;
     config.spill_streams = spill;
+    config.carrier = CarrierChoice::kTcp;  // an auto session's spill streams wait for the endpoint's decision
     return config;
   }
   Connection& stream(std::size_t slot) {
