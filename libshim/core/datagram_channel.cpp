@@ -239,6 +239,7 @@ DatagramStatistics DatagramChannel::statistics() const {
   s.in_flight_bytes = pacer_.in_flight();
   s.timeouts = timeouts_seen_;
   s.pacing_behind_ms = std::chrono::duration<double, std::milli>(pacer_.behind()).count();
+  s.pacing_caught_up_ms = std::chrono::duration<double, std::milli>(pacer_.caught_up()).count();
   s.repairs_sent = repairs_sent_;
   s.repairs_received = fec_receiver_.repairs_received();
   s.units_recovered = fec_receiver_.recovered_units();

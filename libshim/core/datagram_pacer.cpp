@@ -102,8 +102,20 @@ constexpr ArqDuration kMinRttWindow = std::chrono::seconds(10);
 // Pacing catches up at most this much after the driver woke late (a loaded host): a late wake-up
 // sends a little burst, never a window's worth. 2 ms gave up ~1 s of every 7 s batch of 100 MiB
 // on geo-lossy under load 6 (pacing_behind_ms): 11-12k datagrams/s left where pacing allowed 13k.
-// 10 ms at 155 Mbit/s is ~130 datagrams, a hundredth of geo's one-BDP queue.
+// 10 ms at 155 Mbit/s is ~130 datagrams, a hundredth of geo's one-BDP queue. Start-up and drain
+// keep it (start-up's delay test reads queues of 4-16 ms), and so does a send after a pause (there
+// is nothing to make up).
 constexpr ArqDuration kCatchUp = std::chrono::milliseconds(10);
+// Cruising, a late wake-up while busy is made up to this share of the minimum RTT (135 ms on geo,
+// ~1750 datagrams at 155 Mbit/s, a quarter of its one-BDP queue). Pacing at or below the
+// bottleneck's rate, a burst that makes up no more than the stall refills only the queue the
+// stall drained; the bound is the standing queue the delay back-off answers (kQueueDelayRatio), in
+// case another flow filled it meanwhile. With 10 ms the sender gave up 1-16 s of pacing per run of
+// 1 MiB x 100 batches on geo-lossy at load 5-11, its thread runnable but waiting for a CPU 65-75 %
+// of the time (libshim/README.md, "The sending thread on a loaded host").
+constexpr double kCruiseCatchUpRttShare = 0.25;
+// ... but never more than this: a shallow bottleneck queue must take a catch-up burst whole.
+constexpr ArqDuration kMaxCatchUp = std::chrono::milliseconds(150);
 // Floor of the pacing rate (100 kbit/s): a collapsed estimate still probes its way back.
 constexpr double kMinPacingRate = 12500;
 
@@ -295,10 +307,14 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
                           application_limited_until_ != 0, retransmission, train};
   send_order_[index] = id;
   in_flight_ += bytes;
-  const ArqTime start = std::max(next_send_, now - kCatchUp);
-  if (start > next_send_ && !ran_dry_) behind_ += duration_cast<ArqDuration>(start - next_send_);
-  ran_dry_ = false;
+  const ArqTime start = std::max(next_send_, now - catch_up());
   const auto gap = duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
+  if (!ran_dry_) {
+    if (start > next_send_) behind_ += duration_cast<ArqDuration>(start - next_send_);
+    // The part of this datagram's sending time that had passed when it left: made up in a burst.
+    if (start < now && !train) caught_up_ += duration_cast<ArqDuration>(std::min(gap, now - start));
+  }
+  ran_dry_ = false;
   next_send_ = train ? start : start + gap;  // a train's datagrams leave back to back
 }
 
@@ -306,8 +322,13 @@ void DatagramPacer::leave_train(const Sent& sent) {
   if (sent.train == train_generation_ && sent.train != 0 && train_outstanding_ > 0) --train_outstanding_;
 }
 
+ArqDuration DatagramPacer::catch_up() const {
+  if (ran_dry_ || phase_ != Phase::kCruise || !min_rtt_) return kCatchUp;
+  return std::clamp(duration_cast<ArqDuration>(*min_rtt_ * kCruiseCatchUpRttShare), kCatchUp, kMaxCatchUp);
+}
+
 void DatagramPacer::on_unacknowledged_sent(ArqTime now, std::size_t bytes) {
-  const ArqTime start = std::max(next_send_, now - kCatchUp);
+  const ArqTime start = std::max(next_send_, now - catch_up());
   next_send_ = start + duration_cast<ArqTime::duration>(std::chrono::duration<double>(bytes / pacing_rate()));
 }
 

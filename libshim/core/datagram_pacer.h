@@ -125,8 +125,13 @@ class DatagramPacer {
   double path_rate() const { return path_rate_; }
   std::int64_t loss_ppm() const;
   // Send time given up in all while busy: how much later than pacing allowed datagrams left,
-  // beyond what kCatchUp makes up (the driver woke late, or the window was full).
+  // beyond what catch_up() makes up (the driver woke late, or the window was full).
   ArqDuration behind() const { return behind_; }
+  // Send time made up in all: how late datagrams were that left in a catch-up burst.
+  ArqDuration caught_up() const { return caught_up_; }
+  // How much of a late wake-up's sending time the next datagrams may make up at once: kCatchUp,
+  // or cruising while busy a share of the minimum RTT (kCruiseCatchUpRttShare, up to kMaxCatchUp).
+  ArqDuration catch_up() const;
 
   // Pacing releases datagrams up to this early: the event loop wakes at millisecond resolution,
   // so a millisecond's worth leaves per wake-up and timer wake-ups stay at most ~1000/s.
@@ -246,6 +251,7 @@ class DatagramPacer {
   std::uint64_t calm_sent_bytes_ = 0;     // the same over the rounds without a queue
   std::uint64_t calm_resent_bytes_ = 0;
   ArqDuration behind_{0};
+  ArqDuration caught_up_{0};
   bool ran_dry_ = true;  // nothing to send since the last datagram: a pause, not lateness
 };
 

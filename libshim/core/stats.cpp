@@ -56,7 +56,8 @@ void write_session(std::ostream& out, const SessionReport& session) {
         << ",\"min_rtt_ms\":" << d.min_rtt_ms << ",\"lost_datagrams\":" << d.lost_datagrams
         << ",\"backoffs_for_delay\":" << d.backoffs_for_delay << ",\"backoffs_for_loss\":" << d.backoffs_for_loss
         << ",\"in_flight_bytes\":" << d.in_flight_bytes << ",\"timeouts\":" << d.timeouts
-        << ",\"pacing_behind_ms\":" << d.pacing_behind_ms << ",\"repairs_sent\":" << d.repairs_sent
+        << ",\"pacing_behind_ms\":" << d.pacing_behind_ms << ",\"pacing_caught_up_ms\":" << d.pacing_caught_up_ms
+        << ",\"repairs_sent\":" << d.repairs_sent
         << ",\"repairs_received\":" << d.repairs_received << ",\"units_recovered\":" << d.units_recovered
         << ",\"burst_tails\":" << d.burst_tails << ",\"burst_tail_ms\":" << d.burst_tail_ms << "}";
   }

@@ -31,6 +31,7 @@ struct DatagramStatistics {
   std::uint64_t in_flight_bytes = 0;     // the pacer's count, against window_bytes
   std::uint64_t timeouts = 0;            // the ARQ's retransmission timeouts (each re-sends what is in flight)
   double pacing_behind_ms = 0;           // send time pacing gave up after late wake-ups (DatagramPacer::behind)
+  double pacing_caught_up_ms = 0;        // send time made up after late wake-ups (DatagramPacer::caught_up)
   std::uint64_t repairs_sent = 0;        // repair datagrams over bursts' tails (tail_fec.h)
   std::uint64_t repairs_received = 0;
   std::uint64_t units_recovered = 0;     // units the repairs recovered (received without a re-send)

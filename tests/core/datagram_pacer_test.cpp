@@ -254,6 +254,15 @@ class PacedTransfer {
   lp::ArqStats receiver_stats() const { return receiver_.stats(); }
   // Repair datagrams the forward path drops from now on (a lost repair is one fewer symbol).
   void drop_repairs(double share) { repair_loss_ = share; }
+  // A loaded host: from now on both ends run only every `period` (each wake-up late by up to it).
+  void wake_every(ArqDuration period) { wake_every_ = period; }
+  // Bytes the sender handed to the path (DATA and repairs).
+  std::uint64_t sent_bytes() const { return sent_bytes_; }
+  // Nothing runs for `late` (a thread that woke late), then one turn at once.
+  void late_wake(ArqDuration late) {
+    now_ += late;
+    step();
+  }
 
   // Runs until `until` of fake time; `refill`: keep the sender busy (a bulk transfer).
   void run(ArqTime until, bool refill) {
@@ -267,6 +276,9 @@ class PacedTransfer {
       consider(receiver_.next_deadline());
       if (pacer_.window_open() && (!outbox_.empty() || sender_.next_transmit_bytes() || !repairs_.empty())) {
         consider(std::max(pacer_.next_send_time(), now_ + 1us));
+      }
+      if (next && wake_every_ > 0us) {  // the next turn of a host that wakes only every wake_every_
+        next = ArqTime((*next - ArqTime{} + wake_every_ - 1us) / wake_every_ * wake_every_);
       }
       now_ = next ? std::min(std::max(*next, now_ + 1us), until) : until;
     }
@@ -322,6 +334,7 @@ class PacedTransfer {
       }
       const std::size_t bytes = frame->payload.size() + kOverhead;
       pacer_.on_sent(now_, frame->seq, bytes);
+      sent_bytes_ += bytes;
       forward_.send(Datagram{WireData{frame->seq, ArqPayload(frame->payload.begin(), frame->payload.end())}, nullptr}, bytes, now_);
     }
   }
@@ -344,6 +357,7 @@ class PacedTransfer {
     repairs_.pop_front();
     const std::size_t bytes = repair->symbol.size() + kOverhead + lp::kRepairFixedSize - lp::kSequenceSize;
     pacer_.on_unacknowledged_sent(now_, bytes);
+    sent_bytes_ += bytes;
     ++repairs_sent_;
     if (repair_loss_ > 0 && std::uniform_real_distribution<double>(0, 1)(repair_rng_) < repair_loss_) return true;
     forward_.send(Datagram{{}, std::move(repair)}, bytes, now_);
@@ -368,6 +382,8 @@ class PacedTransfer {
   std::uint64_t repairs_sent_ = 0;
   double repair_loss_ = 0;
   std::mt19937_64 repair_rng_{99};
+  ArqDuration wake_every_{0};
+  std::uint64_t sent_bytes_ = 0;
 };
 
 // Goodput (message bytes delivered per second) between two fake times.
@@ -1018,4 +1034,56 @@ TEST_CASE("start-up jump: beside a TCP CUBIC flow that starts with it on a 200 m
   CHECK(shares.tcp >= 1.0 / 3);
   CHECK(shares.longpipe >= 1.0 / 3);
   CHECK(shares.longpipe + shares.tcp >= 0.9);
+}
+
+// A loaded host wakes the sending thread late (libshim/README.md, "The sending thread on a loaded
+// host"). 20 Mbit/s, 200 ms round trip, one-BDP queue: cruising, the catch-up bound is a quarter of
+// the minimum RTT (50 ms).
+TEST_CASE("late wake-ups: cruising, a late wake-up sends the time it missed, up to its bound, and no more",
+          "[pacer][late]") {
+  const PathProfile path{.rate = 2.5e6, .delay = 100ms, .queue = 500'000};
+  PacedTransfer transfer(path, 31);
+  transfer.run(at(8s), true);
+  REQUIRE(transfer.pacer().phase() == DatagramPacer::Phase::kCruise);
+  REQUIRE(transfer.pacer().min_rtt().has_value());
+  const ArqDuration bound = transfer.pacer().catch_up();
+  CHECK(std::chrono::abs(bound - *transfer.pacer().min_rtt() / 4) <= 1us);
+  const double datagram = kPayload + kOverhead;
+  // What one turn sends after waking `late` after pacing's due time: the time it missed, up to the
+  // bound, and pacing's slack (it releases datagrams up to kPacingSlack early).
+  const auto turn = [&](ArqDuration late) {
+    const ArqTime due = transfer.pacer().next_send_time() + DatagramPacer::kPacingSlack;
+    const std::uint64_t before = transfer.sent_bytes();
+    const ArqTime wake = std::max(transfer.now(), due) + late;
+    transfer.late_wake(std::chrono::duration_cast<ArqDuration>(wake - transfer.now()));
+    const auto missed_by = std::chrono::duration_cast<ArqDuration>(wake - due);
+    const double missed = std::chrono::duration<double>(std::min(missed_by, bound) + DatagramPacer::kPacingSlack).count();
+    CAPTURE(late.count(), transfer.pacer().pacing_rate(), transfer.pacer().window_bytes(), transfer.pacer().in_flight());
+    CHECK(static_cast<double>(transfer.sent_bytes() - before) >= transfer.pacer().pacing_rate() * missed - 2 * datagram);
+    CHECK(static_cast<double>(transfer.sent_bytes() - before) <= transfer.pacer().pacing_rate() * missed + 2 * datagram);
+  };
+  // 40 ms late: the turn sends those 40 ms at once (10 ms of them before).
+  auto behind = transfer.pacer().behind();
+  turn(40ms);
+  CHECK(transfer.pacer().behind() == behind);
+  // 300 ms late: no more than the bound leaves at once; the rest is given up, and counted.
+  transfer.run(transfer.now() + 2s, true);
+  behind = transfer.pacer().behind();
+  turn(300ms);
+  CHECK(transfer.pacer().behind() - behind >= 300ms - bound - 1ms);
+  CHECK(transfer.pacer().behind() - behind <= 300ms - bound + 2ms);
+}
+
+TEST_CASE("late wake-ups: a host that runs the sender only every 40 ms still keeps the link busy", "[pacer][late]") {
+  const PathProfile path{.rate = 2.5e6, .delay = 100ms, .queue = 500'000};
+  PacedTransfer transfer(path, 37);
+  transfer.run(at(8s), true);
+  REQUIRE(transfer.pacer().phase() == DatagramPacer::Phase::kCruise);
+  transfer.wake_every(40ms);
+  const double rate = goodput(transfer, at(10s), at(20s));
+  CAPTURE(rate, transfer.pacer().bandwidth(), transfer.pacer().pacing_rate(), transfer.pacer().behind().count(),
+          transfer.pacer().caught_up().count(), transfer.pacer().backoffs_for_delay(), transfer.path().tail_drops());
+  // What the link carries in message bytes (payload of each datagram); 10 ms of catch-up carried ~28 %.
+  CHECK(rate >= 0.85 * 2.5e6 * (kPayload - 8) / (kPayload + kOverhead));
+  CHECK(transfer.path().tail_drops() == 0);
 }
