@@ -285,6 +285,10 @@ const std::vector<Setting>& settings() {
               "the spacing of its ACKs, starts pacing at half the bottleneck's rate after one round trip; off: "
               "start-up doubles from its first window",
              &Config::start_jump),
+      on_off("PACING_CATCH_UP",
+              "on: cruising, a datagram sender that woke late (a loaded host) makes up the time it missed as "
+              "far as that refills the pipe, up to a quarter of the round trip; off (default): up to 10 ms",
+             &Config::pacing_catch_up),
       Setting{"STATS", "file for JSON statistics, written at exit and on SIGUSR1",
               [](Config& c, const std::string& v) { c.stats_path = v; },
               [](const Config& c) { return c.stats_path; }},

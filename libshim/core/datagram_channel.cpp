@@ -29,7 +29,7 @@ void configure_for_datagrams(ArqConfig& arq, const Config& config) {
   if (config.datagram_fec) arq.copy_recent_resends_rtts = TailFecSender::kTailRoundTrips;
 }
 
-DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt, config.start_jump) {}
+DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt, config.start_jump, config.pacing_catch_up) {}
 
 void DatagramChannel::rekey(const Handshake& handshake) {
   if (!handshake.datagram_keys()) return;

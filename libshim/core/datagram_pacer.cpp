@@ -106,15 +106,17 @@ constexpr ArqDuration kMinRttWindow = std::chrono::seconds(10);
 // keep it (start-up's delay test reads queues of 4-16 ms), and so does a send after a pause (there
 // is nothing to make up).
 constexpr ArqDuration kCatchUp = std::chrono::milliseconds(10);
-// Cruising, a late wake-up while busy is made up to this share of the minimum RTT (135 ms on geo,
-// ~1750 datagrams at 155 Mbit/s, a quarter of its one-BDP queue). Pacing at or below the
-// bottleneck's rate, a burst that makes up no more than the stall refills only the queue the
-// stall drained; the bound is the standing queue the delay back-off answers (kQueueDelayRatio), in
-// case another flow filled it meanwhile. With 10 ms the sender gave up 1-16 s of pacing per run of
-// 1 MiB x 100 batches on geo-lossy at load 5-11, its thread runnable but waiting for a CPU 65-75 %
-// of the time (libshim/README.md, "The sending thread on a loaded host").
+// Cruising, a late wake-up while busy is made up as far as it refills the pipe: until one
+// bandwidth-delay product (estimate x minimum RTT) is in flight again, since the ACKs that came
+// during the stall took what the link carried meanwhile out of flight; beyond that a burst would
+// stand in the bottleneck's queue (with a quarter of the minimum RTT and no such limit, geo-lossy's
+// burst tails grew by 100-170 ms, the queue the bursts left). At most this share of the minimum RTT
+// (135 ms on geo, ~1750 datagrams at 155 Mbit/s): the standing queue the delay back-off answers
+// (kQueueDelayRatio), should the estimate be high. With 10 ms the sender gave up 1-24 s of pacing
+// per run of ten 1 MiB x 100 batches on geo-lossy at load 5-17, its thread runnable but waiting for
+// a CPU 60-75 % of the time (libshim/README.md, "The sending thread on a loaded host").
 constexpr double kCruiseCatchUpRttShare = 0.25;
-// ... but never more than this: a shallow bottleneck queue must take a catch-up burst whole.
+// ... and never more than this: a shallow bottleneck queue must take a catch-up burst whole.
 constexpr ArqDuration kMaxCatchUp = std::chrono::milliseconds(150);
 // Floor of the pacing rate (100 kbit/s): a collapsed estimate still probes its way back.
 constexpr double kMinPacingRate = 12500;
@@ -218,11 +220,12 @@ const char* pacer_phase_name(DatagramPacer::Phase phase) {
   return "?";
 }
 
-DatagramPacer::DatagramPacer(ArqDuration initial_rtt, bool start_jump)
+DatagramPacer::DatagramPacer(ArqDuration initial_rtt, bool start_jump, bool refill_catch_up)
     : initial_rtt_(std::max<ArqDuration>(initial_rtt, std::chrono::milliseconds(1))),
       pacing_gain_(kStartupGain),
       window_gain_(kStartupGain),
-      jump_state_(start_jump ? Jump::kWaiting : Jump::kOff) {}
+      jump_state_(start_jump ? Jump::kWaiting : Jump::kOff),
+      refill_catch_up_(refill_catch_up) {}
 
 double DatagramPacer::round_bandwidth_max() const { return *std::max_element(round_max_.begin(), round_max_.end()); }
 
@@ -323,8 +326,15 @@ void DatagramPacer::leave_train(const Sent& sent) {
 }
 
 ArqDuration DatagramPacer::catch_up() const {
-  if (ran_dry_ || phase_ != Phase::kCruise || !min_rtt_) return kCatchUp;
-  return std::clamp(duration_cast<ArqDuration>(*min_rtt_ * kCruiseCatchUpRttShare), kCatchUp, kMaxCatchUp);
+  if (!refill_catch_up_ || ran_dry_ || phase_ != Phase::kCruise || !min_rtt_) return kCatchUp;
+  // The pipe as ACKs see it (the smoothed RTT: a loaded receiver's late ACKs keep more in flight),
+  // up to the queue the delay back-off allows.
+  const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(*min_rtt_), *min_rtt_,
+                                     duration_cast<ArqDuration>(*min_rtt_ * kQueueDelayRatio));
+  const double room = bandwidth() * seconds_of(rtt) - static_cast<double>(in_flight_);
+  const auto refill = duration_cast<ArqDuration>(std::chrono::duration<double>(std::max(0.0, room) / pacing_rate()));
+  const ArqDuration most = std::min(kMaxCatchUp, duration_cast<ArqDuration>(*min_rtt_ * kCruiseCatchUpRttShare));
+  return std::max(kCatchUp, std::min(refill, most));
 }
 
 void DatagramPacer::on_unacknowledged_sent(ArqTime now, std::size_t bytes) {

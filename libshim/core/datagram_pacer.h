@@ -64,7 +64,8 @@ class DatagramPacer {
 
   // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
   // `start_jump`: LONGPIPE_START_JUMP.
-  explicit DatagramPacer(ArqDuration initial_rtt, bool start_jump = false);
+  // `refill_catch_up`: LONGPIPE_PACING_CATCH_UP (catch_up()).
+  explicit DatagramPacer(ArqDuration initial_rtt, bool start_jump = false, bool refill_catch_up = false);
 
   // Whether a datagram may leave now: the window has room and the pacing time has come.
   bool can_send(ArqTime now) const { return window_open() && now >= next_send_time(); }
@@ -129,8 +130,9 @@ class DatagramPacer {
   ArqDuration behind() const { return behind_; }
   // Send time made up in all: how late datagrams were that left in a catch-up burst.
   ArqDuration caught_up() const { return caught_up_; }
-  // How much of a late wake-up's sending time the next datagrams may make up at once: kCatchUp,
-  // or cruising while busy a share of the minimum RTT (kCruiseCatchUpRttShare, up to kMaxCatchUp).
+  // How much of a late wake-up's sending time the next datagram may make up: kCatchUp, or (with
+  // refill_catch_up) cruising while busy what refills the pipe (estimate x smoothed RTT in flight,
+  // kCruiseCatchUpRttShare of the minimum RTT at most, and kMaxCatchUp).
   ArqDuration catch_up() const;
 
   // Pacing releases datagrams up to this early: the event loop wakes at millisecond resolution,
@@ -252,6 +254,7 @@ class DatagramPacer {
   std::uint64_t calm_resent_bytes_ = 0;
   ArqDuration behind_{0};
   ArqDuration caught_up_{0};
+  bool refill_catch_up_;
   bool ran_dry_ = true;  // nothing to send since the last datagram: a pause, not lateness
 };
 

@@ -183,6 +183,13 @@ TEST_CASE("LONGPIPE_DATAGRAM_FEC is on unless set off") {
         std::string::npos);
 }
 
+TEST_CASE("LONGPIPE_PACING_CATCH_UP is off unless set on") {
+  CHECK_FALSE(Config::from_variables({}).pacing_catch_up);
+  CHECK(Config::from_variables({{"LONGPIPE_PACING_CATCH_UP", "on"}}).pacing_catch_up);
+  CHECK(error_of({{"LONGPIPE_PACING_CATCH_UP", "yes"}}).find("LONGPIPE_PACING_CATCH_UP='yes' is invalid: expected on or off") !=
+        std::string::npos);
+}
+
 TEST_CASE("job keys made by front ends are random, and fingerprints reveal only whether keys match") {
   const std::string a = lp::make_job_key();
   const std::string b = lp::make_job_key();

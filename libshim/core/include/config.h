@@ -160,6 +160,9 @@ struct Config {
   bool encryption = true;            // LONGPIPE_ENCRYPTION: on | off (frames authenticated, not encrypted)
   bool start_jump = true;            // LONGPIPE_START_JUMP: on | off (datagram start-up from a packet train's rate;
                                      // on since the cruise yields to a standing queue: cubic 38-58 % of geo beside it)
+  bool pacing_catch_up = false;      // LONGPIPE_PACING_CATCH_UP: on | off (a datagram sender that woke late makes up
+                                     // what refills the pipe; off by default: no goodput gain measured, fairness
+                                     // margin smaller; libshim/README.md, "The sending thread on a loaded host")
 
   // --- operations ---
   std::string stats_path;            // LONGPIPE_STATS: JSON written at exit and on SIGUSR1
