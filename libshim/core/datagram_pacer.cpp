@@ -77,6 +77,10 @@ constexpr double kWindowRttCap = 2.0;
 // ... for this many rounds running: jitter and a loaded host's scheduling delays raise a round's
 // smallest RTT now and then; a standing queue raises it round after round.
 constexpr int kQueueRounds = 3;
+// How far above the minimum RTT a round's smallest RTT must stand to count as a queue (above).
+ArqDuration standing_queue_margin(ArqDuration min_rtt) {
+  return std::max(std::clamp(min_rtt / 8, kStartupDelayMin, kStartupDelayMax), kQueueDelayFloor);
+}
 // A back-off paces at this fraction of the rate delivered in the round that showed the queue (or
 // the loss): below the bottleneck, so the queue drains, and close to it, so the path stays full.
 constexpr double kDelayBackoffFactor = 0.85;
@@ -111,11 +115,15 @@ constexpr ArqDuration kCatchUp = std::chrono::milliseconds(10);
 // during the stall took what the link carried meanwhile out of flight; beyond that a burst would
 // stand in the bottleneck's queue (with a quarter of the minimum RTT and no such limit, geo-lossy's
 // burst tails grew by 100-170 ms, the queue the bursts left). At most this share of the minimum RTT
-// (135 ms on geo, ~1750 datagrams at 155 Mbit/s): the standing queue the delay back-off answers
-// (kQueueDelayRatio), should the estimate be high. With 10 ms the sender gave up 1-24 s of pacing
+// (135 ms on geo, ~1750 datagrams at 155 Mbit/s), should the estimate be high. With 10 ms the sender gave up 1-24 s of pacing
 // per run of ten 1 MiB x 100 batches on geo-lossy at load 5-17, its thread runnable but waiting for
 // a CPU 60-75 % of the time (libshim/README.md, "The sending thread on a loaded host").
 constexpr double kCruiseCatchUpRttShare = 0.25;
+// The pipe a catch-up refills is the smoothed RTT's, at most this many minimum RTTs: a quarter above
+// the minimum (the delay back-off's threshold when the catch-up was measured; capped at the standing
+// queue's margin of 16 ms on a 200 ms path, the simulated loaded host's catch-up set off 10 delay
+// back-offs and carried 0.39 of the link, against 0.86 with this cap).
+constexpr double kCatchUpRttCap = 1.25;
 // ... and never more than this: a shallow bottleneck queue must take a catch-up burst whole.
 constexpr ArqDuration kMaxCatchUp = std::chrono::milliseconds(150);
 // Floor of the pacing rate (100 kbit/s): a collapsed estimate still probes its way back.
@@ -328,9 +336,9 @@ void DatagramPacer::leave_train(const Sent& sent) {
 ArqDuration DatagramPacer::catch_up() const {
   if (!refill_catch_up_ || ran_dry_ || phase_ != Phase::kCruise || !min_rtt_) return kCatchUp;
   // The pipe as ACKs see it (the smoothed RTT: a loaded receiver's late ACKs keep more in flight),
-  // up to the queue the delay back-off allows.
+  // up to kCatchUpRttCap minimum RTTs.
   const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(*min_rtt_), *min_rtt_,
-                                     duration_cast<ArqDuration>(*min_rtt_ * kQueueDelayRatio));
+                                     duration_cast<ArqDuration>(*min_rtt_ * kCatchUpRttCap));
   const double room = bandwidth() * seconds_of(rtt) - static_cast<double>(in_flight_);
   const auto refill = duration_cast<ArqDuration>(std::chrono::duration<double>(std::max(0.0, room) / pacing_rate()));
   const ArqDuration most = std::min(kMaxCatchUp, duration_cast<ArqDuration>(*min_rtt_ * kCruiseCatchUpRttShare));
@@ -648,7 +656,7 @@ void DatagramPacer::end_round(ArqTime now) {
   heavy_loss_rounds_ = heavy_loss ? heavy_loss_rounds_ + 1 : 0;
   const bool delayed =
       min_rtt_ && round_min_rtt_ &&
-      *round_min_rtt_ > *min_rtt_ + std::max(std::clamp(*min_rtt_ / 8, kStartupDelayMin, kStartupDelayMax), kQueueDelayFloor);
+      *round_min_rtt_ > *min_rtt_ + standing_queue_margin(*min_rtt_);
   delayed_rounds_ = delayed ? delayed_rounds_ + 1 : 0;
   // A probe's gain shows as room only without a queue in its round and the next: in a FIFO shared
   // with another flow, sending 1.25 x more always delivers more (a larger share of the queue),
