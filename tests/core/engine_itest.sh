@@ -451,11 +451,11 @@ check_freeze() {
   pass "${freeze_s} s freeze of the host ($stalls stall(s) noticed): $count messages, none lost or duplicated, no probe, nothing re-sent"
 }
 
-# A fresh session's first burst (2000 x 1 KiB, 2 MB: far beyond stream 0's initial window and the
-# 250 KB bandwidth-delay product of LONGPIPE_BANDWIDTH x RTT) spills onto the spill streams.
-check_spill() {
-  local count=2000 size=1024
-  start_good_session $count $size 0 60
+# A fresh session's first COUNT messages of SIZE bytes go out with some on the spill streams: all
+# acknowledged and received, none lost, duplicated or reordered, and the session had its 8 spill streams.
+check_spilled_session() {
+  local count=$1 size=$2
+  start_good_session "$count" "$size" 0 60
   wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "sender did not get everything acknowledged"; }
   wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
   grep '^OK' "$WORK/receiver.out"
@@ -464,26 +464,18 @@ check_spill() {
   spill_streams=$(json_field "$WORK/sender.out" spill_streams)
   streams=$(json_field "$WORK/sender.out" streams)
   ((spill_streams == 8)) || fail "the session had $spill_streams spill streams, expected 8"
-  ((spilled > 0)) || fail "nothing was spilled onto the spill streams"
-  pass "$count messages, $spilled of them spilled onto $spill_streams spill streams beside $streams: none lost, none duplicated, order kept"
+  ((spilled > 0)) || fail "no message of $size bytes was spilled onto the spill streams"
+  pass "$count messages of $size bytes, $spilled of them spilled onto $spill_streams spill streams beside $streams: none lost, none duplicated, order kept"
 }
+
+# A fresh session's first burst (2000 x 1 KiB, 2 MB: far beyond stream 0's initial window and the
+# 250 KB bandwidth-delay product of LONGPIPE_BANDWIDTH x RTT) spills onto the spill streams.
+check_spill() { check_spilled_session 2000 1024; }
 
 # A fresh session's large messages (200 x 64 KiB, 13 MB: no frame fits an initial window whole)
 # queue on the spill streams during start-up (LONGPIPE_SPILL_LARGE), within the 250 KB budget of
 # one bandwidth-delay product: nothing lost, duplicated or reordered.
-check_spill_large() {
-  local count=200 size=65536
-  start_good_session $count $size 0 60
-  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "sender did not get everything acknowledged"; }
-  wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
-  grep '^OK' "$WORK/receiver.out"
-  local spilled spill_streams
-  spilled=$(json_field "$WORK/sender.out" spilled_messages)
-  spill_streams=$(json_field "$WORK/sender.out" spill_streams)
-  ((spill_streams == 8)) || fail "the session had $spill_streams spill streams, expected 8"
-  ((spilled > 0)) || fail "no 64 KiB message was spilled onto the spill streams"
-  pass "$count messages of 64 KiB, $spilled of them spilled onto $spill_streams spill streams: none lost, none duplicated, order kept"
-}
+check_spill_large() { check_spilled_session 200 65536; }
 
 # A dial storm: 16 fresh endpoints (one process here, an engine each: as the 16 ranks of one site
 # opening to one rank at start-up) released at one instant, each dialling its 2 streams and 8 spill

@@ -31,6 +31,16 @@ std::unique_ptr<Connection> make_connection(std::size_t stream, bool outgoing = 
 
 void fill_output(Connection& connection, std::size_t bytes) { connection.output().resize(bytes); }
 
+// Connections on our regular streams 0 .. regular - 1 and on 8 spill streams, installed in
+// `scheduler`: a fresh session's streams as the spill cases below trace them.
+std::vector<std::unique_ptr<Connection>> install_with_spill_streams(StreamScheduler& scheduler, std::size_t regular) {
+  std::vector<std::unique_ptr<Connection>> connections;
+  for (std::size_t slot = 0; slot < regular; ++slot) connections.push_back(make_connection(slot));
+  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
+  for (auto& connection : connections) scheduler.install(*connection);
+  return connections;
+}
+
 }  // namespace
 
 TEST_CASE("stream scheduler: our own empty slots are dialled, peer-announced ones are not") {
@@ -272,10 +282,7 @@ TEST_CASE("spill target: a warm batch after idle spills only what the restarted 
   // kept busy by the pings at 20 segments; the 8 spill streams grew to 20 in the cold batch, then
   // idled 448 ms, past their RTO of 304 ms, so each one's next write restarts it at 10.
   StreamScheduler scheduler(2, kSmall);
-  std::vector<std::unique_ptr<Connection>> connections;
-  for (std::size_t slot : {std::size_t{0}, std::size_t{1}}) connections.push_back(make_connection(slot));
-  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
-  for (auto& connection : connections) scheduler.install(*connection);
+  const auto connections = install_with_spill_streams(scheduler, 2);
   Connection& small = *connections[0];
   TcpWindowSample busy;  // TCP_INFO of stream 0: 20 segments, the last ping's answer in flight
   busy.cwnd_segments = 20;
@@ -328,10 +335,7 @@ namespace {
 std::vector<std::size_t> offer_large_batch(bool spill_large, std::size_t frames, std::size_t frame_bytes,
                                            double path_bdp, std::size_t cwnd = 10) {
   StreamScheduler scheduler(2, kSmall, spill_large);
-  std::vector<std::unique_ptr<Connection>> connections;
-  for (std::size_t slot : {std::size_t{0}, std::size_t{1}}) connections.push_back(make_connection(slot));
-  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
-  for (auto& connection : connections) scheduler.install(*connection);
+  const auto connections = install_with_spill_streams(scheduler, 2);
   const StreamScheduler::WindowLookup lookup = [&](const Connection&) { return window_of(cwnd, 0); };
   Connection& large = *connections[1];
   for (std::size_t i = 0; i < frames; ++i) {
@@ -388,10 +392,7 @@ TEST_CASE("spill target: the spill streams hold at most one BDP with the regular
   // Small frames too: warm-ish spill streams with room for 1.16 MB take no more than the BDP less
   // what the regular streams have in flight (stream 0: 50 segments, all in flight).
   StreamScheduler scheduler(2, kSmall);
-  std::vector<std::unique_ptr<Connection>> connections;
-  connections.push_back(make_connection(0));
-  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
-  for (auto& connection : connections) scheduler.install(*connection);
+  const auto connections = install_with_spill_streams(scheduler, 1);
   const StreamScheduler::WindowLookup lookup = [&](const Connection& c) {
     return c.stream == 0 ? window_of(50, 50) : window_of(100, 0);
   };
@@ -412,10 +413,7 @@ TEST_CASE("spill target: after a pause, a paced (bbr) stream 0 keeps only what i
   // pacing rate (the rate it measured from earlier 1 KiB batches: ~200 KB/s) over much of a round
   // trip, while spill streams, each good for an initial window at once, stayed unused.
   StreamScheduler scheduler(2, kSmall);
-  std::vector<std::unique_ptr<Connection>> connections;
-  for (std::size_t slot : {std::size_t{0}, std::size_t{1}}) connections.push_back(make_connection(slot));
-  for (std::size_t i = 0; i < 8; ++i) connections.push_back(make_connection(kFirstSpillStream + i));
-  for (auto& connection : connections) scheduler.install(*connection);
+  const auto connections = install_with_spill_streams(scheduler, 2);
   Connection& small = *connections[0];
   TcpWindowSample paced;  // TCP_INFO of stream 0, on bbr (no idle restart)
   paced.cwnd_segments = 45;
