@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "connection.h"
 
@@ -172,13 +173,16 @@ Connection* StreamScheduler::spill_target(const Connection& preferred, std::size
   if (is_spill_slot(preferred.stream) || spill_established() == 0) return nullptr;
   const StreamWindow own = window(preferred);
   if (!should_spill(own, preferred.pending_output(), frame_bytes, path_bdp)) return nullptr;
+  // Each stream's window read once (a lookup is a getsockopt): for the budget, then the choice.
+  std::vector<StreamWindow> windows(streams_.size());
   std::size_t spill_held = 0;
   std::size_t regular_in_flight = 0;
-  for (const Connection* stream : streams_) {
+  for (std::size_t slot = 0; slot < streams_.size(); ++slot) {
+    const Connection* stream = streams_[slot];
     if (stream == nullptr) continue;
-    const StreamWindow w = window(*stream);
-    if (is_spill_slot(stream->stream)) spill_held += held(w, stream->pending_output());
-    else regular_in_flight += w.in_flight;
+    windows[slot] = window(*stream);
+    if (is_spill_slot(stream->stream)) spill_held += held(windows[slot], stream->pending_output());
+    else regular_in_flight += windows[slot].in_flight;
   }
   if (!within_spill_budget(spill_held, regular_in_flight, frame_bytes, path_bdp)) return nullptr;
   Connection* fewest = nullptr;  // the spill stream that needs the fewest windows for the frame
@@ -186,7 +190,7 @@ Connection* StreamScheduler::spill_target(const Connection& preferred, std::size
   for (std::size_t slot = kFirstSpillStream; slot < streams_.size(); ++slot) {
     Connection* candidate = streams_[slot];
     if (!carries(candidate) || candidate->suspect) continue;
-    const StreamWindow spill = window(*candidate);
+    const StreamWindow& spill = windows[slot];
     if (!spill.known) continue;
     if (window_room(spill, candidate->pending_output()) >= frame_bytes) return candidate;
     const double windows = windows_to_send(spill, candidate->pending_output(), frame_bytes);
