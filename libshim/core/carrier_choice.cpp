@@ -57,6 +57,10 @@ bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_b
          bdp_bytes >= kAutoWarmStartMinInitialWindows * kTcpInitialWindowBytes;
 }
 
+bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verdict) {
+  return min_rtt >= kAutoMinRtt && peer_verdict == 1;
+}
+
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs) {
   const bool we_ask_udp = ours.setting == CarrierChoice::kUdp;
   const bool they_ask_udp = theirs.setting == CarrierChoice::kUdp;

@@ -87,4 +87,12 @@ constexpr double kTcpInitialWindowBytes = 10 * 1448.0;
 constexpr double kAutoWarmStartMinInitialWindows = 32;
 bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_bytes_per_second);
 
+// 3. A long path the peer, set to auto, judged worth datagrams in the last handshake (PathSnapshot::
+// peer_verdict). A path's rate is measured by the end that sends: the receiving end's entry holds
+// its replies' rate (164 KB/s on geo in the demo, against the sender's 19 MB/s), so when it dials
+// (a visualisation client connecting to its simulation) its own entry alone would choose tcp, and
+// the dialler decides. Heeded only by a dialler's decision, never put in an acceptor's own view
+// on the wire: else two ends could keep each other's old verdict alive.
+bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verdict);
+
 }  // namespace lp

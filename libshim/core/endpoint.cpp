@@ -302,14 +302,14 @@ CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection)
     // We dialled (whichever connection this is): our decision, datagrams only if the handshake's
     // round trip confirms the cache's entry. Never datagrams once tcp was decided (spill streams dialled).
     const bool worth = *session.worth_datagrams_before_dial && datagrams_ready_ && judge_path_ &&
-                       judge_path_(connection, session.peer());
+                       judge_path_(connection, session.peer(), true);
     session.offer = dialler_offer(config_.carrier, datagrams_ready_, worth);
   }
   if (!session.offer) {
     // An acceptor (or tcp/udp): auto states its own view, which a dialler's decision overrides.
     CarrierOffer offer{config_.carrier, datagrams_ready_, false};
     if (config_.carrier == CarrierChoice::kAuto && datagrams_ready_ && judge_path_) {
-      offer.prefers_datagrams = judge_path_(connection, session.peer());
+      offer.prefers_datagrams = judge_path_(connection, session.peer(), false);
     }
     session.offer = offer;
   }

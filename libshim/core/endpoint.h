@@ -63,7 +63,9 @@ class Endpoint {
   // Whether the engine's UDP socket is bound (part of every handshake's carrier offer,
   // carrier_choice.h), and with LONGPIPE_CARRIER=auto the driver's judge of a connection's path
   // (true: datagrams; it knows the peer's address and the path cache), asked once per session.
-  using PathJudge = std::function<bool(const Connection& connection, const std::string& peer_endpoint)>;
+  // `dialler`: the judgement is this end's decision (it may heed the peer's earlier verdict), not
+  // an acceptor's own view.
+  using PathJudge = std::function<bool(const Connection& connection, const std::string& peer_endpoint, bool dialler)>;
   // `judge_before_dial`: the same judge before a session's first dial, from the peer's endpoint
   // alone (no connection, no round trip yet): with auto the dialler decides (carrier_choice.h).
   using PeerJudge = std::function<bool(const std::string& peer_endpoint)>;

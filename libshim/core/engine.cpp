@@ -168,11 +168,12 @@ Engine::Impl::Impl(Config config)
     if (connection.link && connection.carried_large_spill) connection.link->keep_grown_window();
     return connection.link ? connection.link->stream_window() : StreamWindow{};
   });
-  endpoint_.set_carrier_capability(datagrams_ != nullptr, [this](const Connection& connection, const std::string& peer) {
+  endpoint_.set_carrier_capability(datagrams_ != nullptr, [this](const Connection& connection, const std::string& peer,
+                                                                 bool dialler) {
     const auto rtt = connection.handshake_rtt == Clock::duration{}
                          ? std::nullopt
                          : std::optional(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
-    return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer), rtt);
+    return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer), rtt, dialler);
   }, [this](const std::string& peer) {
     // The key the connection will have (its peer's address), resolved as the dial will resolve it.
     try {

@@ -51,14 +51,17 @@ PathCache PathCache::parse(const std::string& text, std::int64_t now_unix) {
     double rate = 0;
     std::uint64_t cwnd = 0, send = 0, receive = 0;
     std::int64_t loss_ppm = -1;  // an older line (7 fields) did not know it
-    std::string eighth, extra;
+    std::int64_t peer_verdict = -1;  // nor one of 8
     const bool read = static_cast<bool>(fields >> key >> entry.saved_unix >> rtt_us >> rate >> cwnd >> send >> receive);
     bool bad_tail = false;
-    if (read && (fields >> eighth)) {
-      const auto [end, error] = std::from_chars(eighth.data(), eighth.data() + eighth.size(), loss_ppm);
-      bad_tail = error != std::errc() || end != eighth.data() + eighth.size() || static_cast<bool>(fields >> extra);
+    std::string optional_field, extra;
+    for (std::int64_t* value : {&loss_ppm, &peer_verdict}) {
+      if (!read || bad_tail || !(fields >> optional_field)) break;
+      const auto [end, error] = std::from_chars(optional_field.data(), optional_field.data() + optional_field.size(), *value);
+      bad_tail = error != std::errc() || end != optional_field.data() + optional_field.size();
     }
-    if (!read || bad_tail || loss_ppm < -1 || loss_ppm > 1'000'000 ||
+    bad_tail = bad_tail || static_cast<bool>(fields >> extra);
+    if (!read || bad_tail || loss_ppm < -1 || loss_ppm > 1'000'000 || peer_verdict < -1 || peer_verdict > 1 ||
         !is_key(key) || rtt_us <= 0 || rtt_us > 3600LL * 1000 * 1000 || !(rate >= 0) || rate > 1e13 ||
         cwnd > (1u << 30) || send > (1ull << 34) || receive > (1ull << 34) || entry.saved_unix <= 0) {
       ++cache.corrupt_lines_;
@@ -75,6 +78,7 @@ PathCache PathCache::parse(const std::string& text, std::int64_t now_unix) {
     entry.path.send_buffer = static_cast<std::size_t>(send);
     entry.path.receive_buffer = static_cast<std::size_t>(receive);
     entry.path.loss_ppm = loss_ppm;
+    entry.path.peer_verdict = static_cast<int>(peer_verdict);
     auto& slot = cache.entries_[key];
     if (entry.saved_unix >= slot.saved_unix) slot = entry;  // the newer of two lines for one key
   }
@@ -89,11 +93,12 @@ PathCache PathCache::parse(const std::string& text, std::int64_t now_unix) {
 
 std::string PathCache::format() const {
   std::ostringstream out;
-  out << kHeader << "\n# key saved_unix min_rtt_us rate_bytes_per_s cwnd_segments send_buffer receive_buffer loss_ppm\n";
+  out << kHeader << "\n# key saved_unix min_rtt_us rate_bytes_per_s cwnd_segments send_buffer receive_buffer loss_ppm peer_verdict\n";
   for (const auto& [key, entry] : entries_) {
     out << key << " " << entry.saved_unix << " " << entry.path.min_rtt.count() << " "
         << static_cast<std::uint64_t>(entry.path.rate_bytes_per_second) << " " << entry.path.congestion_window
-        << " " << entry.path.send_buffer << " " << entry.path.receive_buffer << " " << entry.path.loss_ppm << "\n";
+        << " " << entry.path.send_buffer << " " << entry.path.receive_buffer << " " << entry.path.loss_ppm << " "
+        << entry.path.peer_verdict << "\n";
   }
   return out.str();
 }

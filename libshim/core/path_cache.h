@@ -6,8 +6,9 @@
 // File ($XDG_CACHE_HOME/longpipe/paths, else ~/.cache/longpipe/paths; LONGPIPE_PATH_CACHE=path|off):
 //   # longpipe path cache 1
 //   <key> <saved, unix seconds> <min_rtt us> <rate bytes/s> <cwnd segments> <send buffer> <receive buffer>
-//   [<loss ppm>]  (TCP retransmissions per million segments without a queue, -1 = unknown; a line
-//   of 7 fields, from before it, reads as unknown)
+//   [<loss ppm> [<peer verdict>]]  (TCP retransmissions per million segments without a queue, -1 =
+//   unknown; the peer's auto verdict, 1 datagrams, 0 tcp, -1 unknown; older lines of 7 or 8 fields
+//   read as unknown. An older LongPipe skips a line of 9 fields as damaged.)
 // one line per path; the key is the peer's address (port-independent: every process of a host
 // shares the path). Mode 0600, written atomically (temporary file + rename), at most kMaxEntries
 // lines (the oldest go), an entry older than kMaxAge is ignored and dropped. A line that does not

@@ -102,6 +102,10 @@ struct PathSnapshot {
   // TCP segments retransmitted per million sent while no queue stood (loss that congestion does
   // not explain: the carrier choice of LONGPIPE_CARRIER=auto, carrier_choice.h); -1 = not known.
   std::int64_t loss_ppm = -1;
+  // The peer's LONGPIPE_CARRIER=auto verdict on this path, heard in a handshake (its carrier
+  // offer): 1 datagrams, 0 tcp, -1 not heard (the peer was set to tcp or udp, or offered before
+  // judging). The end that sends the bulk measures the path's rate; the other end only its replies'.
+  int peer_verdict = -1;
   // The session never judged its pipe full (pipe_full()): its rate shows what it sent, a lower
   // bound of the path's (keep_known_rate in path_cache.h). Not stored in the file.
   bool rate_is_lower_bound = false;

@@ -164,16 +164,30 @@ void PathKeeper::refresh(Session& session) {
 }
 
 std::optional<PathSnapshot> PathKeeper::learnt(const Session& session, std::size_t send, std::size_t receive) const {
+  std::optional<PathSnapshot> snapshot;
   // A datagram session's TCP is its control connection: its rate and window say nothing of the
   // path (2.7 KB/s measured on geo); the pacer measured the path.
   if (const DatagramChannel* channel = session.datagram()) {
-    auto snapshot = channel->path_snapshot();
+    snapshot = channel->path_snapshot();
     if (const auto cap = config_.bandwidth_cap_bytes_per_second(); snapshot && cap) {
       snapshot->rate_bytes_per_second = std::min(snapshot->rate_bytes_per_second, *cap);
     }
-    return snapshot;
+    // A short session's pacer may not have measured the path (a session of replies); the peer's
+    // verdict is still worth keeping: with the control connection's round trip and no rate of
+    // its own (a lower bound of 0, so keep_known_rate keeps a known rate).
+    if (!snapshot && session.peer_verdict() >= 0) {
+      snapshot = session.path().snapshot(0, 0);
+      if (snapshot) {
+        snapshot->rate_bytes_per_second = 0;
+        snapshot->congestion_window = 0;
+        snapshot->rate_is_lower_bound = true;
+      }
+    }
+  } else {
+    snapshot = session.path().snapshot(send, receive);
   }
-  return session.path().snapshot(send, receive);
+  if (snapshot) snapshot->peer_verdict = session.peer_verdict();
+  return snapshot;
 }
 
 void PathKeeper::remember(const std::string& key, PathSnapshot snapshot) {
@@ -192,11 +206,27 @@ void PathKeeper::remember(const std::string& key, PathSnapshot snapshot) {
       snapshot.loss_ppm = cached->loss_ppm;
     }
   }
+  // Nor one that heard no verdict from the peer (it was not auto, or the carrier was not agreed).
+  if (snapshot.peer_verdict < 0) {
+    if (auto learnt = updates_.find(key); learnt != updates_.end() && learnt->second.path.peer_verdict >= 0) {
+      snapshot.peer_verdict = learnt->second.path.peer_verdict;
+    } else if (auto cached = cache_.find(key, now_unix())) {
+      snapshot.peer_verdict = cached->peer_verdict;
+    }
+  }
   updates_[key] = {now_unix(), snapshot};
 }
 
-bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt) const {
+bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt,
+                                   bool heed_peer_verdict) const {
   if (file_.empty() || key.empty()) return false;
+  if (heed_peer_verdict) {
+    const auto heard = newest(key);
+    if (heard && (!handshake_rtt || validate_warm_start(*heard, *handshake_rtt)) &&
+        path_peer_judged_datagrams(heard->min_rtt, heard->peer_verdict)) {
+      return true;
+    }
+  }
   std::optional<PathSnapshot> known;
   if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
   if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
@@ -218,8 +248,16 @@ bool PathKeeper::known_worth_datagrams(const std::string& key) const {
   if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
   if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
   if (known && path_prefers_datagrams(known->min_rtt, known->loss_ppm)) return true;
+  if (const auto heard = newest(key); heard && path_peer_judged_datagrams(heard->min_rtt, heard->peer_verdict)) {
+    return true;
+  }
   const auto cached = cache_.find(key, now_unix());
   return cached && path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached));
+}
+
+std::optional<PathSnapshot> PathKeeper::newest(const std::string& key) const {
+  if (auto learnt = updates_.find(key); learnt != updates_.end()) return learnt->second.path;
+  return cache_.find(key, now_unix());
 }
 
 double PathKeeper::seed_rate(const PathSnapshot& cached) const {

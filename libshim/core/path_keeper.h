@@ -43,9 +43,12 @@ class PathKeeper {
   // bandwidth-delay product TCP would need many round trips of slow start to fill
   // (path_warm_starts_datagrams; needs `handshake_rtt`, as the warm start does). An entry whose
   // round trip disagrees with `handshake_rtt` (validate_warm_start) is another path: not used.
-  bool prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt) const;
-  // The same judgement before a dial, with no round trip measured yet: the entry taken at its word
-  // (prefers_datagrams checks it against the handshake before the offer goes out).
+  // `heed_peer_verdict`: a dialler's decision also follows the peer's verdict heard in an earlier
+  // handshake (path_peer_judged_datagrams); an acceptor's view, sent on the wire, is its own.
+  bool prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt,
+                         bool heed_peer_verdict) const;
+  // The dialler's judgement before a dial, with no round trip measured yet: the entry taken at its
+  // word (prefers_datagrams checks it against the handshake before the offer goes out).
   bool known_worth_datagrams(const std::string& key) const;
   // The cache's counters, into the engine-wide statistics.
   void add_statistics(EndpointStatistics& statistics) const;
@@ -54,6 +57,8 @@ class PathKeeper {
   void look_up_warm_start(Session& session);
   // A cache entry's rate as the datagram pacer's seed: capped by a LONGPIPE_BANDWIDTH the user set.
   double seed_rate(const PathSnapshot& cached) const;
+  // What this process learnt of `key`'s path, else the file's entry.
+  std::optional<PathSnapshot> newest(const std::string& key) const;
   void remember(const std::string& key, PathSnapshot snapshot);
   // What `session` learnt of its path (its TCP streams', or its datagram pacer's), for the cache.
   std::optional<PathSnapshot> learnt(const Session& session, std::size_t send, std::size_t receive) const;

@@ -59,6 +59,7 @@ std::optional<std::string> Session::agree_carrier_with(const Connection& connect
   carrier_agreed_ = true;
   const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
   const CarrierOffer theirs = CarrierOffer::decode(connection.handshake().peer_carrier_offer());
+  if (theirs.setting == CarrierChoice::kAuto && theirs.datagrams_ready) peer_verdict_ = theirs.prefers_datagrams ? 1 : 0;
   const CarrierAgreement agreed = agree_carrier(ours, theirs);
   if (agreed.error) return agreed.error;
   if (agreed.datagrams && !datagram_) {

@@ -61,6 +61,9 @@ class Session {
   // binds it: carrier_choice.h): then messages, 0.5-RTT data and spill streams need not wait for
   // the ends to compare offers.
   bool tcp_certain() const;
+  // The peer's auto verdict on the path, from its offer (PathSnapshot::peer_verdict): 1 datagrams,
+  // 0 tcp, -1 not heard (not agreed yet, or the peer was set to tcp or udp).
+  int peer_verdict() const { return peer_verdict_; }
   // The datagram path of a session on the datagram carrier (LONGPIPE_CARRIER=udp), else null: then
   // DATA and ACK travel as datagrams and the one TCP connection (stream 0) is the control connection.
   DatagramChannel* datagram() { return datagram_.get(); }
@@ -218,6 +221,7 @@ class Session {
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   bool may_dial_ = false;
   bool carrier_agreed_ = false;
+  int peer_verdict_ = -1;
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;

@@ -8,7 +8,9 @@
 #      acceptor following;
 #   3. the same, the acceptor's UDP port taken (its engine offers TCP only): tcp, all delivered;
 #   4. the same, the acceptor set to tcp: tcp, all delivered;
-#   5. a new path, the acceptor set to udp: the session fails with the clear error.
+#   5. a new path, the acceptor set to udp: the session fails with the clear error;
+#   6. the peer's verdict: the end that only answered saves the auto dialler's choice of datagrams
+#      and follows it when it dials back, though its own entry (its replies' rate) says tcp.
 set -euo pipefail
 
 WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
@@ -102,3 +104,34 @@ rm -f "$CACHE"
 if run 5 $((PORT + 3)); then cat "$WORK/run5.out" >&2; fail "run 5: a new path's auto dialler and a udp acceptor agreed"; fi
 grep -q "LONGPIPE_CARRIER is auto here, which chose tcp" "$WORK/run5.out" || { cat "$WORK/run5.out" >&2; fail "run 5: not the clear error"; }
 pass "a new path's auto dialler against an acceptor set to udp: the clear error"
+
+# The peer's verdict (carrier_choice.h, path_peer_judged_datagrams), as in the CFD demo: the end that
+# only answered holds its replies' rate for the path (its own judgement: tcp), but heard the dialler,
+# set to auto, choose datagrams; when it dials that site itself, it follows that verdict.
+B_CACHE=$WORK/b-paths
+serve verdict $((PORT + 4)) LONGPIPE_PATH_CACHE="$B_CACHE"
+verdict_server=${PIDS[-1]}
+cp "$CACHE.known" "$CACHE"
+run 6 $((PORT + 4)) || { cat "$WORK/run6.out" >&2; fail "run 6 failed"; }
+[[ $(field 6 's["carrier"]') == udp ]] || fail "run 6: carrier $(field 6 's["carrier"]') on a known path"
+kill -TERM "$verdict_server"
+wait "$verdict_server" || true  # it saves its path cache as it stops
+read -r _ _ _ b_rate _ _ _ _ b_verdict < <(grep '^10\.77\.0\.1 ' "$B_CACHE" 2>/dev/null) || { cat "$WORK/verdict.out" >&2; fail "run 6: site b saved no entry for site a"; }
+[[ $b_verdict == 1 ]] || { cat "$B_CACHE" >&2; fail "run 6: site b saved the verdict '$b_verdict', expected 1"; }
+
+# dial_from_b N PORT: one fresh lp-perf run in site b against a server in site a, with site b's cache.
+dial_from_b() {
+  LONGPIPE_PATH_CACHE=$B_CACHE LONGPIPE_STATS=$WORK/run$1.json "$WAN" exec b "$PERF" run --peer site-a:"$2" \
+    --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$1.out" 2>&1 || { cat "$WORK/run$1.out" >&2; fail "run $1 failed"; }
+}
+env LONGPIPE_PATH_CACHE=off "$WAN" exec a "$PERF" serve --port $((PORT + 5)) >"$WORK/serve-a.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 1 100); do grep -q 'serving on' "$WORK/serve-a.out" 2>/dev/null && break; sleep 0.1; done
+dial_from_b 7 $((PORT + 5))
+[[ $(field 7 's["carrier"]') == udp ]] || fail "run 7: carrier $(field 7 's["carrier"]'): site b did not heed site a's verdict"
+# The control: the same entry with the verdict "tcp" (its own judgement alone) dials tcp.
+sed -i 's/^\(10\.77\.0\.1 .*\) 1$/\1 0/' "$B_CACHE"
+dial_from_b 8 $((PORT + 5))
+[[ $(field 8 's["carrier"]') == tcp && $(field 8 's["spill_streams"]') == 8 ]] ||
+  fail "run 8: carrier $(field 8 's["carrier"]'), $(field 8 's["spill_streams"]') spill streams with the verdict tcp"
+pass "the answering end's entry (rate $b_rate B/s) kept the dialler's verdict; dialling back it chose datagrams (tcp when the verdict is tcp)"

@@ -83,6 +83,15 @@ TEST_CASE("auto judges a path long and lossy from what TCP measured of it", "[ca
   CHECK_FALSE(lp::path_prefers_datagrams(40ms, 50'000));              // a short path: not measured
 }
 
+TEST_CASE("auto heeds the peer's verdict on a long path, heard in an earlier handshake", "[carrier]") {
+  using namespace std::chrono_literals;
+  CHECK(lp::path_peer_judged_datagrams(540ms, 1));
+  CHECK(lp::path_peer_judged_datagrams(lp::kAutoMinRtt, 1));
+  CHECK_FALSE(lp::path_peer_judged_datagrams(540ms, 0));   // the peer judged tcp
+  CHECK_FALSE(lp::path_peer_judged_datagrams(540ms, -1));  // never heard
+  CHECK_FALSE(lp::path_peer_judged_datagrams(lp::kAutoMinRtt - 1us, 1));  // a short path: never datagrams by auto
+}
+
 TEST_CASE("auto warm-starts datagrams on a known long path whose BDP slow start needs rounds to fill", "[carrier]") {
   using namespace std::chrono_literals;
   constexpr double kGeoRate = 155e6 / 8;  // the emulated geo link, as a TCP session caches it

@@ -50,6 +50,7 @@ TEST_CASE("format and parse round-trip", "[path-cache]") {
   PathCache cache;
   lp::PathSnapshot lossy = snapshot(540ms, 19e6);
   lossy.loss_ppm = 10'000;
+  lossy.peer_verdict = 1;
   cache.put("10.77.0.2", lossy, kNow - 10);
   cache.put("site-c", snapshot(50ms, 1e6), kNow);
   const PathCache again = PathCache::parse(cache.format(), kNow);
@@ -63,7 +64,9 @@ TEST_CASE("format and parse round-trip", "[path-cache]") {
   CHECK(found->send_buffer == (1u << 20));
   CHECK(found->receive_buffer == (4u << 20));
   CHECK(found->loss_ppm == 10'000);
+  CHECK(found->peer_verdict == 1);
   CHECK(again.find("site-c", kNow)->loss_ppm == -1);
+  CHECK(again.find("site-c", kNow)->peer_verdict == -1);
   CHECK_FALSE(again.find("10.77.0.3", kNow));
 }
 
@@ -71,7 +74,10 @@ TEST_CASE("damaged lines are skipped and counted; the good ones stay", "[path-ca
   const std::string text = std::string(PathCache::kHeader) + "\n" +
                            "good 1799999990 540000 19000000 120 1048576 4194304\n"
                            "short 1799999990 540000\n"
-                           "extra 1799999990 540000 19000000 120 1048576 4194304 9 9\n"
+                           "extra 1799999990 540000 19000000 120 1048576 4194304 9 1 1\n"
+                           "verdict-too-high 1799999990 540000 19000000 120 1048576 4194304 9 2\n"
+                           "verdict-letters 1799999990 540000 19000000 120 1048576 4194304 9 yes\n"
+                           "with-verdict 1799999990 540000 19000000 120 1048576 4194304 9 0\n"
                            "loss-letters 1799999990 540000 19000000 120 1048576 4194304 9x\n"
                            "loss-too-low 1799999990 540000 19000000 120 1048576 4194304 -2\n"
                            "negative-rtt 1799999990 -5 19000000 120 1048576 4194304\n"
@@ -80,10 +86,12 @@ TEST_CASE("damaged lines are skipped and counted; the good ones stay", "[path-ca
                            "\x01\x02\x03 garbage\n" +
                            std::string(600, 'x') + "\n";
   const PathCache cache = PathCache::parse(text, kNow);
-  CHECK(cache.size() == 1);
+  CHECK(cache.size() == 2);
   CHECK(cache.find("good", kNow));
   CHECK(cache.find("good", kNow)->loss_ppm == -1);  // 7 fields, from before the loss field: unknown
-  CHECK(cache.corrupt_lines() == 9);
+  CHECK(cache.find("good", kNow)->peer_verdict == -1);
+  CHECK(cache.find("with-verdict", kNow)->peer_verdict == 0);
+  CHECK(cache.corrupt_lines() == 11);
 }
 
 TEST_CASE("entries age out after kMaxAge; one from the future is not trusted", "[path-cache]") {
@@ -188,16 +196,42 @@ TEST_CASE("auto: the keeper reads a known long path's entry as a reason for data
   lp::Config config;
   config.path_cache = file;
   const lp::PathKeeper keeper(config);
-  CHECK(keeper.prefers_datagrams("10.77.0.2", 541ms));
-  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.2", 50ms));  // another path (the warm start's validation)
-  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.2", std::nullopt));  // nothing to validate the entry against
-  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.1", 541ms));  // the pacer would not take that seed
-  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.3", 541ms));  // unknown
+  CHECK(keeper.prefers_datagrams("10.77.0.2", 541ms, false));
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.2", 50ms, false));  // another path (the warm start's validation)
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.2", std::nullopt, false));  // nothing to validate the entry against
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.1", 541ms, false));  // the pacer would not take that seed
+  CHECK_FALSE(keeper.prefers_datagrams("10.77.0.3", 541ms, false));  // unknown
   // A LONGPIPE_BANDWIDTH the user set caps the seed, and so the judgement: 5 Mbit/s x 540 ms is 337 KB.
   config.bandwidth_mbit = 5;
   config.bandwidth_given = true;
   config.bandwidth_stand_in = false;
-  CHECK_FALSE(lp::PathKeeper(config).prefers_datagrams("10.77.0.2", 541ms));
+  CHECK_FALSE(lp::PathKeeper(config).prefers_datagrams("10.77.0.2", 541ms, false));
+}
+
+TEST_CASE("auto: a dialler heeds the peer's verdict on a long path; an acceptor's own view does not", "[path-cache][carrier]") {
+  TemporaryDirectory directory;
+  const std::string file = directory.path + "/paths";
+  const std::int64_t now = static_cast<std::int64_t>(std::time(nullptr));
+  // What the CFD demo's visualisation end knew of the simulation's site: the replies' rate (its
+  // own judgement says tcp), and the simulation end's verdict heard when that end dialled it.
+  PathSnapshot answers = snapshot(540ms, 163'794);
+  answers.peer_verdict = 1;
+  PathSnapshot refused = answers;
+  refused.peer_verdict = 0;
+  PathSnapshot short_path = snapshot(20ms, 163'794);
+  short_path.peer_verdict = 1;
+  REQUIRE(PathCache::save(file, {{"heard", {now, answers}}, {"refused", {now, refused}}, {"short", {now, short_path}}}, now) == "");
+  lp::Config config;
+  config.path_cache = file;
+  const lp::PathKeeper keeper(config);
+  CHECK(keeper.known_worth_datagrams("heard"));                 // before the dial
+  CHECK(keeper.prefers_datagrams("heard", 541ms, true));         // the dialler's offer
+  CHECK_FALSE(keeper.prefers_datagrams("heard", 541ms, false));  // the acceptor's own view
+  CHECK_FALSE(keeper.prefers_datagrams("heard", 50ms, true));    // another path behind the address
+  CHECK_FALSE(keeper.known_worth_datagrams("refused"));
+  CHECK_FALSE(keeper.prefers_datagrams("refused", 541ms, true));
+  CHECK_FALSE(keeper.known_worth_datagrams("short"));  // shorter than kAutoMinRtt
+  CHECK_FALSE(keeper.prefers_datagrams("short", 20ms, true));
 }
 
 TEST_CASE("keep_known_rate: a small-message session keeps a bulk entry's rate, refreshes its RTT", "[path-cache]") {

@@ -602,7 +602,7 @@ TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler: on a path it 
   Endpoint endpoint(config, "a:1", [] { return std::vector<std::byte>(32, std::byte{7}); });
   bool known = false;  // the path cache's judgement before the dial
   endpoint.set_carrier_capability(
-      true, [](const Connection&, const std::string&) { return true; }, [&](const std::string&) { return known; });
+      true, [](const Connection&, const std::string&, bool) { return true; }, [&](const std::string&) { return known; });
   SECTION("a new path: spill streams with the first dial, messages taken at once, as with tcp") {
     Session& session = endpoint.session_for("b:1", kStart);
     session.allow_dialling();
