@@ -68,9 +68,12 @@ struct LinkPathInfo {
 // decision's input (stream_scheduler.h).
 struct StreamWindow {
   bool known = false;         // false: no TCP_INFO (then nothing spills)
-  std::size_t window = 0;     // the congestion window: snd_cwnd x snd_mss
+  std::size_t window = 0;     // the congestion window: snd_cwnd x snd_mss (a paced stream: its room soon)
   std::size_t in_flight = 0;  // sent and not acknowledged: unacked x snd_mss
   std::size_t not_sent = 0;   // in the socket's buffer, not sent yet (tcpi_notsent_bytes)
+  // The congestion window without a paced stream's cap (idle_restart.h): what a frame queued
+  // behind the window waits for, a round trip per window (0: as `window`).
+  std::size_t round_trip_window = 0;
 };
 
 // One link (a TCP connection) of a session. Never blocks.

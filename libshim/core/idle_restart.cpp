@@ -33,6 +33,7 @@ StreamWindow window_for_next_write(const TcpWindowSample& sample, bool restarts_
   StreamWindow out;
   out.known = true;
   out.window = std::size_t{cwnd} * sample.mss;
+  out.round_trip_window = out.window;
   const bool pacing_known = sample.pacing_rate != 0 && sample.pacing_rate != ~std::uint64_t{0} && sample.srtt_us != 0;
   if (sample.paced && pacing_known) {
     const double soon = static_cast<double>(sample.pacing_rate) * sample.srtt_us / 1e6 * kPacedRoomRttShare;

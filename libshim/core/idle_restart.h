@@ -52,7 +52,8 @@ inline constexpr double kPacedRoomRttShare = 1.0 / 32;
 // will restart it (`restarts_after_idle`: the host's tcp_slow_start_after_idle is on and the
 // congestion control has no cong_control; nothing in flight; idle for more than an RTO). On a
 // paced stream, no more than what is in flight plus what its pacing rate sends within
-// kPacedRoomRttShare of the smoothed round trip.
+// kPacedRoomRttShare of the smoothed round trip (round_trip_window keeps the window: a large
+// frame queued behind it goes within round trips, whatever it waits for in the next one).
 StreamWindow window_for_next_write(const TcpWindowSample& sample, bool restarts_after_idle);
 
 // Whether a socket on congestion control `congestion` restarts its window after idle when the host

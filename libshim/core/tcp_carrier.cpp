@@ -95,7 +95,10 @@ class TcpLink : public CarrierLink {
     StreamWindow window = read_stream_window(
         fd_.get(), host_restarts_idle_connections() && congestion_restarts_after_idle(next),
         tuning_.small_frames && congestion_paces_itself(next), next != tuning_.congestion && congestion_paces_itself(next));
-    if (tuning_.congestion == "bbr") window.window /= kBbrWindowPerRoundTrip;
+    if (tuning_.congestion == "bbr") {
+      window.window /= kBbrWindowPerRoundTrip;
+      window.round_trip_window /= kBbrWindowPerRoundTrip;
+    }
     return window;
   }
   std::string peer_address() const override { return read_peer_address(fd_.get()); }

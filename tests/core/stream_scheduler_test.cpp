@@ -445,3 +445,40 @@ TEST_CASE("spill target: after a pause, a paced (bbr) stream 0 keeps only what i
   CHECK(static_cast<double>(small.pending_output()) <= soon);
   for (std::size_t i = 2; i < connections.size(); ++i) CHECK(connections[i]->pending_output() <= 10 * 1448);
 }
+
+TEST_CASE("spill target: after the pings, large frames queue on paced spill streams for their whole window") {
+  // geo, lp-perf 64 KiB x 100, the batch after the cold one (traced with ss): the idle fallback
+  // had switched the spill streams to bbr, windows of 600 segments each kept from the cold batch;
+  // counted as room only what pacing sends in 1/32 round trip (73 KB), each took a frame or two a
+  // round trip while stream 1 (bbr, 441 segments) slow-started under the rest: 2.55x, then 1.6x.
+  constexpr std::size_t kLarge = 64 * 1024 + 64;
+  StreamScheduler scheduler(2, kSmall);
+  const auto connections = install_with_spill_streams(scheduler, 2);
+  Connection& large = *connections[1];
+  TcpWindowSample spill;  // bbr, nothing in flight after the pause
+  spill.cwnd_segments = 600;
+  spill.mss = 1448;
+  spill.paced = true;
+  spill.srtt_us = 540'000;
+  spill.pacing_rate = bbr_initial_pacing_rate(600, 1448, 540'000);
+  TcpWindowSample regular = spill;  // stream 1: bbr by configuration, never capped by its pacing
+  regular.cwnd_segments = 441;
+  regular.paced = false;
+  const StreamScheduler::WindowLookup lookup = [&](const Connection& c) {
+    if (StreamScheduler::is_spill_slot(c.stream)) return window_for_next_write(spill, false);
+    StreamWindow window = window_for_next_write(regular, false);
+    window.window /= 2;  // a configured bbr stream counts half its window a round trip (tcp_carrier.cpp)
+    window.round_trip_window /= 2;
+    return window;
+  };
+  REQUIRE(lookup(*connections[2]).window < 2 * kLarge);  // the paced cap: room for a frame, not more
+
+  for (std::size_t i = 0; i < 100; ++i) {
+    Connection* target = scheduler.spill_target(large, kLarge, kGeoBdp, lookup);
+    if (target == nullptr) target = &large;
+    fill_output(*target, target->pending_output() + kLarge);
+  }
+  // Each spill stream's 869 KB window takes its share; stream 1's 319 KB a round trip keeps few.
+  CHECK(large.pending_output() <= 6 * kLarge);
+  for (std::size_t i = 2; i < connections.size(); ++i) CHECK(connections[i]->pending_output() >= 11 * kLarge);
+}
