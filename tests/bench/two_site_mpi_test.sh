@@ -14,7 +14,8 @@ LP_MPI_BENCH=$3
 OUT=$(mktemp -d /tmp/lp-bench-mpi-test.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
 
 # lp-mpi-bench itself, on the fixture's link.
 for mode in each,blocking last,blocking wait,blocking each,nonblocking; do

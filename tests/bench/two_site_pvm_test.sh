@@ -13,7 +13,8 @@ LP_BENCH=$2
 LIBLONGPIPE=${3:-}
 STATE=/tmp/lp-pvm-sites-${LP_WAN_INSTANCE:?run by ctest through longpipe_wan_test}
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
 # In an ASan build lp-bench itself is instrumented: leaks inside libpvm3 (wait_new) are not
 # LongPipe's to judge, in the master or in the tasks it spawns.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} PVM_EXPORT=${PVM_EXPORT:+$PVM_EXPORT:}ASAN_OPTIONS

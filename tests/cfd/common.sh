@@ -1,6 +1,7 @@
-# Shell helpers shared by the CFD demo's integration tests (sourced, not run).
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# Shell helpers shared by the CFD demo's integration tests (sourced, not run); the ones every
+# integration test shares (fail, ...) come from tests/lib.
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/itest_common.sh"
 
 # check_pngs BIN_DIR OUT_DIR CONSUMER FRAMES: the consumer wrote FRAMES frame PNGs and a contact
 # sheet, all of which decode and show the field (cfd-png-check), and its summary.json.
@@ -35,5 +36,5 @@ two_site_up() {
 # two_site_down STATUS: halts the virtual machine; keeps WORK when STATUS is a failure, else removes it.
 two_site_down() {
   "$PVM_SITES" down >/dev/null 2>&1 || echo "warning: pvm-sites down failed" >&2
-  if (($1 != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+  remove_work_unless_failed "$1"
 }

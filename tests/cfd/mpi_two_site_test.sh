@@ -26,7 +26,7 @@ readonly RUN_SECONDS=120
 
 WORK=$(mktemp -d /tmp/cfd-mpi-two-site-test.XXXXXX)
 status=1
-trap '((status == 0)) && rm -rf "$WORK" || echo "(work files kept in $WORK)" >&2' EXIT
+trap 'remove_work_unless_failed "$status"' EXIT
 
 launch=()
 case $MODE in

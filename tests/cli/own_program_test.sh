@@ -15,7 +15,8 @@ WHERE=$4
 LONGPIPE=$ROOT/longpipe
 PVM_SITES=$ROOT/apps/pvm-sites/pvm-sites
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
 trap '"$PVM_SITES" down >/dev/null 2>&1 || true' EXIT
 
 # `longpipe` finds the library in LONGPIPE_BUILD_DIR (ctest's build tree), where LIB is.

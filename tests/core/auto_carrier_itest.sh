@@ -13,22 +13,14 @@
 #      and follows it when it dials back, though its own entry (its replies' rate) says tcp.
 set -euo pipefail
 
-WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
-BUILD=${LONGPIPE_BUILD_DIR:?LONGPIPE_BUILD_DIR must name the build tree}
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
+need_build_dir
 PERF=$BUILD/apps/lp-perf/lp-perf
 PYTHON=/usr/bin/python3
 PORT=7631
 WORK=$(mktemp -d)
-PIDS=()
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap itest_cleanup EXIT
 
 export LONGPIPE_KEY=auto-carrier-test-key LONGPIPE_PIN=off LONGPIPE_CARRIER=auto
 CACHE=$WORK/paths
@@ -39,12 +31,7 @@ serve() {
   shift 2
   env LONGPIPE_PATH_CACHE=off "$@" "$WAN" exec b "$PERF" serve --port "$port" >"$WORK/$name.out" 2>&1 &
   PIDS+=($!)
-  for _ in $(seq 1 100); do
-    grep -q 'serving on' "$WORK/$name.out" 2>/dev/null && return
-    sleep 0.1
-  done
-  cat "$WORK/$name.out" >&2
-  fail "lp-perf serve ($name) did not start"
+  wait_for_server "$name"
 }
 
 # run N PORT: one fresh lp-perf run in site a (20 x 1 KiB, one batch) with the cache $CACHE.
@@ -126,7 +113,7 @@ dial_from_b() {
 }
 env LONGPIPE_PATH_CACHE=off "$WAN" exec a "$PERF" serve --port $((PORT + 5)) >"$WORK/serve-a.out" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 1 100); do grep -q 'serving on' "$WORK/serve-a.out" 2>/dev/null && break; sleep 0.1; done
+wait_for_server serve-a
 dial_from_b 7 $((PORT + 5))
 [[ $(field 7 's["carrier"]') == udp ]] || fail "run 7: carrier $(field 7 's["carrier"]'): site b did not heed site a's verdict"
 # The control: the same entry with the verdict "tcp" (its own judgement alone) dials tcp.

@@ -30,28 +30,22 @@
 #                               order kept; forged datagrams to the UDP port are dropped and counted
 set -euo pipefail
 
-WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
-BUILD=${LONGPIPE_BUILD_DIR:?LONGPIPE_BUILD_DIR must name the build tree}
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
+need_build_dir
 PROBE=$BUILD/tests/core/lp-engine-probe
 GARBAGE_PEER=$BUILD/tests/core/lp-garbage-peer
 PYTHON=/usr/bin/python3
 PORT=7601
 WORK=$(mktemp -d)
-PIDS=()
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
 OUTAGE_ON=""
 FROZEN=()
-cleanup() {
-  local pid
+# Before the processes are killed: the link must carry again and stopped processes must run.
+cleanup_first() {
   [[ -z $OUTAGE_ON ]] || outage_end
   ((${#FROZEN[@]} == 0)) || kill -CONT "${FROZEN[@]}" 2>/dev/null || true
-  for pid in "${PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
 }
-trap cleanup EXIT
+trap itest_cleanup EXIT
 
 # Short timers: a test link has a 40 ms round trip.
 export LONGPIPE_KEY=integration-test-key LONGPIPE_RTT=40 LONGPIPE_BANDWIDTH=50 LONGPIPE_PIN=off

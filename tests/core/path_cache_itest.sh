@@ -15,40 +15,20 @@
 #      control connection's), and the next process's udp session confirms it as its pacer's seed.
 set -euo pipefail
 
-WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
-BUILD=${LONGPIPE_BUILD_DIR:?LONGPIPE_BUILD_DIR must name the build tree}
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
+need_build_dir
 PERF=$BUILD/apps/lp-perf/lp-perf
 PYTHON=/usr/bin/python3
 PORT=7611
 WORK=$(mktemp -d)
-SERVER_PID=""
-UDP_SERVER_PID=""
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
-cleanup() {
-  [[ -z $SERVER_PID ]] || kill -9 "$SERVER_PID" 2>/dev/null || true
-  [[ -z $UDP_SERVER_PID ]] || kill -9 "$UDP_SERVER_PID" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+trap itest_cleanup EXIT
 
 export LONGPIPE_KEY=path-cache-test-key LONGPIPE_PIN=off
 CACHE=$WORK/cache/longpipe/paths
 
-# wait_for_server NAME: until lp-perf serve (output in $WORK/NAME.out) listens, or fail.
-wait_for_server() {
-  local out=$WORK/$1.out
-  for _ in $(seq 1 100); do
-    grep -q 'serving on' "$out" 2>/dev/null && break
-    sleep 0.1
-  done
-  grep -q 'serving on' "$out" || { cat "$out" >&2; fail "lp-perf serve ($1) did not start"; }
-}
-
 LONGPIPE_PATH_CACHE=$WORK/server-paths "$WAN" exec b "$PERF" serve --port $PORT >"$WORK/serve.out" 2>&1 &
-SERVER_PID=$!
+PIDS+=($!)
 wait_for_server serve
 
 # run N [cache setting]: one fresh lp-perf run (20 x 1 KiB, one warm batch); statistics in $WORK/runN.json.
@@ -106,7 +86,7 @@ pass "LONGPIPE_PATH_CACHE=off reads and writes nothing"
 
 # The datagram carrier: a server of its own (the carrier is agreed per session, both ends udp).
 LONGPIPE_CARRIER=udp LONGPIPE_PATH_CACHE=off "$WAN" exec b "$PERF" serve --port $((PORT + 1)) >"$WORK/serve-udp.out" 2>&1 &
-UDP_SERVER_PID=$!
+PIDS+=($!)
 wait_for_server serve-udp
 now=$(date +%s)
 printf '# longpipe path cache 1\n10.77.0.2 %s 50000 6250000 200 4000000 8000000\n' "$now" >"$CACHE"

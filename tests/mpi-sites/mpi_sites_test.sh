@@ -11,7 +11,8 @@ MPI_SITES=$1
 WHERE=$2
 : "${LP_WAN_INSTANCE:?run by ctest through longpipe_wan_test}"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
 
 netns_inode() { stat -L -c %i "/var/run/netns/lp-$LP_WAN_INSTANCE-site-$1"; }
 NETNS_A=$(netns_inode a)

@@ -42,8 +42,8 @@ FLOOD=${MPI_FRONT_END_FLOOD:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-say() { echo "== $*" >&2; }
+# shellcheck source=../lib/itest_common.sh
+source "$HERE/../lib/itest_common.sh"
 
 # shellcheck source=mpi_job.sh
 source "$HERE/mpi_job.sh"

@@ -46,8 +46,8 @@ readonly ABORT_STATUS=3
 readonly MIN_INTER_SITE_TO_RANK0=60
 readonly MUMPS=/usr/lib/mumps
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-say() { echo "== $*" >&2; }
+# shellcheck source=../lib/itest_common.sh
+source "$HERE/../lib/itest_common.sh"
 
 # A sanitizer build of the library needs its runtime loaded first (the MPI programs are not
 # instrumented); leak reports from Open MPI are not LongPipe's to judge.
@@ -66,7 +66,7 @@ WORK=$(mktemp -d /tmp/lp-mpi-transcripts.XXXXXX)
 unset LD_PRELOAD
 cleanup() {
   local status=$?
-  if ((status != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+  remove_work_unless_failed "$status"
   exit "$status"
 }
 trap cleanup EXIT

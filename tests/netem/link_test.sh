@@ -8,12 +8,10 @@
 #   link_test.sh slow-disk INSTANCE   (manages its own link)
 set -euo pipefail
 
-WAN=${LONGPIPE_WAN:-$(cd "$(dirname "$0")/../../netem" && pwd)/wan}
+# shellcheck source=../lib/itest_common.sh
+source "$(dirname "$0")/../lib/itest_common.sh"
 PYTHON=/usr/bin/python3
 STATE_ROOT=/run/longpipe/wan
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-pass() { echo "ok: $*"; }
 
 # True when OBSERVED out of TRIALS fits probability P within 5 standard deviations.
 within_binomial_bound() {

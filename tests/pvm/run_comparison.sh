@@ -29,8 +29,8 @@ readonly EXAMPLES_DIR=/usr/bin
 readonly RUN_SECONDS=240
 readonly PVMD_START_SECONDS=15
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-say() { echo "== $*" >&2; }
+# shellcheck source=../lib/itest_common.sh
+source "$HERE/../lib/itest_common.sh"
 
 # A sanitizer build of the library needs its runtime loaded first, also into programs that are not
 # instrumented (Debian's); leak reports from libpvm3 itself are not LongPipe's to judge.
@@ -86,7 +86,7 @@ stop_vm() {
 cleanup() {
   local status=$?
   stop_vm
-  if ((status != 0)); then echo "(work files kept in $WORK)" >&2; else rm -rf "$WORK"; fi
+  remove_work_unless_failed "$status"
   exit "$status"
 }
 trap cleanup EXIT
