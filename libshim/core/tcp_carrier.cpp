@@ -90,10 +90,12 @@ class TcpLink : public CarrierLink {
   TcpWindowInfo window_info() const override { return read_window_info(fd_.get()); }
   LinkPathInfo path_info() const override { return read_link_path_info(fd_.get()); }
   StreamWindow stream_window() const override {
-    // As the next write will find it: after the switch to the fallback that write may make.
-    const std::string next = congestion_for_next_write(fd_.get(), tuning_);
-    StreamWindow window = read_stream_window(
-        fd_.get(), host_restarts_idle_connections() && congestion_restarts_after_idle(next),
+    // As the next write will find it: after the switch to the fallback that write may make. One
+    // TCP_INFO read answers both questions, so they describe the same instant.
+    const TcpInfoBytes info = read_tcp_info_bytes(fd_.get());
+    const std::string next = congestion_for_next_write(info, tuning_);
+    StreamWindow window = stream_window_from(
+        info, host_restarts_idle_connections() && congestion_restarts_after_idle(next),
         tuning_.small_frames && congestion_paces_itself(next), next != tuning_.congestion && congestion_paces_itself(next));
     if (tuning_.congestion == "bbr") {
       window.window /= kBbrWindowPerRoundTrip;

@@ -12,6 +12,16 @@
 
 namespace lp {
 
+static_assert(sizeof(tcp_info) <= sizeof(TcpInfoBytes::bytes));
+
+TcpInfoBytes read_tcp_info_bytes(int fd) {
+  TcpInfoBytes out;
+  out.length = sizeof out.bytes;
+  out.valid = ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, out.bytes, &out.length) == 0;
+  if (!out.valid) out.length = 0;
+  return out;
+}
+
 LinkPathInfo read_link_path_info(int fd) {
   tcp_info info{};
   socklen_t length = sizeof info;
@@ -39,12 +49,12 @@ LinkPathInfo read_link_path_info(int fd) {
   return out;
 }
 
-StreamWindow read_stream_window(int fd, bool restarts_after_idle, bool paced, bool bbr_set_up_now) {
+StreamWindow stream_window_from(const TcpInfoBytes& tcp_info_bytes, bool restarts_after_idle, bool paced,
+                                bool bbr_set_up_now) {
   tcp_info info{};
-  socklen_t length = sizeof info;
+  const socklen_t length = tcp_info_bytes.copy_to(info);
   // tcpi_notsent_bytes came with Linux 4.6; without it the window is not judged (nothing spills).
-  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0 ||
-      length < offsetof(tcp_info, tcpi_notsent_bytes) + sizeof info.tcpi_notsent_bytes) {
+  if (!tcp_info_bytes.valid || length < offsetof(tcp_info, tcpi_notsent_bytes) + sizeof info.tcpi_notsent_bytes) {
     return {};
   }
   TcpWindowSample sample;

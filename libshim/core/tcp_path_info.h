@@ -5,18 +5,39 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "carrier.h"
 
 namespace lp {
 
+// One getsockopt(TCP_INFO), kept as the kernel's bytes: its readers view them through different
+// struct tcp_info definitions (glibc's in tcp_socket.cpp, the kernel's here), so one read can serve
+// a whole lookup, and every answer in it describes the same instant.
+struct TcpInfoBytes {
+  unsigned char bytes[512] = {};  // more than either struct tcp_info (asserted where they are read)
+  socklen_t length = 0;           // what the kernel filled
+  bool valid = false;             // false: the getsockopt failed
+  // Fills `info` as a getsockopt of sizeof info would have (the rest zero); returns its length.
+  template <typename Info>
+  socklen_t copy_to(Info& info) const {
+    info = Info{};
+    const socklen_t filled = std::min<socklen_t>(length, sizeof info);
+    std::memcpy(&info, bytes, filled);
+    return filled;
+  }
+};
+TcpInfoBytes read_tcp_info_bytes(int fd);
+
 LinkPathInfo read_link_path_info(int fd);
 // The congestion window the next write will find (idle_restart.h: `restarts_after_idle` when the
 // host and the socket's congestion control restart idle windows; on a `paced` one what its pacing
 // sends soon; `bbr_set_up_now`: the write will switch the socket to bbr, which paces from its
-// initial rate), what is in flight and what waits unsent (one getsockopt).
-StreamWindow read_stream_window(int fd, bool restarts_after_idle, bool paced, bool bbr_set_up_now);
+// initial rate), what is in flight and what waits unsent, from one TCP_INFO read.
+StreamWindow stream_window_from(const TcpInfoBytes& tcp_info_bytes, bool restarts_after_idle, bool paced,
+                                bool bbr_set_up_now);
 // The host's tcp_slow_start_after_idle (this process's network namespace), read once.
 bool host_restarts_idle_connections();
 // getpeername() as a numeric address without the port ("" on failure).

@@ -138,11 +138,13 @@ CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tun
   return {};
 }
 
-std::string congestion_for_next_write(int fd, const SocketTuning& tuning) {
+static_assert(sizeof(tcp_info) <= sizeof(TcpInfoBytes::bytes));
+
+std::string congestion_for_next_write(const TcpInfoBytes& tcp_info_bytes, const SocketTuning& tuning) {
   if (tuning.congestion_fallback.empty() || tuning.congestion == tuning.congestion_fallback) return tuning.congestion;
+  if (!tcp_info_bytes.valid) return tuning.congestion;
   tcp_info info{};
-  socklen_t length = sizeof info;
-  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return tuning.congestion;
+  tcp_info_bytes.copy_to(info);
   return judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack ? tuning.congestion_fallback
                                                                                : tuning.congestion;
 }

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "host_port.h"
 #include "file_descriptor.h"
+#include "tcp_path_info.h"
 
 namespace lp {
 
@@ -44,10 +45,11 @@ void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning);
 // One getsockopt while a switch is still possible; nothing afterwards.
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning);
 // The congestion control the next write will run on: the fallback when fall_back_if_unsuited()
-// would switch to it now (then one getsockopt), else the one in effect. The spill decision
-// judges a stream by it: measured on geo with a pause of 1 s before each 1 KiB batch, the batch
-// that switched stream 0 to bbr gave it a window's worth, which bbr then paced (1.29x).
-std::string congestion_for_next_write(int fd, const SocketTuning& tuning);
+// would switch to it now (judged from `tcp_info_bytes`, the TCP_INFO read the caller also takes
+// the window from), else the one in effect. The spill decision judges a stream by it: measured on
+// geo with a pause of 1 s before each 1 KiB batch, the batch that switched stream 0 to bbr gave it
+// a window's worth, which bbr then paced (1.29x).
+std::string congestion_for_next_write(const TcpInfoBytes& tcp_info_bytes, const SocketTuning& tuning);
 // The decision of fall_back_if_unsuited(), pure: what `info` calls for, and why.
 enum class CongestionRemedy { kNone, kFallBack, kRestartSlowStart };
 struct CongestionVerdict {

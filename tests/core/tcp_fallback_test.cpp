@@ -16,6 +16,7 @@
 
 #include "system_call.h"
 #include "loopback_pair.h"
+#include "tcp_path_info.h"
 #include "tcp_socket.h"
 
 namespace {
@@ -201,11 +202,34 @@ TEST_CASE("the spill decision sees the congestion control the next write will sw
   exchange(pair, kWindowGrowingBytes);
   exchange(pair, 1);
   if (read_tcp_info(pair.client.get()).tcpi_total_retrans > 0) return;  // loopback lost one: see above
-  CHECK(lp::congestion_for_next_write(pair.client.get(), tuning) == "cubic");  // just sent
+  const int fd = pair.client.get();
+  CHECK(lp::congestion_for_next_write(lp::read_tcp_info_bytes(fd), tuning) == "cubic");  // just sent
   std::this_thread::sleep_for(kPauseBeyondRto);
-  CHECK(lp::congestion_for_next_write(pair.client.get(), tuning) == "bbr");  // the write will switch
-  CHECK(kernel_congestion(pair.client.get()) == "cubic");                    // only a prediction
+  // One TCP_INFO read serves both questions of a lookup (TcpLink::stream_window): the congestion
+  // control the write will switch to, and the window, read from the same bytes through the
+  // kernel's struct tcp_info (tcp_path_info.cpp), which agrees with glibc's (this file's) on the
+  // fields both have.
+  const lp::TcpInfoBytes bytes = lp::read_tcp_info_bytes(fd);
+  REQUIRE(bytes.valid);
+  CHECK(lp::congestion_for_next_write(bytes, tuning) == "bbr");  // the write will switch
+  tcp_info info{};
+  REQUIRE(bytes.copy_to(info) > 0);
+  const lp::StreamWindow window = lp::stream_window_from(bytes, false, false, false);
+  CHECK(window.known);
+  CHECK(window.window == std::size_t{info.tcpi_snd_cwnd} * info.tcpi_snd_mss);
+  CHECK(window.in_flight == std::size_t{info.tcpi_unacked} * info.tcpi_snd_mss);
+  CHECK(kernel_congestion(fd) == "cubic");  // only a prediction
   CHECK(tuning.congestion == "cubic");
   tuning.congestion_fallback.clear();  // LONGPIPE_CONGESTION_FALLBACK=none
-  CHECK(lp::congestion_for_next_write(pair.client.get(), tuning) == "cubic");
+  CHECK(lp::congestion_for_next_write(lp::read_tcp_info_bytes(fd), tuning) == "cubic");
+}
+
+TEST_CASE("a failed TCP_INFO read leaves the congestion control in effect and no window (nothing spills)") {
+  lp::SocketTuning tuning;
+  tuning.congestion = "cubic";
+  tuning.congestion_fallback = "bbr";
+  const lp::TcpInfoBytes failed = lp::read_tcp_info_bytes(-1);
+  CHECK_FALSE(failed.valid);
+  CHECK(lp::congestion_for_next_write(failed, tuning) == "cubic");
+  CHECK_FALSE(lp::stream_window_from(failed, false, false, false).known);
 }
