@@ -115,14 +115,15 @@ constexpr ArqDuration kCatchUp = std::chrono::milliseconds(10);
 // during the stall took what the link carried meanwhile out of flight; beyond that a burst would
 // stand in the bottleneck's queue (with a quarter of the minimum RTT and no such limit, geo-lossy's
 // burst tails grew by 100-170 ms, the queue the bursts left). At most this share of the minimum RTT
-// (135 ms on geo, ~1750 datagrams at 155 Mbit/s), should the estimate be high. With 10 ms the sender gave up 1-24 s of pacing
-// per run of ten 1 MiB x 100 batches on geo-lossy at load 5-17, its thread runnable but waiting for
-// a CPU 60-75 % of the time (libshim/README.md, "The sending thread on a loaded host").
+// (135 ms on geo, ~1750 datagrams at 155 Mbit/s), should the estimate be high. With 10 ms the
+// sender gave up 1-24 s of pacing per run of ten 1 MiB x 100 batches on geo-lossy at load 5-17, its
+// thread runnable but waiting for a CPU 60-75 % of the time (libshim/README.md, "The sending thread
+// on a loaded host").
 constexpr double kCruiseCatchUpRttShare = 0.25;
-// The pipe a catch-up refills is the smoothed RTT's, at most this many minimum RTTs: a quarter above
-// the minimum (the delay back-off's threshold when the catch-up was measured; capped at the standing
-// queue's margin of 16 ms on a 200 ms path, the simulated loaded host's catch-up set off 10 delay
-// back-offs and carried 0.39 of the link, against 0.86 with this cap).
+// The pipe a catch-up refills is the smoothed RTT's, at most this many minimum RTTs: a quarter
+// above the minimum (the delay back-off's threshold when the catch-up was measured; capped at the
+// standing queue's margin of 16 ms on a 200 ms path, the simulated loaded host's catch-up set off
+// 10 delay back-offs and carried 0.39 of the link, against 0.86 with this cap).
 constexpr double kCatchUpRttCap = 1.25;
 // ... and never more than this: a shallow bottleneck queue must take a catch-up burst whole.
 constexpr ArqDuration kMaxCatchUp = std::chrono::milliseconds(150);

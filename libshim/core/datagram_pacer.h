@@ -30,12 +30,12 @@
 //     Far less, or heavy loss: the seed is dropped, the estimate becomes the measured delivery rate
 //     and a drain phase empties the queue the seed built.
 //   - A start-up jump (issue 11, LONGPIPE_START_JUMP, on by default; the constructor's default is
-//     off) on a new path: the first burst leaves back to back (a packet train, up to the first window); the bottleneck spreads
-//     it, so the spacing of its ACKs measures the bottleneck's rate after one round trip. The
-//     pacer then paces at a share of that rate as it would at a warm start's seed (judged the same
-//     way over the next round trip of ACKs) instead of doubling from the first window for ten
-//     round trips. Too few ACKs, or ACKs bunched by a stalled receiver: no jump, start-up goes on
-//     doubling.
+//     off) on a new path: the first burst leaves back to back (a packet train, up to the first
+//     window); the bottleneck spreads it, so the spacing of its ACKs measures the bottleneck's rate
+//     after one round trip. The pacer then paces at a share of that rate as it would at a warm
+//     start's seed (judged the same way over the next round trip of ACKs) instead of doubling from
+//     the first window for ten round trips. Too few ACKs, or ACKs bunched by a stalled receiver: no
+//     jump, start-up goes on doubling.
 //   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
 //     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
 //
@@ -121,8 +121,8 @@ class DatagramPacer {
   // yet: start-up's estimate is still growing, and an application-limited one is the
   // application's), and the loss of rounds in which no queue stood (a queue's drops are
   // congestion; the carrier choice asks for loss that congestion does not explain) as the ARQ
-  // re-sent it (re-sends its earlier copy made needless left out), in bytes per million sent, once PathEstimator::kMinLossSegments datagrams
-  // were sent so (-1 before).
+  // re-sent it (re-sends its earlier copy made needless left out), in bytes per million sent, once
+  // PathEstimator::kMinLossSegments datagrams were sent so (-1 before).
   double path_rate() const { return path_rate_; }
   std::int64_t loss_ppm() const;
   // Send time given up in all while busy: how much later than pacing allowed datagrams left,
