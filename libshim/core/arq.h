@@ -22,7 +22,9 @@
 //   - ACK: `cumulative` is the NEXT EXPECTED sequence number (all seq < cumulative received), plus
 //     SACK ranges [begin, end) of held out-of-order messages and the receive window. An ACK is due immediately
 //     (ack_delay = 0) or after ack_delay / ack_every_messages; out-of-order, gap-filling, duplicate
-//     and old frames make it due at once, so a lost ACK is repaired by the next (re)transmission.
+//     and old frames make it due at once, so a lost ACK is repaired by the next (re)transmission;
+//     with ack_new_holes_only (the datagram carrier) a frame held above a hole waits as an in-order
+//     one does unless it opens a new hole or fills one (RFC 9000 13.2.1).
 //     Call poll_ack() after handling everything read in one go: one ACK then covers the batch.
 //   - RTT: RFC 6298 (SRTT, RTTVAR, RTO clamped to [min_rto, max_rto]); one sample per ACK, taken
 //     from the newest message it newly acknowledges if that message was transmitted exactly once

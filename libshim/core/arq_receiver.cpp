@@ -33,8 +33,13 @@ bool ArqReceiver::on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
     want_ack(now, true);
     return true;
   }
+  // A new hole (above the highest held) or one filled (below it): tell the sender now (SACK,
+  // fast retransmit). Continuing the highest held range, with ack_new_holes_only: nothing new.
+  const bool continues_highest = !held_ranges_.empty() && held_ranges_.rbegin()->second == seq;
   hold_out_of_order(seq, std::move(payload));
-  want_ack(now, true);  // tell the sender about the hole now (SACK, fast retransmit)
+  ++unacked_messages_;
+  const bool news = !(config_.ack_new_holes_only && continues_highest);
+  want_ack(now, news || config_.ack_delay == ArqDuration::zero() || unacked_messages_ >= config_.ack_every_messages);
   return true;
 }
 

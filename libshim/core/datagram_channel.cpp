@@ -25,6 +25,10 @@ void configure_for_datagrams(ArqConfig& arq, const Config& config) {
   arq.max_sack_ranges = kDatagramSackRanges * kDatagramAckParts;
   arq.min_rto_margin = kDatagramRtoMargin;
   arq.tail_copies = kDatagramTailCopies;
+  // Fewer ACKs (kDatagramAckEvery); LONGPIPE_ACK_DELAY_MS, if set, replaces the delay.
+  arq.ack_every_messages = kDatagramAckEvery;
+  arq.ack_delay = config.ack_delay > ArqDuration::zero() ? ArqDuration(config.ack_delay) : ArqDuration(kDatagramAckDelay);
+  arq.ack_new_holes_only = true;
   // With the tail's repairs (new units), its recent re-sends get copies (tail_fec.h).
   if (config.datagram_fec) arq.copy_recent_resends_rtts = TailFecSender::kTailRoundTrips;
 }

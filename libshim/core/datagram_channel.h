@@ -14,7 +14,8 @@
 //   - The ARQ runs in datagram mode (arq.h: RTO, SACK, fast retransmit); the ARQ's windows count
 //     units (arq_config_from).
 //   - Pacing: a DatagramPacer decides when the next DATA datagram may leave; ACKs are not paced
-//     (one per batch of datagrams read, so they are few).
+//     (one per kDatagramAckEvery units or kDatagramAckDelay, at once for a new or filled hole, and
+//     at most one per batch of datagrams read, so they are few).
 //   - Repairs (LONGPIPE_DATAGRAM_FEC, tail_fec.h): when the ARQ has no new unit left to send, the
 //     channel sends repair datagrams over the units of the last round trip, paced after the ARQ's
 //     own datagrams; received ones recover lost units, which the ARQ takes as received.

@@ -47,6 +47,22 @@ constexpr std::uint32_t kDatagramAckParts = 8;
 // a timeout at the start of most 100 MiB batches on geo-lossy, and ~5000 datagrams in flight went
 // again (libshim/README.md, "Goodput through random loss").
 constexpr std::chrono::milliseconds kDatagramRtoMargin{200};
+// The receiver's ACKs (ArqConfig::ack_every_messages, ack_delay, ack_new_holes_only): one per
+// this many DATA units, or this long after the first unacknowledged one, whichever comes first; at
+// once for a unit that opens or fills a hole, or repeats one (QUIC's rule, RFC 9000 13.2.1). One
+// ACK per read turn was one per datagram for a receiver woken per datagram, and with 1 % loss on
+// geo (a hole open nearly always) one per datagram even in larger turns: ~8200 wake-ups/s of the
+// sender's thread, each waiting for a CPU on a loaded host (libshim/README.md, "Fewer ACKs").
+//   - 4 units: the start-up jump's 64-datagram train (datagram_pacer.cpp) must get at least
+//     kMinTrainAcks = 8 ACKs after its first and none covering more than a quarter of it, so at
+//     most 7 units per ACK; 4 divides 64, so the train's last unit is ACKed at once (a delayed last
+//     ACK would stretch the span it measures): 16 ACKs. Fast retransmit (3 ACKs of evidence) then
+//     follows a hole after ~9 units instead of 3 (~0.7 ms at 155 Mbit/s).
+//   - 1 ms: the sender's pacing already works at millisecond resolution (kPacingSlack); below
+//     ~50 Mbit/s it decides, bounding ACKs to ~1000/s, and adds at most 1 ms to an RTT sample
+//     (the pacer's minimum RTT comes from the undelayed ones; the RTO's margin is 200 ms).
+constexpr std::uint32_t kDatagramAckEvery = 4;
+constexpr std::chrono::milliseconds kDatagramAckDelay{1};
 // Copies of each re-send made while no new unit waits (ArqConfig::tail_copies): at 5 % loss the
 // last round trip's ~350 re-sends on geo then lose 0.04 units on average instead of 17 (3 copies)
 // or 0.9 (2), each of which costs the burst one more round trip.

@@ -189,6 +189,57 @@ TEST_CASE("filling a hole is acknowledged at once even with a delayed ACK", "[ar
   CHECK(ack->cumulative == 2);
 }
 
+TEST_CASE("ack_new_holes_only: units above a hole that continue the highest wait; new and filled holes do not",
+          "[arq][receiver][ack]") {
+  // RFC 9000 13.2.1, as the datagram carrier configures its ARQ: with 1 % loss a hole is open nearly
+  // all the time, and every unit above it was acknowledged at once.
+  ArqConfig config = datagram_config();
+  config.ack_delay = 1ms;
+  config.ack_every_messages = 4;
+  config.ack_new_holes_only = true;
+  Arq arq(config);
+  deliver(arq, 0, at(0ms));
+  deliver(arq, 2, at(0ms));  // a new hole (1): at once
+  REQUIRE(arq.poll_ack(at(0ms)));
+  deliver(arq, 3, at(0ms));  // continue the highest held range: no new hole, waits
+  deliver(arq, 4, at(0ms));
+  deliver(arq, 5, at(0ms));
+  CHECK_FALSE(arq.poll_ack(at(0ms)));
+  CHECK(arq.next_deadline() == at(1ms));
+  deliver(arq, 6, at(0ms));  // the fourth since the ACK
+  auto ack = arq.poll_ack(at(0ms));
+  REQUIRE(ack);
+  CHECK(ack->cumulative == 1);
+  CHECK(ack->sack == std::vector<ArqSackRange>{{2, 7}});
+  deliver(arq, 7, at(0ms));
+  CHECK_FALSE(arq.poll_ack(at(0ms)));
+  SECTION("a second hole is reported at once") {
+    deliver(arq, 9, at(0ms));
+    ack = arq.poll_ack(at(0ms));
+    REQUIRE(ack);
+    CHECK(ack->sack == std::vector<ArqSackRange>{{2, 8}, {9, 10}});
+  }
+  SECTION("filling the hole is reported at once") {
+    deliver(arq, 1, at(0ms));
+    ack = arq.poll_ack(at(0ms));
+    REQUIRE(ack);
+    CHECK(ack->cumulative == 8);
+    CHECK(ack->sack.empty());
+  }
+  SECTION("otherwise the delay") {
+    CHECK_FALSE(arq.poll_ack(at(0ms) + 999us));
+    REQUIRE(arq.poll_ack(at(1ms)));
+  }
+  SECTION("off (the reliable carrier's and the default): every unit above a hole at once") {
+    config.ack_new_holes_only = false;
+    Arq plain(config);
+    deliver(plain, 1, at(0ms));
+    REQUIRE(plain.poll_ack(at(0ms)));
+    deliver(plain, 2, at(0ms));
+    CHECK(plain.poll_ack(at(0ms)));
+  }
+}
+
 TEST_CASE("after a carrier reset an ACK is owed at once", "[arq][receiver][reliable]") {
   ArqConfig config;
   config.ack_delay = 40ms;
