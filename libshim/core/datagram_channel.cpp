@@ -88,6 +88,7 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
     pacer_.on_timeout();  // the ARQ presumed everything in flight lost
   }
   if (!crypto_) return;
+  bool data_sent = false;  // this turn: an ACK owed goes with it
   while (outgoing_.size() < kMaxQueued && pacer_.can_send(now)) {
     auto frame = arq.poll_transmit(now);
     if (!frame) {
@@ -124,9 +125,15 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
     const std::uint64_t seq = frame->seq;
     push(std::move(datagram));
     pacer_.on_sent(now, seq, outgoing_.back().size() + kIpUdpOverhead);
+    data_sent = true;
   }
   if (!ack_may_go(arq, now)) return;
-  if (auto ack = arq.poll_ack(now)) {
+  std::optional<ArqAck> ack = arq.poll_ack(now);
+  // An ACK owed but delayed (kDatagramAckDelay) goes now if this turn sends data anyway: a reply
+  // (lp-perf answers each message) would otherwise reach the peer before the ACK of what it
+  // answers, and the peer's next burst would begin with the last one unacknowledged.
+  if (!ack && data_sent && arq.ack_deadline()) ack = arq.make_ack();
+  if (ack) {
     data_since_ack_ = 0;
     // One ACK datagram per kDatagramSackRanges ranges, lowest first, each a complete ACK of its
     // own (the same cumulative point): a long list of holes (5 % loss of a 10 MB window is ~350)

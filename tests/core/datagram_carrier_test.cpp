@@ -368,6 +368,14 @@ TEST_CASE("datagram channel: one ACK per kDatagramAckEvery units, at once on a n
   CHECK(b.outgoing().empty());
   b.pump(arq, now + lp::kDatagramAckDelay);
   CHECK(b.outgoing().size() == 1);
+  b.outgoing().clear();
+  // ... unless data of our own goes (a reply): the ACK owed goes with it, not after it.
+  now += 10ms;
+  CHECK(arrive(1102) == 0);
+  b.submit(arq, lp::ArqPayload(100, std::byte{3}));
+  b.pump(arq, now);
+  CHECK(b.outgoing().size() == 2);
+  CHECK_FALSE(arq.ack_deadline());
 }
 
 TEST_CASE("LONGPIPE_CARRIER is validated and names what it accepts", "[datagram][config]") {
