@@ -183,13 +183,6 @@ constexpr double kTrainSpread = 2.0;
 // the jump paced at half of it for a round trip and lost 1429 and 5669 datagrams at the queue.
 // Rates above ~0.75 Gbit/s are not measured from a first window: start-up doubles there.
 constexpr ArqDuration kMinTrainAckSpan = std::chrono::milliseconds(1);
-// The last ACK left out: the train's rate is measured from its first ACK to the one before its
-// last. The receiver acknowledges every kDatagramAckEvery units, or kDatagramAckDelay after the
-// first unacknowledged one (datagram_wire.h), so the train's last units wait for that delay (1-2
-// ms at the event loop's millisecond resolution) whenever its end falls between two ACKs.
-// Measured to its last ACK, the train on geo read 108-150 Mbit/s of 155 in four runs (one ACK per
-// datagram: 153-170).
-
 // The jump paces at this share of the train's rate. A train measures the bottleneck's capacity,
 // not what other flows leave of it (their packets barely interleave with a burst this short):
 // half is a fair share beside one other flow, and from there start-up (kJumpCeilingGain), with its
@@ -505,9 +498,13 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   }
 }
 
+// The train's rate is measured from its first ACK to the one before its last. The receiver
+// acknowledges every kDatagramAckEvery units, or kDatagramAckDelay after the first unacknowledged
+// one (datagram_wire.h), so the train's last units wait for that delay (1-2 ms at the event loop's
+// millisecond resolution) whenever its end falls between two ACKs. Measured to its last ACK, the
+// train on geo read 108-150 Mbit/s of 155 in four runs (one ACK per datagram: 153-170).
 void DatagramPacer::measure_train() {
   ++trains_;
-  // The rate is measured up to the ACK before the last ("the last ACK left out" above).
   const ArqDuration ack_span = duration_cast<ArqDuration>(train_before_last_ack_ - *train_first_ack_);
   const ArqDuration send_span = duration_cast<ArqDuration>(train_last_sent_ - train_first_sent_);
   const bool enough = train_sent_ >= kMinTrainDatagrams && train_acks_ >= kMinTrainAcks &&

@@ -236,7 +236,7 @@ class DatagramPacer {
   ArqTime train_first_sent_{}, train_last_sent_{};
   std::optional<ArqTime> train_first_ack_;
   ArqTime train_last_ack_{};
-  ArqTime train_before_last_ack_{};    // the ACK before the last (measure_train leaves it out)
+  ArqTime train_before_last_ack_{};    // the ACK before the last (measure_train stops there)
   std::uint64_t train_bytes_before_last_ = 0;  // train_bytes_after_first_ without the last ACK's
   std::uint64_t train_acks_ = 0;        // ACKs after the first that delivered train datagrams
   std::uint64_t train_bytes_after_first_ = 0;

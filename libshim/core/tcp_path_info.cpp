@@ -3,9 +3,11 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <linux/tcp.h>
-#include <cstddef>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <fstream>
 
 #include "idle_restart.h"
@@ -13,6 +15,13 @@
 namespace lp {
 
 static_assert(sizeof(tcp_info) <= sizeof(TcpInfoBytes::bytes));
+
+socklen_t TcpInfoBytes::copy_to(void* info, std::size_t size) const {
+  std::memset(info, 0, size);
+  const socklen_t filled = std::min<socklen_t>(length, static_cast<socklen_t>(size));
+  std::memcpy(info, bytes, filled);
+  return filled;
+}
 
 TcpInfoBytes read_tcp_info_bytes(int fd) {
   TcpInfoBytes out;
@@ -52,7 +61,7 @@ LinkPathInfo read_link_path_info(int fd) {
 StreamWindow stream_window_from(const TcpInfoBytes& tcp_info_bytes, bool restarts_after_idle, bool paced,
                                 bool bbr_set_up_now) {
   tcp_info info{};
-  const socklen_t length = tcp_info_bytes.copy_to(info);
+  const socklen_t length = tcp_info_bytes.copy_to(&info, sizeof info);
   // tcpi_notsent_bytes came with Linux 4.6; without it the window is not judged (nothing spills).
   if (!tcp_info_bytes.valid || length < offsetof(tcp_info, tcpi_notsent_bytes) + sizeof info.tcpi_notsent_bytes) {
     return {};

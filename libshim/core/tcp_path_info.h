@@ -5,8 +5,7 @@
 
 #include <sys/socket.h>
 
-#include <algorithm>
-#include <cstring>
+#include <cstddef>
 #include <string>
 
 #include "carrier.h"
@@ -20,14 +19,11 @@ struct TcpInfoBytes {
   unsigned char bytes[512] = {};  // more than either struct tcp_info (asserted where they are read)
   socklen_t length = 0;           // what the kernel filled
   bool valid = false;             // false: the getsockopt failed
-  // Fills `info` as a getsockopt of sizeof info would have (the rest zero); returns its length.
-  template <typename Info>
-  socklen_t copy_to(Info& info) const {
-    info = Info{};
-    const socklen_t filled = std::min<socklen_t>(length, sizeof info);
-    std::memcpy(&info, bytes, filled);
-    return filled;
-  }
+  // Fills `size` bytes at `info` as a getsockopt of that size would have (the rest zero); returns
+  // the length filled. Not a template over the struct: glibc's and the kernel's are both
+  // `tcp_info`, so copy_to<tcp_info> would be two functions with one name, and the linker keeps
+  // one of them (an unoptimised build read the kernel's fields through glibc's 104 bytes).
+  socklen_t copy_to(void* info, std::size_t size) const;
 };
 TcpInfoBytes read_tcp_info_bytes(int fd);
 

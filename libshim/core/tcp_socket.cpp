@@ -144,7 +144,7 @@ std::string congestion_for_next_write(const TcpInfoBytes& tcp_info_bytes, const 
   if (tuning.congestion_fallback.empty() || tuning.congestion == tuning.congestion_fallback) return tuning.congestion;
   if (!tcp_info_bytes.valid) return tuning.congestion;
   tcp_info info{};
-  tcp_info_bytes.copy_to(info);
+  tcp_info_bytes.copy_to(&info, sizeof info);
   return judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack ? tuning.congestion_fallback
                                                                                : tuning.congestion;
 }

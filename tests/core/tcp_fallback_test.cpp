@@ -213,7 +213,7 @@ TEST_CASE("the spill decision sees the congestion control the next write will sw
   REQUIRE(bytes.valid);
   CHECK(lp::congestion_for_next_write(bytes, tuning) == "bbr");  // the write will switch
   tcp_info info{};
-  REQUIRE(bytes.copy_to(info) > 0);
+  REQUIRE(bytes.copy_to(&info, sizeof info) > 0);
   const lp::StreamWindow window = lp::stream_window_from(bytes, false, false, false);
   CHECK(window.known);
   CHECK(window.window == std::size_t{info.tcpi_snd_cwnd} * info.tcpi_snd_mss);
