@@ -60,6 +60,28 @@ lp::Config udp_config() {
 
 std::string port_of(const std::string& endpoint) { return endpoint.substr(endpoint.rfind(':') + 1); }
 
+// The acceptor's end of a datagram session, driven by hand: `channel` receives what `peer` seals,
+// into an ARQ configured as a datagram session configures it (the ACK cases below).
+struct ReceivingChannel {
+  static lp::ArqConfig datagram_arq_config(const lp::Config& config) {
+    lp::ArqConfig arq_config;
+    configure_for_datagrams(arq_config, config);
+    return arq_config;
+  }
+  ReceivingChannel() { channel.rekey(keys(), false, lp::Protection::kEncrypt); }
+  // One DATA unit from the peer, accepted.
+  void arrive(std::uint64_t seq, lp::ArqTime now) {
+    auto datagram = sealed_data(peer, seq);
+    std::string why;
+    REQUIRE(channel.on_datagram(arq, datagram, now, why) == lp::DatagramChannel::Verdict::kAccepted);
+  }
+
+  const lp::Config config = udp_config();
+  lp::Arq arq{datagram_arq_config(config)};
+  lp::DatagramChannel channel{config};
+  lp::DatagramCrypto peer{keys(), true, lp::Protection::kEncrypt};
+};
+
 }  // namespace
 
 TEST_CASE("datagram wire: sealed datagrams open once, on the other side only", "[datagram][wire]") {
@@ -284,19 +306,11 @@ TEST_CASE("datagram channel: an ACK of several datagrams waits for data or kMult
   // Sent once per read turn, ACKs of ~350 holes (five datagrams each) filled geo's return path at
   // 5 % loss, and the pacer read their queue as a standing one.
   using Channel = lp::DatagramChannel;
-  const lp::Config config = udp_config();
-  lp::ArqConfig arq_config;
-  configure_for_datagrams(arq_config, config);
-  lp::Arq arq(arq_config);
-  Channel b(config);
-  b.rekey(keys(), false, lp::Protection::kEncrypt);
-  lp::DatagramCrypto a(keys(), true, lp::Protection::kEncrypt);
+  ReceivingChannel receiving;
+  lp::Arq& arq = receiving.arq;
+  Channel& b = receiving.channel;
   const lp::ArqTime now{};
-  std::string why;
-  auto arrive = [&](std::uint64_t seq) {
-    auto datagram = sealed_data(a, seq);
-    REQUIRE(b.on_datagram(arq, datagram, now, why) == Channel::Verdict::kAccepted);
-  };
+  auto arrive = [&](std::uint64_t seq) { receiving.arrive(seq, now); };
   for (std::uint64_t seq = 1; seq < 400; seq += 2) arrive(seq);  // 200 holes: three ACK datagrams
   b.pump(arq, now);
   CHECK(b.outgoing().size() == 3);  // 200 data datagrams came since the last ACK
@@ -324,21 +338,15 @@ TEST_CASE("datagram channel: one ACK per kDatagramAckEvery units, at once on a n
   // sent an ACK per datagram, and with 1 % loss (a hole open nearly always) even per read turn:
   // ~8200 wake-ups/s of the sending thread on geo (libshim/README.md, "Fewer ACKs").
   using Channel = lp::DatagramChannel;
-  const lp::Config config = udp_config();
-  lp::ArqConfig arq_config;
-  configure_for_datagrams(arq_config, config);
-  lp::Arq arq(arq_config);
-  Channel b(config);
-  b.rekey(keys(), false, lp::Protection::kEncrypt);
-  lp::DatagramCrypto a(keys(), true, lp::Protection::kEncrypt);
+  ReceivingChannel receiving;
+  lp::Arq& arq = receiving.arq;
+  Channel& b = receiving.channel;
   lp::ArqTime now{};
-  std::string why;
   std::vector<lp::ArqPayload> messages;
   std::size_t acks = 0;
   // One datagram per read turn, the ACK (if any) pumped after each, as the engine does.
   auto arrive = [&](std::uint64_t seq) {
-    auto datagram = sealed_data(a, seq);
-    REQUIRE(b.on_datagram(arq, datagram, now, why) == Channel::Verdict::kAccepted);
+    receiving.arrive(seq, now);
     REQUIRE(b.take_received(arq, messages));
     b.pump(arq, now);
     const std::size_t sent = b.outgoing().size();
