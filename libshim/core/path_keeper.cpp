@@ -199,22 +199,20 @@ void PathKeeper::remember(const std::string& key, PathSnapshot snapshot) {
   }
   // A session that measured no loss (too few datagrams or segments sent without a queue) keeps
   // what an earlier one measured: else auto would turn back to tcp every other time.
-  if (snapshot.loss_ppm < 0) {
-    if (auto learnt = updates_.find(key); learnt != updates_.end() && learnt->second.path.loss_ppm >= 0) {
-      snapshot.loss_ppm = learnt->second.path.loss_ppm;
-    } else if (auto cached = cache_.find(key, now_unix())) {
-      snapshot.loss_ppm = cached->loss_ppm;
-    }
-  }
+  keep_known(key, &PathSnapshot::loss_ppm, snapshot);
   // Nor one that heard no verdict from the peer (it was not auto, or the carrier was not agreed).
-  if (snapshot.peer_verdict < 0) {
-    if (auto learnt = updates_.find(key); learnt != updates_.end() && learnt->second.path.peer_verdict >= 0) {
-      snapshot.peer_verdict = learnt->second.path.peer_verdict;
-    } else if (auto cached = cache_.find(key, now_unix())) {
-      snapshot.peer_verdict = cached->peer_verdict;
-    }
-  }
+  keep_known(key, &PathSnapshot::peer_verdict, snapshot);
   updates_[key] = {now_unix(), snapshot};
+}
+
+template <typename Field>
+void PathKeeper::keep_known(const std::string& key, Field PathSnapshot::*field, PathSnapshot& snapshot) const {
+  if (snapshot.*field >= 0) return;
+  if (auto learnt = updates_.find(key); learnt != updates_.end() && learnt->second.path.*field >= 0) {
+    snapshot.*field = learnt->second.path.*field;
+  } else if (auto cached = cache_.find(key, now_unix())) {
+    snapshot.*field = (*cached).*field;
+  }
 }
 
 bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt,

@@ -60,6 +60,10 @@ class PathKeeper {
   // What this process learnt of `key`'s path, else the file's entry.
   std::optional<PathSnapshot> newest(const std::string& key) const;
   void remember(const std::string& key, PathSnapshot snapshot);
+  // Where `snapshot` left `field` unknown (< 0): this process's earlier value for `key` if it knew
+  // one, else the file's.
+  template <typename Field>
+  void keep_known(const std::string& key, Field PathSnapshot::*field, PathSnapshot& snapshot) const;
   // What `session` learnt of its path (its TCP streams', or its datagram pacer's), for the cache.
   std::optional<PathSnapshot> learnt(const Session& session, std::size_t send, std::size_t receive) const;
 
