@@ -133,24 +133,30 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
   // (lp-perf answers each message) would otherwise reach the peer before the ACK of what it
   // answers, and the peer's next burst would begin with the last one unacknowledged.
   if (!ack && data_sent && arq.ack_deadline()) ack = arq.make_ack();
-  if (ack) {
-    data_since_ack_ = 0;
-    // One ACK datagram per kDatagramSackRanges ranges, lowest first, each a complete ACK of its
-    // own (the same cumulative point): a long list of holes (5 % loss of a 10 MB window is ~350)
-    // reaches the sender whole, not cut at what one datagram holds.
-    std::size_t first = 0;
-    do {
-      const std::size_t count = std::min<std::size_t>(kDatagramSackRanges, ack->sack.size() - first);
-      ArqAck part{ack->cumulative, {}, ack->window_messages};
-      part.sack.assign(ack->sack.begin() + static_cast<std::ptrdiff_t>(first),
-                       ack->sack.begin() + static_cast<std::ptrdiff_t>(first + count));
-      first += count;
-      std::vector<std::byte> datagram;
-      begin_datagram(datagram);
-      encode_ack(datagram, to_wire(part));
-      push(std::move(datagram));
-    } while (first < ack->sack.size());
-  }
+  if (ack) send_ack(*ack);
+}
+
+void DatagramChannel::acknowledge_now(Arq& arq) {
+  if (crypto_ && arq.ack_deadline()) send_ack(arq.make_ack());
+}
+
+void DatagramChannel::send_ack(const ArqAck& ack) {
+  data_since_ack_ = 0;
+  // One ACK datagram per kDatagramSackRanges ranges, lowest first, each a complete ACK of its
+  // own (the same cumulative point): a long list of holes (5 % loss of a 10 MB window is ~350)
+  // reaches the sender whole, not cut at what one datagram holds.
+  std::size_t first = 0;
+  do {
+    const std::size_t count = std::min<std::size_t>(kDatagramSackRanges, ack.sack.size() - first);
+    ArqAck part{ack.cumulative, {}, ack.window_messages};
+    part.sack.assign(ack.sack.begin() + static_cast<std::ptrdiff_t>(first),
+                     ack.sack.begin() + static_cast<std::ptrdiff_t>(first + count));
+    first += count;
+    std::vector<std::byte> datagram;
+    begin_datagram(datagram);
+    encode_ack(datagram, to_wire(part));
+    push(std::move(datagram));
+  } while (first < ack.sack.size());
 }
 
 std::size_t DatagramChannel::ack_parts(const Arq& arq) const {

@@ -84,6 +84,9 @@ class DatagramChannel {
   void pump(Arq& arq, ArqTime now);
   // Sealed datagrams for the socket, oldest first; the driver pops what it sent.
   std::deque<std::vector<std::byte>>& outgoing() { return outgoing_; }
+  // Sends the ACK owed now, delayed or not (before our goodbye: the peer would otherwise keep
+  // what it sent last unacknowledged, and its session with us open, after we are gone).
+  void acknowledge_now(Arq& arq);
   // When pump() has something to do (nullopt: wait for a datagram or the socket).
   std::optional<ArqTime> next_deadline(const Arq& arq, ArqTime now) const;
 
@@ -112,6 +115,7 @@ class DatagramChannel {
 
  private:
   void push(std::vector<std::byte> datagram);
+  void send_ack(const ArqAck& ack);
   // Datagrams the ACK owed now takes, and whether it may go now.
   std::size_t ack_parts(const Arq& arq) const;
   bool ack_may_go(const Arq& arq, ArqTime now) const;

@@ -184,10 +184,14 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       return;
     case HandshakeStep::kIdentityPresented: {
       connection.note_handshake_answer(now);  // CHALLENGE -> AUTH
-      Session& session = session_for(connection.peer_endpoint, now);
+      Session* known = &session_for(connection.peer_endpoint, now);
+      if (!known->identity_matches(handshake.peer_token()) && known->peer_gone()) {
+        known = &replace_gone_session(*known, now);  // a new process at a gone one's endpoint
+      }
+      Session& session = *known;
       if (!session.identity_matches(handshake.peer_token())) {
-        // A key holder claiming another peer's endpoint, or that peer restarted while we still
-        // hold its old session (which ends after LONGPIPE_DEAD_PEER_MS of silence).
+        // A key holder claiming a live peer's endpoint, or that peer restarted without a goodbye
+        // while we still hold its old session (which ends after LONGPIPE_DEAD_PEER_MS of silence).
         ++session.counters().identity_refused;
         ++statistics_.identity_refused;
         handshake.refuse_identity(connection.output());
@@ -458,6 +462,25 @@ void Endpoint::fail_session(Session& session, const std::string& reason, Clock::
   failures_.push_back({&session, reason});
 }
 
+Session& Endpoint::replace_gone_session(Session& gone, Clock::time_point now) {
+  const std::string peer = gone.peer();
+  if (!gone.failed()) {
+    const std::string why = "the process at " + peer + " said goodbye and a new process holds its endpoint now";
+    if (gone.arq().all_acknowledged()) {
+      for (Connection* connection : gone.fail()) close_connection(*connection, why, now);  // nothing lost
+    } else {
+      fail_session(gone, why + "; what it had not acknowledged cannot be delivered", now);
+    }
+  }
+  auto found = sessions_.find(peer);
+  replaced_.push_back(std::move(found->second));
+  sessions_.erase(found);
+  ++statistics_.sessions_replaced;
+  Session& fresh = session_for(peer, now);
+  replacements_.push_back(&fresh);
+  return fresh;
+}
+
 std::vector<Session*> Endpoint::reclaimable() const {
   std::vector<Session*> over;
   for (const auto& [peer, session] : sessions_) {
@@ -478,6 +501,7 @@ void Endpoint::close_all(const std::string& why, bool abort, Clock::time_point n
 }
 
 void Endpoint::say_goodbye(Clock::time_point now) {
+  for (auto& [peer, session] : sessions_) session->acknowledge_owed();
   for (auto& [raw, connection] : connections_) {
     if (connection->state == ConnectionState::kEstablished) {
       send_close(*connection, CloseReason::kShutdown, "engine shutting down", now);

@@ -92,7 +92,7 @@ class Endpoint {
   const std::map<Connection*, std::unique_ptr<Connection>>& connections() const { return connections_; }
   // Closes every connection; `abort`: abruptly (testing: as a network reset would).
   void close_all(const std::string& why, bool abort, Clock::time_point now);
-  // CLOSE(shutdown) on every established connection.
+  // The ACKs owed, then CLOSE(shutdown) on every established connection.
   void say_goodbye(Clock::time_point now);
 
   // --- outputs for the driver ---
@@ -106,6 +106,11 @@ class Endpoint {
     std::string reason;
   };
   std::vector<Failure> take_failures() { return std::exchange(failures_, {}); }
+  // Sessions begun for a new process at the endpoint of a gone one (replace_gone_session), since
+  // the last call: the driver gives each a mailbox slot of its own if the old one's failed.
+  std::vector<Session*> take_replacements() { return std::exchange(replacements_, {}); }
+  // Frees the sessions replaced so far; after take_failures() was handled (it may name them).
+  void forget_replaced() { replaced_.clear(); }
   // Sessions only the peer opened (never allowed to dial) that are over: the peer said goodbye
   // and nothing is left, or it was given up on. The driver forgets them (erase_session) so that
   // endpoints peers announce cost nothing once they are gone.
@@ -128,6 +133,10 @@ class Endpoint {
   void send_close(Connection& connection, CloseReason reason, const std::string& text, Clock::time_point now);
   void close_connection(Connection& connection, const std::string& why, Clock::time_point now);
   void fail_session(Session& session, const std::string& reason, Clock::time_point now);
+  // A newcomer presented another identity at the endpoint of `gone`, whose process is gone for
+  // good (Session::peer_gone): `gone` ends (a failure if it had unacknowledged messages) and a
+  // fresh session takes its place.
+  Session& replace_gone_session(Session& gone, Clock::time_point now);
   void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
   void note_host_refused(Connection& connection);
   void note_rejected(Connection& connection);
@@ -157,6 +166,8 @@ class Endpoint {
   std::vector<Connection*> dials_, retunes_, flushes_, closed_;
   std::vector<Message> received_;
   std::vector<Failure> failures_;
+  std::vector<Session*> replacements_;
+  std::vector<std::unique_ptr<Session>> replaced_;  // kept until forget_replaced()
 };
 
 // The ARQ settings of a session, from the configuration (reliable-carrier mode over TCP, datagram

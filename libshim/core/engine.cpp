@@ -276,6 +276,7 @@ void Engine::Impl::run() {
   }
   const auto now = Clock::now();
   endpoint_.say_goodbye(now);
+  flush_datagrams();  // the ACKs owed on datagram sessions (say_goodbye)
   drain_commands(now);
   endpoint_.close_all("engine shutting down", false, now);
   sweep_closed();
@@ -409,6 +410,9 @@ void Engine::Impl::drain_commands(Clock::time_point now) {
     Session& session = *failure.session;
     mailbox_.fail(slot(session), failure.reason, session.arq().stats().in_flight_messages, session.counters());
   }
+  // After the failures: the replaced session's, if any, is reported on the old process's slot.
+  for (Session* fresh : endpoint_.take_replacements()) fresh->mailbox = mailbox_.slot_for_newcomer(fresh->peer());
+  endpoint_.forget_replaced();
   mailbox_.deliver(endpoint_.received());
 }
 
@@ -468,14 +472,7 @@ void Engine::Impl::sweep_closed() {
     endpoint_.erase(connection);
   }
   const EndpointStatistics statistics = endpoint_statistics();
-  if (statistics.warm_starts_used != published_.warm_starts_used ||
-      statistics.warm_starts_rejected != published_.warm_starts_rejected || statistics.path_cache_file != published_.path_cache_file ||
-      statistics.accepted != published_.accepted || statistics.rejected != published_.rejected ||
-      statistics.malformed != published_.malformed || statistics.refused_busy != published_.refused_busy ||
-      statistics.refused_frames != published_.refused_frames ||
-      statistics.identity_refused != published_.identity_refused ||
-      statistics.engine_stalls != published_.engine_stalls ||
-      statistics.longest_late_wake_ms != published_.longest_late_wake_ms) {
+  if (statistics != published_) {
     published_ = statistics;
     mailbox_.publish_endpoint(statistics);
   }

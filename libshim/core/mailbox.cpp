@@ -202,6 +202,13 @@ std::shared_ptr<MailboxSlot> Mailbox::slot_for(const std::string& peer) {
   return slot;
 }
 
+std::shared_ptr<MailboxSlot> Mailbox::slot_for_newcomer(const std::string& peer) {
+  std::lock_guard lock(mutex_);
+  auto& slot = slots_[peer];
+  if (!slot || slot->failure) slot = std::make_shared<MailboxSlot>(peer);
+  return slot;
+}
+
 bool Mailbox::forget_unnamed(const std::shared_ptr<MailboxSlot>& slot) {
   std::lock_guard lock(mutex_);
   if (slot->named_by_application.load(std::memory_order_relaxed) || !slot->outbox.empty()) return false;

@@ -96,6 +96,9 @@ class Mailbox {
   Requests take_requests();
   bool reading_paused() const { return reading_paused_.load(); }
   std::shared_ptr<MailboxSlot> slot_for(const std::string& peer);
+  // The slot for a new process at `peer`'s endpoint (Endpoint::replace_gone_session): a fresh one
+  // if the old process's failed (sends to the newcomer must not fail for it), else the same.
+  std::shared_ptr<MailboxSlot> slot_for_newcomer(const std::string& peer);
   // Drops `slot` if the application never named its peer and nothing waits in it (a session only
   // the peer opened, now over). False if it must stay.
   bool forget_unnamed(const std::shared_ptr<MailboxSlot>& slot);

@@ -182,7 +182,7 @@ std::optional<std::string> Session::on_frame(Connection& connection, const Frame
       return std::nullopt;
     case FrameType::kClose: {
       const CloseFrame close = decode_close(frame.payload);
-      if (close.reason == CloseReason::kShutdown) peer_said_goodbye_ = true;
+      if (close.reason == CloseReason::kShutdown) peer_said_goodbye_ = peer_left_ = true;
       if (close.reason == CloseReason::kDuplicate && streams_.remove(connection)) {
         // The peer keeps another connection for this stream: not a loss; it carries the stream.
         connection.session = nullptr;
@@ -267,6 +267,19 @@ void Session::pump(Clock::time_point now) {
     first->last_sent = now;
   }
   send_keepalives(now);
+}
+
+void Session::acknowledge_owed() {
+  if (failed_ || !arq_.ack_deadline()) return;
+  if (datagram_) {
+    datagram_->acknowledge_now(arq_);
+    return;
+  }
+  Connection* first = streams_.first();
+  if (first == nullptr) return;
+  const std::size_t start = first->output().size();
+  encode_ack(first->output(), to_wire(arq_.make_ack()));
+  first->seal_from(start);
 }
 
 bool Session::cold_gathering(Clock::time_point now) const {

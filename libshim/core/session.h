@@ -38,6 +38,9 @@ class Session {
   const std::string& peer() const { return peer_; }
   bool failed() const { return failed_; }
   bool peer_said_goodbye() const { return peer_said_goodbye_; }
+  // Whether the process this session was bound to is gone for good: the session failed, or the
+  // peer said goodbye (its engine shut down; that identity never returns) and no stream is left.
+  bool peer_gone() const { return failed_ || (peer_left_ && streams_.established() == 0); }
   const std::string& last_error() const { return last_error_; }
   StreamScheduler& streams() { return streams_; }
   const StreamScheduler& streams() const { return streams_; }
@@ -128,6 +131,9 @@ class Session {
   void take_received(std::vector<Message>& batch);
   // Encodes what may go now: DATA striped over the streams, the ACK, keep-alives.
   void pump(Clock::time_point now);
+  // Encodes the ACK owed now, delayed or not: before our goodbye, so that the peer does not keep
+  // our last messages' answers unacknowledged (and its session with us) after we are gone.
+  void acknowledge_owed();
 
   struct TimeoutActions {
     std::vector<std::size_t> dial;        // our own stream slots to dial now
@@ -214,6 +220,7 @@ class Session {
   bool refused_since_heard_ = false;    // note_refused() since the last frame from the peer
   Clock::duration backoff_;
   bool peer_said_goodbye_ = false;      // CLOSE(shutdown) received: no redial until there is data
+  bool peer_left_ = false;              // CLOSE(shutdown) ever received (a redial does not undo it)
   bool failed_ = false;
   bool ever_established_ = false;
   bool spill_granted_ = false;

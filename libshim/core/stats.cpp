@@ -95,6 +95,7 @@ std::string to_json(const EngineReport& report) {
       << ",\"malformed_frames\":" << report.endpoint.malformed << ",\"refused_busy\":" << report.endpoint.refused_busy
       << ",\"refused_frames\":" << report.endpoint.refused_frames
       << ",\"identity_refused\":" << report.endpoint.identity_refused
+      << ",\"sessions_replaced\":" << report.endpoint.sessions_replaced
       << ",\"engine_stalls\":" << report.endpoint.engine_stalls
       << ",\"longest_late_wake_ms\":" << report.endpoint.longest_late_wake_ms
       << ",\"receive_queue_messages\":" << report.receive_queue_messages << ",\"path_cache\":{\"file\":"

@@ -94,6 +94,8 @@ struct EndpointStatistics {
   std::uint64_t refused_busy = 0;
   std::uint64_t refused_frames = 0;    // sealed frames that failed to open
   std::uint64_t identity_refused = 0;  // connections refused for claiming another process's session
+  // Sessions of a peer that said goodbye, replaced by a new process at its endpoint.
+  std::uint64_t sessions_replaced = 0;
   // Wake-ups of the progress thread long after its deadline (Session::note_engine_stall): how many
   // restarted some session's silence clock, and the latest wake-up seen, in milliseconds.
   std::uint64_t engine_stalls = 0;
@@ -107,6 +109,8 @@ struct EndpointStatistics {
   std::uint64_t warm_starts_rejected = 0;
   std::uint64_t path_cache_saved = 0;      // entries written at the last save
   std::string path_cache_error;            // why the last save failed ("" = fine)
+
+  bool operator==(const EndpointStatistics&) const = default;
 };
 
 struct SessionReport {

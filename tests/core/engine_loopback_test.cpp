@@ -147,6 +147,77 @@ TEST_CASE("a peer with the wrong key is refused, counted and reported") {
   CHECK_THROWS_AS(intruder.send(server.local_endpoint(), numbered(1, 10)), lp::PeerFailed);
 }
 
+// A new process at the endpoint of one that exited (an ephemeral listen port handed out again):
+// the exiting engine said goodbye, so its identity is gone for good and the newcomer, with its
+// own identity, gets a session of its own at once (not refused until LONGPIPE_DEAD_PEER_MS).
+namespace {
+
+// Reads one message on `server` and answers it to its sender with tag + 100 (as lp-perf serve does,
+// which names the sender's endpoint to the server's engine).
+void answer_one(lp::Engine& server) {
+  const auto message = lp::test::next_message(server);
+  REQUIRE(message.has_value());
+  server.send(message->peer_endpoint, numbered(static_cast<std::uint32_t>(message->tag) + 100, 10));
+}
+
+// An engine listening at `endpoint`, the one an engine before it had.
+lp::Config listening_at(lp::Config config, const std::string& endpoint) {
+  config.listen = endpoint;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("a new process at the endpoint of one that said goodbye is served at once") {
+  lp::Config config = loopback_config();
+  config.carrier = GENERATE(lp::CarrierChoice::kTcp, lp::CarrierChoice::kUdp);
+  lp::Engine server(config);
+  std::string endpoint;
+  {
+    lp::Engine first(config);
+    endpoint = first.local_endpoint();
+    first.send(server.local_endpoint(), numbered(0, 10));
+    answer_one(server);
+    const auto answer = lp::test::next_message(first);
+    REQUIRE(answer.has_value());
+    CHECK(answer->tag == 100);
+  }  // acknowledges the answer, then says goodbye
+  lp::Engine second(listening_at(config, endpoint));
+  REQUIRE(second.local_endpoint() == endpoint);
+  second.send(server.local_endpoint(), numbered(1, 10));
+  answer_one(server);
+  const auto answer = lp::test::next_message(second);
+  REQUIRE(answer.has_value());
+  CHECK(answer->tag == 101);
+  CHECK(server.take_peer_failures().empty());  // the process that left had acknowledged everything
+  CHECK(server.stats_json().find("\"sessions_replaced\":1") != std::string::npos);
+}
+
+TEST_CASE("what was sent to a process that left is reported lost, never delivered to a new process at its endpoint") {
+  lp::Engine server(loopback_config());
+  std::string endpoint;
+  {
+    lp::Engine first(loopback_config());
+    endpoint = first.local_endpoint();
+    first.send(server.local_endpoint(), numbered(0, 10));
+    answer_one(server);
+    REQUIRE(lp::test::next_message(first).has_value());
+  }
+  server.send(endpoint, numbered(50, 10));  // nobody there to acknowledge it
+  lp::Engine second(listening_at(loopback_config(), endpoint));
+  second.send(server.local_endpoint(), numbered(1, 10));
+  answer_one(server);
+  const auto answer = lp::test::next_message(second);
+  REQUIRE(answer.has_value());
+  CHECK(answer->tag == 101);  // the answer to its own message, not the one meant for the process before it
+  const std::vector<lp::PeerFailure> failures = lp::test::next_failures(server);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].peer_endpoint == endpoint);
+  CHECK(failures[0].messages_lost == 1);
+  std::this_thread::sleep_for(300ms);
+  CHECK_FALSE(second.try_receive().has_value());
+}
+
 TEST_CASE("a message to the engine's own endpoint is delivered locally, in order") {
   lp::Engine a(loopback_config());
   for (std::uint32_t i = 0; i < 3; ++i) a.send(a.local_endpoint(), numbered(i, 5));
