@@ -90,8 +90,9 @@ void collect_acknowledgements(Engine& engine, std::int32_t tag, std::size_t expe
 
 // One line of what the engine measured about the path to `peer` (its statistics' "path" object:
 // round trips, rate estimate, buffers chosen, warm start), e.g. for a reader comparing with R and B.
-std::string measured_path(const std::string& stats) {
-  const std::string marker = "\"path\":{";
+// The fields of the first object named `name` in the statistics, as "key=value ..." (flat objects only).
+std::string object_fields(const std::string& stats, const std::string& name) {
+  const std::string marker = "\"" + name + "\":{";
   const auto start = stats.find(marker);
   if (start == std::string::npos) return "";
   const auto end = stats.find('}', start);
@@ -246,7 +247,9 @@ int run(const Options& options) {
   }
   const std::string stats = engine.stats_json();
   std::printf("\npath measured by the engine (ms, Mbit/s, bytes; buffers 0 = kernel autotuning):\n  %s\n",
-              measured_path(stats).c_str());
+              object_fields(stats, "path").c_str());
+  std::printf("TCP Fast Open (connections whose SYN carried data, and those the peer took): %s\n",
+              object_fields(stats, "fast_open").c_str());
   json << "],\"engine\":" << stats << "}";
   std::printf("\n%s\n", json.str().c_str());
   if (!options.json_path.empty()) std::ofstream(options.json_path) << json.str() << "\n";

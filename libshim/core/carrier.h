@@ -64,6 +64,12 @@ struct LinkPathInfo {
   std::size_t received_per_rtt = 0;
 };
 
+// TCP Fast Open on one link (TCP_INFO; libshim/README.md, "TCP Fast Open").
+struct FastOpenResult {
+  bool syn_data = false;  // the SYN carried data (dialler: connect() deferred the SYN to the first write)
+  bool accepted = false;  // the peer's kernel acknowledged that data in its SYN-ACK (TCPI_OPT_SYN_DATA)
+};
+
 // What a link's congestion window holds at the moment of asking (TCP_INFO), in bytes: the spill
 // decision's input (stream_scheduler.h).
 struct StreamWindow {
@@ -84,6 +90,11 @@ class CarrierLink {
   virtual int poll_fd() const = 0;
   // After a dial: "" once the link is up, else why it failed.
   virtual std::string take_connect_error() = 0;
+  // After a dial: the connect completed at once and no SYN has left yet (TCP Fast Open with the
+  // peer's cookie cached): the first write leaves in the SYN, one round trip earlier.
+  virtual bool first_write_in_syn() const { return false; }
+  // Whether the SYN carried data and the peer took it; known once the SYN-ACK arrived.
+  virtual FastOpenResult fast_open() const { return {}; }
   // Writes from `bytes` until the carrier is full; `written` receives how many left.
   virtual IoStatus write(std::span<const std::byte> bytes, bool established, std::size_t& written,
                          std::string& error) = 0;

@@ -216,6 +216,11 @@ const std::vector<Setting>& settings() {
              "them soonest during start-up (all spill streams together within one BDP); off: only frames a "
              "spill stream's window sends at once spill",
              &Config::spill_large),
+      on_off("FAST_OPEN",
+             "on: TCP Fast Open on the TCP connections (HELLO in the SYN to a host that gave a cookie "
+             "before: the first batch one round trip sooner; accepting needs net.ipv4.tcp_fastopen bit 2); "
+             "off: ordinary connects",
+             &Config::fast_open),
       Setting{"CONGESTION", "TCP congestion control (e.g. bbr, cubic, reno; 'system' = the host default)",
               [](Config& c, const std::string& v) {
                 std::stringstream list(v);

@@ -91,11 +91,17 @@ class Connection {
   // TCP_INFO's cumulative segment counters at the last path sample (the driver takes differences).
   std::uint64_t sampled_segments_out = 0;
   std::uint32_t sampled_retransmits = 0;
+  // Dialler, TCP Fast Open: HELLO left in the SYN (CarrierLink::first_write_in_syn), so no SYN ->
+  // SYN-ACK time was taken and HELLO -> CHALLENGE is one round trip only if the peer took the SYN's data.
+  bool hello_in_syn = false;
   void note_handshake_answer(Clock::time_point now) {
     if (rtt_probe_sent == Clock::time_point{}) return;
-    const Clock::duration sample = now - rtt_probe_sent;
-    if (handshake_rtt == Clock::duration{} || sample < handshake_rtt) handshake_rtt = sample;
+    note_handshake_sample(now - rtt_probe_sent);
     rtt_probe_sent = {};
+  }
+  void note_handshake_sample(Clock::duration sample) {
+    if (sample <= Clock::duration{}) return;
+    if (handshake_rtt == Clock::duration{} || sample < handshake_rtt) handshake_rtt = sample;
   }
 
  private:

@@ -98,8 +98,11 @@ void Endpoint::on_connected(Connection& connection, const std::string& error, Cl
     close_connection(connection, error, now);
     return;
   }
-  connection.note_handshake_answer(now);  // SYN -> SYN-ACK
-  connection.rtt_probe_sent = now;        // HELLO: CHALLENGE comes one round trip later
+  // TCP Fast Open with a cached cookie: connect() returned at once and no SYN left yet; its time
+  // to now is no round trip. HELLO leaves in the SYN.
+  connection.hello_in_syn = connection.link != nullptr && connection.link->first_write_in_syn();
+  if (!connection.hello_in_syn) connection.note_handshake_answer(now);  // SYN -> SYN-ACK
+  connection.rtt_probe_sent = now;  // HELLO: CHALLENGE comes one round trip later
   connection.handshake().start(connection.output());
   connection.state = ConnectionState::kHandshaking;
   mark_flush(connection);
@@ -164,14 +167,16 @@ void Endpoint::handle_frame(Connection& connection, const FrameView& frame, Cloc
 
 void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now) {
   Handshake& handshake = connection.handshake();
-  // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
-  if (connection.outgoing() && connection.session != nullptr) {
-    handshake.set_carrier_offer(offer_for(*connection.session, connection).encode());
+  if (connection.outgoing()) {
+    // The peer's first frame (CHALLENGE) answers HELLO: its round trip is taken before the carrier
+    // decision below judges the path by it (with HELLO in the SYN it is the only one).
+    note_challenge_time(connection, now);
+    // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
+    if (connection.session != nullptr) handshake.set_carrier_offer(offer_for(*connection.session, connection).encode());
   }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
   switch (step) {
     case HandshakeStep::kPending:
-      if (connection.outgoing()) connection.note_handshake_answer(now);  // HELLO -> CHALLENGE
       mark_flush(connection);
       if (may_send_early(connection)) establish(connection, now, false);
       return;
@@ -267,9 +272,29 @@ bool Endpoint::may_send_early(const Connection& connection) const {
          !session->identity_bound() && session->tcp_certain();
 }
 
+void Endpoint::note_challenge_time(Connection& connection, Clock::time_point now) {
+  if (connection.rtt_probe_sent == Clock::time_point{}) return;  // measured already
+  if (connection.hello_in_syn && connection.link != nullptr && !connection.link->fast_open().accepted) {
+    // The peer's host did not take the SYN's data (its TCP Fast Open off, or the cookie stale):
+    // HELLO went again after the SYN-ACK, and HELLO -> CHALLENGE spans two round trips. The
+    // kernel's smallest sample so far is the SYN's round trip.
+    connection.rtt_probe_sent = {};
+    const LinkPathInfo info = connection.link->path_info();
+    if (info.valid) connection.note_handshake_sample(std::chrono::microseconds(info.min_rtt_us));
+    return;
+  }
+  connection.note_handshake_answer(now);  // HELLO -> CHALLENGE
+}
+
 void Endpoint::establish(Connection& connection, Clock::time_point now, bool proven) {
   Session& session = *connection.session;
   if (!connection.outgoing()) --handshaking_accepted_;
+  if (connection.link != nullptr) {
+    // Known by now: a dialler has CHALLENGE (after the SYN-ACK), an acceptor the peer's AUTH.
+    const FastOpenResult fast_open = connection.link->fast_open();
+    session.counters().fast_open_syn_data += fast_open.syn_data ? 1 : 0;
+    session.counters().fast_open_accepted += fast_open.accepted ? 1 : 0;
+  }
   connection.state = ConnectionState::kEstablished;
   connection.awaiting_peer_proof = !proven;
   if (session.failed()) {

@@ -122,6 +122,9 @@ class Endpoint {
  private:
   void handle_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
   void handle_handshake_frame(Connection& connection, const FrameView& frame, Clock::time_point now);
+  // A dialler got the peer's first frame: HELLO -> CHALLENGE as a handshake round trip, unless
+  // HELLO rode in a SYN whose data the peer's host did not take (then the kernel's SYN round trip).
+  void note_challenge_time(Connection& connection, Clock::time_point now);
   // `proven` false: our proof is out, the peer's still to come (may_send_early).
   void establish(Connection& connection, Clock::time_point now, bool proven = true);
   bool may_send_early(const Connection& connection) const;

@@ -68,6 +68,10 @@ struct SessionStatistics {
   std::size_t spill_streams = 0;            // established spill streams (stream_scheduler.h)
   std::uint64_t spilled_messages = 0;       // DATA frames a full window sent on a spill stream
   std::uint64_t early_messages = 0;         // DATA sent before the peer's proof (0.5-RTT data, endpoint.cpp)
+  // TCP Fast Open (LONGPIPE_FAST_OPEN), per established connection: its SYN carried data (a
+  // dialler's HELLO; an acceptor counts only data it took), and the accepting host took that data.
+  std::uint64_t fast_open_syn_data = 0;
+  std::uint64_t fast_open_accepted = 0;
   std::uint64_t connections_established = 0;
   std::uint64_t reconnects = 0;             // established again after a loss
   std::uint64_t connect_failures = 0;

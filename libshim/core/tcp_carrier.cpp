@@ -25,14 +25,21 @@ constexpr std::size_t kBbrWindowPerRoundTrip = 2;
 
 class TcpLink : public CarrierLink {
  public:
-  TcpLink(FileDescriptor fd, const Config& config, SocketTuning tuning)
-      : fd_(std::move(fd)), config_(config), tuning_(std::move(tuning)) {}
+  TcpLink(FileDescriptor fd, const Config& config, SocketTuning tuning, bool first_write_in_syn = false)
+      : fd_(std::move(fd)), config_(config), tuning_(std::move(tuning)), first_write_in_syn_(first_write_in_syn) {}
 
   int poll_fd() const override { return fd_.get(); }
 
   std::string take_connect_error() override {
     const int error = take_socket_error(fd_.get());
     return error == 0 ? std::string() : std::string("connect: ") + std::strerror(error);
+  }
+
+  bool first_write_in_syn() const override { return first_write_in_syn_; }
+  FastOpenResult fast_open() const override {
+    const bool acked = read_syn_data_acked(fd_.get());
+    // An acceptor learns of the SYN's data only when it took it.
+    return {first_write_in_syn_ || acked, acked};
   }
 
   IoStatus write(std::span<const std::byte> bytes, bool established, std::size_t& written,
@@ -119,6 +126,7 @@ class TcpLink : public CarrierLink {
   FileDescriptor fd_;
   const Config& config_;
   SocketTuning tuning_;
+  const bool first_write_in_syn_;  // a dial whose connect() left the SYN to the first write
 };
 
 }  // namespace
@@ -132,10 +140,14 @@ std::unique_ptr<CarrierLink> TcpCarrier::dial(const std::string& peer, std::size
   const sockaddr_storage address = resolve(parse_host_port(peer, true), length);
   SocketTuning tuning;
   FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config_, stream, tuning);
-  if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length) != 0 && errno != EINPROGRESS) {
-    throw SystemError("connect to " + peer, errno);
-  }
-  return std::make_unique<TcpLink>(std::move(fd), config_, std::move(tuning));
+  if (config_.fast_open) request_fast_open_connect(fd.get(), tuning);
+  const int status = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), length);
+  if (status != 0 && errno != EINPROGRESS) throw SystemError("connect to " + peer, errno);
+  // A non-blocking connect() that succeeds at once is TCP Fast Open with the peer's cookie cached:
+  // no SYN has left, the first write sends it with HELLO (without a cookie: EINPROGRESS and a SYN
+  // that asks for one, as an ordinary dial).
+  const bool first_write_in_syn = status == 0 && config_.fast_open;
+  return std::make_unique<TcpLink>(std::move(fd), config_, std::move(tuning), first_write_in_syn);
 }
 
 std::unique_ptr<CarrierLink> TcpCarrier::accept() {

@@ -58,6 +58,12 @@ LinkPathInfo read_link_path_info(int fd) {
   return out;
 }
 
+bool read_syn_data_acked(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof info;
+  return ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) == 0 && (info.tcpi_options & TCPI_OPT_SYN_DATA) != 0;
+}
+
 StreamWindow stream_window_from(const TcpInfoBytes& tcp_info_bytes, bool restarts_after_idle, bool paced,
                                 bool bbr_set_up_now) {
   tcp_info info{};

@@ -28,6 +28,9 @@ struct TcpInfoBytes {
 TcpInfoBytes read_tcp_info_bytes(int fd);
 
 LinkPathInfo read_link_path_info(int fd);
+// The SYN-ACK acknowledged data sent in the SYN (dialler), or the SYN's data was taken (acceptor):
+// TCP_INFO's TCPI_OPT_SYN_DATA.
+bool read_syn_data_acked(int fd);
 // The congestion window the next write will find (idle_restart.h: `restarts_after_idle` when the
 // host and the socket's congestion control restart idle windows; on a `paced` one what its pacing
 // sends soon; `bbr_set_up_now`: the write will switch the socket to bbr, which paces from its

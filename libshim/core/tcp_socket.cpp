@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 #include "idle_restart.h"  // kLinuxInitialWindow, window_after_idle
@@ -33,6 +34,15 @@ constexpr double kFalseSlowStartExitBdpShare = 0.5;
 // Linux doubles SO_SNDBUF/SO_RCVBUF values for bookkeeping overhead and reports the doubled value.
 constexpr std::size_t kKernelBufferFactor = 2;
 constexpr int kListenBacklog = 128;
+// TCP Fast Open on the listener (TCP_FASTOPEN's value): how many connections opened by a SYN's
+// data may wait for the end of their 3-way handshake at once. Beyond it a SYN's data waits for the
+// handshake, as without Fast Open (nothing is lost). A new session dials up to 10 connections at
+// once (2 streams and 8 spill streams): the listen backlog's size leaves room for a dozen peers.
+constexpr int kFastOpenQueue = kListenBacklog;
+// net.ipv4.tcp_fastopen's bit for the server side (Documentation/networking/ip-sysctl.rst): without
+// it a listener's TCP_FASTOPEN is accepted and does nothing.
+constexpr int kFastOpenServerBit = 2;
+constexpr const char* kFastOpenSysctl = "/proc/sys/net/ipv4/tcp_fastopen";
 
 int get_int_option(int fd, int level, int name) {
   int value = 0;
@@ -171,6 +181,14 @@ bool fall_back_if_unsuited(int fd, SocketTuning& tuning) {
   return true;
 }
 
+void request_fast_open_connect(int fd, SocketTuning& tuning) {
+  const int one = 1;
+  // Best effort (Linux >= 4.11): without it the dial is an ordinary one.
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof one) != 0) {
+    tuning.note += std::string("no TCP Fast Open on dials (TCP_FASTOPEN_CONNECT: ") + std::strerror(errno) + "); ";
+  }
+}
+
 FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size_t stream, SocketTuning& tuning) {
   FileDescriptor fd(SystemCall("socket", ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)));
   size_buffers(fd.get(), config, tuning);
@@ -229,6 +247,20 @@ void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
   tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
 }
 
+void enable_fast_open_listener(int fd, SocketTuning& tuning) {
+  // Best effort: a listener without it accepts as before.
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &kFastOpenQueue, sizeof kFastOpenQueue) != 0) {
+    tuning.note += std::string("no TCP Fast Open on the listener (TCP_FASTOPEN: ") + std::strerror(errno) + "); ";
+    return;
+  }
+  std::ifstream sysctl(kFastOpenSysctl);
+  int mode = 0;
+  if (sysctl >> mode && (mode & kFastOpenServerBit) == 0) {
+    tuning.note += "net.ipv4.tcp_fastopen=" + std::to_string(mode) +
+                   " lacks 2 (server): a dialler's SYN carries no data here; ";
+  }
+}
+
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port) {
   HostPort where;
   try {
@@ -252,6 +284,7 @@ FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uin
   SystemCall("bind to LONGPIPE_LISTEN='" + config.listen + "'",
              ::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), length));
   SystemCall("listen", ::listen(fd.get(), kListenBacklog));
+  if (config.fast_open) enable_fast_open_listener(fd.get(), tuning);
   sockaddr_storage bound{};
   socklen_t bound_length = sizeof bound;
   SystemCall("getsockname", ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &bound_length));

@@ -9,6 +9,7 @@
 //     stream (no pacing: a burst leaves at once) and bbr for the large-message stream (no
 //     slow-start restart after idle, tolerant of random loss); config.h says why. Falls back to
 //     the system default, with a note.
+//   - TCP Fast Open (LONGPIPE_FAST_OPEN): HELLO rides in the SYN to a host that gave a cookie before.
 //   - TCP_QUICKACK is not sticky in Linux: re-armed after every read to keep delayed ACKs off.
 #pragma once
 
@@ -66,6 +67,13 @@ void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning);
 // up to the window scale announced in the SYN (size_buffers leaves measured buffers unlocked, so
 // that scale is the host's largest).
 void resize_socket_buffers(int fd, std::size_t send, std::size_t receive, SocketTuning& tuning);
+
+// TCP Fast Open (LONGPIPE_FAST_OPEN): on a socket before its connect(), TCP_FASTOPEN_CONNECT (with
+// the peer's cookie cached, connect() returns at once and the first write leaves in the SYN); on a
+// listener, TCP_FASTOPEN. Best effort: a refusal, or a host whose net.ipv4.tcp_fastopen lacks the
+// server bit, is said in the tuning's note and changes nothing else.
+void request_fast_open_connect(int fd, SocketTuning& tuning);
+void enable_fast_open_listener(int fd, SocketTuning& tuning);
 
 // Binds and listens per LONGPIPE_LISTEN; returns the socket and fills the port actually bound.
 FileDescriptor listen_tuned(const Config& config, SocketTuning& tuning, std::uint16_t& bound_port);

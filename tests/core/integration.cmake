@@ -41,3 +41,9 @@ longpipe_wan_test(NAME core.path-warm-start FIXTURE path-link COMMAND ${CMAKE_CU
 longpipe_wan_fixture(FIXTURE auto-link ARGS --delay 50 --rate 50)
 longpipe_wan_test(NAME core.auto-carrier FIXTURE auto-link COMMAND ${CMAKE_CURRENT_LIST_DIR}/auto_carrier_itest.sh
                   LABELS engine TIMEOUT 180)
+
+# TCP Fast Open (LONGPIPE_FAST_OPEN): a second fresh process's connections carry HELLO in the SYN
+# and the acceptor takes it; off at either end, nothing changes but that (checked through the statistics).
+longpipe_wan_fixture(FIXTURE fast-open-link ARGS --delay 25 --rate 50)
+longpipe_wan_test(NAME core.fast-open FIXTURE fast-open-link COMMAND ${CMAKE_CURRENT_LIST_DIR}/fast_open_itest.sh
+                  LABELS engine TIMEOUT 120)

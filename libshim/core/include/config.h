@@ -144,6 +144,12 @@ struct Config {
   // too, queued behind the spill stream's window that sends them soonest (stream_scheduler.h);
   // off: only frames a spill stream's window sends whole at once (as before 2026-11-26 11:00).
   bool spill_large = true;
+  // LONGPIPE_FAST_OPEN: on | off. TCP Fast Open on the TCP carrier's connections: dials set
+  // TCP_FASTOPEN_CONNECT (HELLO rides in the SYN to a host whose cookie the kernel cached from an
+  // earlier connection: a known host's first batch one round trip sooner), the listener sets
+  // TCP_FASTOPEN (the host's net.ipv4.tcp_fastopen must have bit 2 for that; otherwise it does
+  // nothing). The bytes on the wire are the same either way.
+  bool fast_open = true;
   // LONGPIPE_CARRIER: tcp | udp | auto. Agreed per session in the handshake (carrier_choice.h):
   // tcp at one end and udp at the other fail the session with an error naming both. auto by default:
   // measured no slower than tcp on geo and 20 ms paths, new and known (libshim/README.md, "auto as
