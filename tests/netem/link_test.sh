@@ -123,6 +123,10 @@ check_up_down() {
   local status
   status=$(LP_WAN_INSTANCE=$instance "$WAN" status) || fail "status failed on a link that is up"
   grep -q 'profile custom, backend tun' <<<"$status" || fail "status does not describe the link: $status"
+  # TCP Fast Open between the sites by default: both kernels issue and use cookies.
+  [[ $(grep -c 'tcp_fastopen 3$' <<<"$status") == 2 ]] || fail "status does not show tcp_fastopen 3 in both sites: $status"
+  "$WAN" up --instance "$instance" --delay 20 --no-fast-open
+  [[ $(LP_WAN_INSTANCE=$instance "$WAN" exec a sysctl -n net.ipv4.tcp_fastopen) == 1 ]] || fail "--no-fast-open changed tcp_fastopen"
   "$WAN" exec b true 2>/dev/null && fail "exec reached a default instance that is not up"
   "$WAN" down --instance "$instance"
   check_nothing_left "$instance"
