@@ -654,3 +654,93 @@ TEST_CASE("endpoint: an acceptor admits the first dials of 16 fresh sessions at 
   CHECK(admitted == Endpoint::kMaxHandshakingConnections);
   CHECK(acceptor.statistics().refused_busy == 1);
 }
+
+namespace {
+
+// A TCP link as the endpoint sees it with TCP Fast Open: whether HELLO leaves in the SYN, whether
+// the peer's host took the SYN's data, and the kernel's smallest RTT sample. Moves no bytes.
+class FastOpenLink : public CarrierLink {
+ public:
+  FastOpenLink(bool in_syn, bool accepted, std::uint32_t min_rtt_us)
+      : in_syn_(in_syn), accepted_(accepted), min_rtt_us_(min_rtt_us) {}
+  int poll_fd() const override { return -1; }
+  std::string take_connect_error() override { return ""; }
+  IoStatus write(std::span<const std::byte>, bool, std::size_t& written, std::string&) override {
+    written = 0;
+    return IoStatus::kOk;
+  }
+  IoStatus read(FrameReader&, std::size_t, std::size_t& bytes_read, std::string&) override {
+    bytes_read = 0;
+    return IoStatus::kOk;
+  }
+  void after_read() override {}
+  void use_stream(std::size_t) override {}
+  void abort_on_close() override {}
+  const SocketTuning& tuning() const override { return tuning_; }
+  TcpWindowInfo window_info() const override { return {}; }
+  LinkPathInfo path_info() const override {
+    LinkPathInfo info;
+    info.valid = true;
+    info.min_rtt_us = min_rtt_us_;
+    return info;
+  }
+  bool first_write_in_syn() const override { return in_syn_; }
+  FastOpenResult fast_open() const override { return {in_syn_, accepted_}; }
+
+ private:
+  bool in_syn_, accepted_;
+  std::uint32_t min_rtt_us_;
+  SocketTuning tuning_;
+};
+
+// Moves what `from` has written so far into `to`'s reader and lets `to`'s endpoint read it.
+void deliver(Connection& from, Endpoint& to_endpoint, Connection& to, Clock::time_point now) {
+  const auto bytes = from.unsent();
+  auto area = to.reader().write_area(bytes.size());
+  std::memcpy(area.data(), bytes.data(), bytes.size());
+  to.reader().commit(bytes.size());
+  from.consume(bytes.size());
+  to_endpoint.on_read(to, IoStatus::kOk, "", now);
+}
+
+}  // namespace
+
+TEST_CASE("endpoint: the handshake round trip with HELLO in the SYN (TCP Fast Open)") {
+  Config config;
+  config.key = "secret";
+  config.spill_streams = 0;
+  const auto nonces = [] { return std::vector<std::byte>(32, std::byte{7}); };
+  Endpoint dialler(config, "a:1", nonces);
+  Endpoint acceptor(config, "b:1", nonces);
+  Session& session = dialler.session_for("b:1", kStart);
+  session.allow_dialling();
+  dialler.service(session, kStart, false);
+  const auto dials = dialler.take_dials();
+  REQUIRE(!dials.empty());
+  Connection& out = *dials.front();
+  constexpr auto kRoundTrip = 540ms;
+  constexpr std::uint32_t kKernelSynRtt = 541000;  // us: the SYN's round trip as the kernel measured it
+
+  // run(in_syn, accepted, challenge_after): the connect completes 1 ms after the dial (Fast Open:
+  // at once), HELLO goes, CHALLENGE comes `challenge_after` later; the dialler's handshake RTT.
+  auto run = [&](bool in_syn, bool accepted, Clock::duration challenge_after) {
+    out.link = std::make_unique<FastOpenLink>(in_syn, accepted, kKernelSynRtt);
+    const auto connected = kStart + (in_syn ? 1ms : kRoundTrip);
+    dialler.on_connected(out, "", connected);
+    Connection* in = acceptor.on_accepted(std::make_unique<FastOpenLink>(false, accepted, 0), connected);
+    REQUIRE(in != nullptr);
+    deliver(out, acceptor, *in, connected);  // HELLO -> CHALLENGE
+    REQUIRE(in->pending_output() > 0);
+    deliver(*in, dialler, out, connected + challenge_after);
+    return out.handshake_rtt;
+  };
+  SECTION("an ordinary connect: SYN -> SYN-ACK and HELLO -> CHALLENGE, one round trip each") {
+    CHECK(run(false, false, kRoundTrip) == kRoundTrip);
+  }
+  SECTION("HELLO in the SYN, taken: the instant connect is no sample; HELLO -> CHALLENGE is one round trip") {
+    CHECK(run(true, true, kRoundTrip) == kRoundTrip);
+  }
+  SECTION("HELLO in a SYN whose data the peer's host did not take: not two round trips, the kernel's SYN RTT") {
+    CHECK(run(true, false, 2 * kRoundTrip) == std::chrono::microseconds(kKernelSynRtt));
+  }
+}
