@@ -28,10 +28,10 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"connect_failures\":" << s.connect_failures << ",\"path_probes\":" << s.path_probes
       << ",\"spill_streams\":" << s.spill_streams << ",\"spilled_messages\":" << s.spilled_messages
       << ",\"early_messages\":" << s.early_messages
-      << ",\"fast_open\":{\"syn_data\":" << s.fast_open_syn_data << ",\"accepted\":" << s.fast_open_accepted << "}"
       << ",\"engine_stalls\":" << s.engine_stalls << ",\"rejected_connections\":" << s.rejected_connections
       << ",\"malformed_frames\":" << s.malformed_frames << ",\"refused_frames\":" << s.refused_frames
       << ",\"identity_refused\":" << s.identity_refused << ",\"protection\":" << json_string(s.protection)
+      << ",\"fast_open\":{\"syn_data\":" << s.fast_open_syn_data << ",\"accepted\":" << s.fast_open_accepted << "}"
       << ",\"tcp\":{\"snd_wscale\":" << s.tcp.snd_wscale
       << ",\"rcv_wscale\":" << s.tcp.rcv_wscale << ",\"snd_cwnd\":" << s.tcp.snd_cwnd
       << ",\"snd_mss\":" << s.tcp.snd_mss << ",\"rtt_ms\":" << s.tcp.rtt_us / 1000.0
