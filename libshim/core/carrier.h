@@ -28,6 +28,10 @@ struct SocketTuning {
   std::size_t path_bdp_bytes = 0;  // the path's bandwidth-delay product the fallback judges by
   std::size_t slow_start_restarts = 0;  // after slow starts that ended early (tcp_socket.h)
   bool spill_stream = false;       // a spill stream (stream_scheduler.h): an idle restart is no reason to switch
+  // The host's tcp_slow_start_after_idle (tcp_path_info.h): false, and no idle restart ever shrinks
+  // a window, so none is a reason to switch.
+  bool host_restarts_idle = true;
+  bool kernel_paced = false;       // SO_MAX_PACING_RATE switched the kernel's pacing on (tcp_socket.h)
   // Stream 0 (small messages) or a spill stream: on bbr, the spill decision counts only what its
   // pacing sends soon (idle_restart.h); a large-message stream's frames stay on it.
   bool small_frames = false;

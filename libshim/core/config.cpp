@@ -221,7 +221,9 @@ const std::vector<Setting>& settings() {
              "before: the first batch one round trip sooner; accepting needs net.ipv4.tcp_fastopen bit 2); "
              "off: ordinary connects",
              &Config::fast_open),
-      Setting{"CONGESTION", "TCP congestion control (e.g. bbr, cubic, reno; 'system' = the host default)",
+      Setting{"CONGESTION",
+              "TCP congestion control per stream (e.g. bbr, cubic, reno; 'system' = the host default; 'auto' = "
+              "paced cubic where the host keeps windows across idle and the send buffer is fixed, else bbr)",
               [](Config& c, const std::string& v) {
                 std::stringstream list(v);
                 std::string name;
@@ -229,8 +231,8 @@ const std::vector<Setting>& settings() {
                 while (std::getline(list, name, ',')) {
                   if (!is_congestion_name(name)) {
                     fail("CONGESTION", v,
-                         "a congestion control name such as bbr, cubic, reno, or 'system' (or a comma list, one "
-                         "per stream)");
+                         "a congestion control name such as bbr, cubic, reno, 'system' or 'auto' (or a comma "
+                         "list, one per stream)");
                   }
                   any = true;
                 }

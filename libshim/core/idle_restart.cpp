@@ -54,4 +54,13 @@ std::uint64_t bbr_initial_pacing_rate(std::uint32_t cwnd_segments, std::uint32_t
 
 bool congestion_paces_itself(const std::string& congestion) { return congestion.starts_with("bbr"); }
 
+std::string resolve_congestion(const std::string& configured, bool host_restarts_idle, bool send_buffer_fixed) {
+  if (configured != kAutoCongestion) return configured;
+  return !host_restarts_idle && send_buffer_fixed ? "cubic" : "bbr";
+}
+
+bool large_frames_need_pacing(const std::string& congestion, bool small_frames) {
+  return !small_frames && !congestion_paces_itself(congestion);
+}
+
 }  // namespace lp

@@ -65,4 +65,21 @@ std::uint64_t bbr_initial_pacing_rate(std::uint32_t cwnd_segments, std::uint32_t
 // Whether congestion control `congestion` paces every write itself (bbr asks the kernel to).
 bool congestion_paces_itself(const std::string& congestion);
 
+// LONGPIPE_CONGESTION's "auto" (the large-message stream's default): the congestion control it
+// stands for on this host. cubic when the host keeps a window across idle
+// (tcp_slow_start_after_idle = 0) and the engine fixes the send buffer (so the buffer, not a loss,
+// bounds what cubic keeps in flight: about 1.4 x the stand-in's BDP); bbr otherwise (cubic would
+// restart slow start after every pause, or fill the path's queue until it loses). Why not bbr
+// always: its ProbeRTT drains the stream to 4 segments for 200 ms and a round trip every 10 s, and
+// one that falls inside a warm batch costs it about 0.2 x (measured on geo and at 270 ms / 400
+// Mbit/s, libshim/README.md "Large messages on paced cubic"). A name other than "auto" stands.
+inline constexpr const char* kAutoCongestion = "auto";
+std::string resolve_congestion(const std::string& configured, bool host_restarts_idle, bool send_buffer_fixed);
+// Whether a stream of large frames on `congestion` needs the kernel's pacing (SO_MAX_PACING_RATE):
+// one that does not pace itself sends a whole window at once when a burst follows a pause, and at
+// geo a window of one BDP overflows a one-BDP bottleneck queue (cubic: 575-711 segments lost at the
+// start of a warm batch, batches 1.04-1.21x; paced, none lost, 1.03-1.04x). Small frames stay
+// unpaced: a burst that fits the window should leave at once (config.h).
+bool large_frames_need_pacing(const std::string& congestion, bool small_frames);
+
 }  // namespace lp

@@ -83,9 +83,10 @@ class TcpLink : public CarrierLink {
   void after_read() override { rearm_quick_ack(fd_.get()); }
 
   void use_stream(std::size_t stream) override {
-    if (stream != 0) choose_congestion(fd_.get(), config_.congestion_for_stream(stream), tuning_);
+    if (stream != 0) choose_congestion(fd_.get(), congestion_wanted(config_, stream), tuning_);
     tuning_.spill_stream = stream >= kFirstSpillStream;
     tuning_.small_frames = stream == 0 || tuning_.spill_stream;
+    pace_large_frames(fd_.get(), tuning_);
   }
 
   void abort_on_close() override {

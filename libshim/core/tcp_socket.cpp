@@ -43,6 +43,9 @@ constexpr int kFastOpenQueue = kListenBacklog;
 // it a listener's TCP_FASTOPEN is accepted and does nothing.
 constexpr int kFastOpenServerBit = 2;
 constexpr const char* kFastOpenSysctl = "/proc/sys/net/ipv4/tcp_fastopen";
+// SO_MAX_PACING_RATE that caps nothing yet switches the kernel's TCP pacing on: ~0 means "no
+// maximum" and leaves a socket unpaced; any other value marks it SK_PACING_NEEDED.
+constexpr std::uint64_t kUncappedPacingRate = ~std::uint64_t{0} - 1;
 
 int get_int_option(int fd, int level, int name) {
   int value = 0;
@@ -91,6 +94,21 @@ void size_buffers(int fd, const Config& config, SocketTuning& tuning) {
 
 }  // namespace
 
+std::string congestion_wanted(const Config& config, std::size_t stream) {
+  return resolve_congestion(config.congestion_for_stream(stream), host_restarts_idle_connections(),
+                            !config.measured_send_buffer());
+}
+
+void pace_large_frames(int fd, SocketTuning& tuning) {
+  if (tuning.kernel_paced || !large_frames_need_pacing(tuning.congestion, tuning.small_frames)) return;
+  // The kernel then paces at 1.2 x window / smoothed RTT (2 x in slow start).
+  if (::setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &kUncappedPacingRate, sizeof kUncappedPacingRate) != 0) {
+    tuning.note += std::string("kernel pacing unavailable (") + std::strerror(errno) + "); ";
+    return;
+  }
+  tuning.kernel_paced = true;
+}
+
 void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning) {
   if (wanted != "system") {
     if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, wanted.data(), static_cast<socklen_t>(wanted.size())) != 0) {
@@ -131,7 +149,9 @@ CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tun
   // 100: warm batches 1.16-1.52 x with spill streams switched to bbr after 2 s idle). An idle
   // restart only shrinks a window above the initial one: a connection that has not grown past it
   // (e.g. idle right after its handshake) loses nothing and keeps its congestion control.
-  if (!tuning.spill_stream && info.tcpi_unacked == 0 && info.tcpi_snd_cwnd > kLinuxInitialWindow &&
+  // On a host that keeps windows across idle (tcp_slow_start_after_idle = 0) no restart is coming.
+  if (tuning.host_restarts_idle && !tuning.spill_stream && info.tcpi_unacked == 0 &&
+      info.tcpi_snd_cwnd > kLinuxInitialWindow &&
       info.tcpi_last_data_sent + kIdleRestartMarginMs >= info.tcpi_rto / 1000 &&
       !window_survives_idle_restart(info, tuning)) {
     return {CongestionRemedy::kFallBack, "an idle restart (" + std::to_string(info.tcpi_last_data_sent) +
@@ -193,11 +213,13 @@ FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size
   FileDescriptor fd(SystemCall("socket", ::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)));
   size_buffers(fd.get(), config, tuning);
   set_int_option(fd.get(), IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
-  choose_congestion(fd.get(), config.congestion_for_stream(stream), tuning);
+  choose_congestion(fd.get(), congestion_wanted(config, stream), tuning);
   tuning.congestion_fallback = config.congestion_fallback;
   tuning.spill_stream = stream >= kFirstSpillStream;
   tuning.small_frames = stream == 0 || tuning.spill_stream;
   tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
+  tuning.host_restarts_idle = host_restarts_idle_connections();
+  pace_large_frames(fd.get(), tuning);
   return fd;
 }
 
@@ -241,10 +263,11 @@ void tune_accepted_socket(int fd, const Config& config, SocketTuning& tuning) {
   tuning.send_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_SNDBUF));
   tuning.receive_buffer = static_cast<std::size_t>(get_int_option(fd, SOL_SOCKET, SO_RCVBUF));
   set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1, "setsockopt TCP_NODELAY");
-  choose_congestion(fd, config.congestion_for_stream(0), tuning);  // until HELLO names the stream
+  choose_congestion(fd, congestion_wanted(config, 0), tuning);  // until HELLO names the stream
   tuning.small_frames = true;
   tuning.congestion_fallback = config.congestion_fallback;
   tuning.path_bdp_bytes = static_cast<std::size_t>(config.bdp_bytes());
+  tuning.host_restarts_idle = host_restarts_idle_connections();
 }
 
 void enable_fast_open_listener(int fd, SocketTuning& tuning) {

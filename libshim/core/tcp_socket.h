@@ -6,9 +6,10 @@
 //     the cap is reported (PLATFORM.md: 4 MiB here).
 //   - TCP_NODELAY: a message is sent when handed over, not after Nagle's wait.
 //   - TCP_CONGESTION per stream (LONGPIPE_CONGESTION): by default cubic for the small-message
-//     stream (no pacing: a burst leaves at once) and bbr for the large-message stream (no
-//     slow-start restart after idle, tolerant of random loss); config.h says why. Falls back to
-//     the system default, with a note.
+//     stream (no pacing: a burst leaves at once) and "auto" for the large-message stream: cubic
+//     paced by the kernel where the host keeps windows across idle and the send buffer is fixed,
+//     else bbr (no slow-start restart after idle, tolerant of random loss); config.h says why.
+//     Falls back to the system default, with a note.
 //   - TCP Fast Open (LONGPIPE_FAST_OPEN): HELLO rides in the SYN to a host that gave a cookie before.
 //   - TCP_QUICKACK is not sticky in Linux: re-armed after every read to keep delayed ACKs off.
 #pragma once
@@ -34,6 +35,12 @@ namespace lp {
 FileDescriptor make_tuned_tcp_socket(int family, const Config& config, std::size_t stream, SocketTuning& tuning);
 // Sets TCP_CONGESTION (unless "system"), noting a refusal; records the one in effect.
 void choose_congestion(int fd, const std::string& wanted, SocketTuning& tuning);
+// The congestion control stream `stream` asks for: LONGPIPE_CONGESTION's entry, "auto" resolved for
+// this host and configuration (idle_restart.h, resolve_congestion).
+std::string congestion_wanted(const Config& config, std::size_t stream);
+// Switches on the kernel's pacing for a stream of large frames whose congestion control does not
+// pace itself (idle_restart.h, large_frames_need_pacing); once per socket, never off again.
+void pace_large_frames(int fd, SocketTuning& tuning);
 // Called before writing to an established connection: if its congestion control is not the
 // fallback and TCP_INFO shows it is about to do badly -- a retransmission happened; or nothing is
 // in flight, the window has grown past the initial one and the last data left about one RTO ago

@@ -27,9 +27,9 @@ TEST_CASE("defaults are valid and documented") {
   const Config config = Config::from_variables({});
   CHECK(config.rto_initial.count() == 1000);
   CHECK(config.window_full == lp::WindowFullPolicy::kBlock);
-  CHECK(config.streams == 2);  // small messages on a cubic stream, large ones on a bbr stream
+  CHECK(config.streams == 2);  // small messages on a cubic stream, large ones on auto's choice
   CHECK(config.congestion_for_stream(0) == "cubic");
-  CHECK(config.congestion_for_stream(1) == "bbr");
+  CHECK(config.congestion_for_stream(1) == "auto");  // resolved per host (idle_restart.h)
   CHECK(config.small_message == 32768);
   const std::string text = config.describe();
   CHECK(text.find("LONGPIPE_DEAD_PEER_MS=15000") != std::string::npos);
@@ -55,6 +55,7 @@ TEST_CASE("values are read and converted") {
   CHECK(hybrid.congestion_for_stream(0) == "cubic");
   CHECK(hybrid.congestion_for_stream(1) == "bbr");
   CHECK(hybrid.congestion_for_stream(2) == "cubic");
+  CHECK(Config::from_variables({{"LONGPIPE_CONGESTION", "cubic,auto"}}).congestion_for_stream(1) == "auto");
 }
 
 TEST_CASE("path hints: numbers (fixed buffers) by default; auto, the path measured per session") {

@@ -78,3 +78,25 @@ TEST_CASE("a switch to bbr paces the next write from bbr's initial rate: 2.885 x
   CHECK(bbr_initial_pacing_rate(20, 1448, 540'000) == Approx(152'900).epsilon(0.01));
   CHECK(bbr_initial_pacing_rate(20, 1448, 0) == 0);  // no RTT yet: not judged
 }
+
+TEST_CASE("auto: paced cubic for large messages where the host keeps windows across idle and the send buffer is fixed") {
+  // The goal's case: netem/wan --tune-hosts (tcp_slow_start_after_idle = 0), stand-in buffers.
+  CHECK(resolve_congestion("auto", false, true) == "cubic");
+  // A stock host restarts cubic's window after every pause longer than an RTO: bbr keeps it.
+  CHECK(resolve_congestion("auto", true, true) == "bbr");
+  // Autotuned or measured send buffers: nothing but a loss would bound cubic's flight.
+  CHECK(resolve_congestion("auto", false, false) == "bbr");
+  CHECK(resolve_congestion("auto", true, false) == "bbr");
+  // A named congestion control stands, whatever the host.
+  CHECK(resolve_congestion("bbr", false, true) == "bbr");
+  CHECK(resolve_congestion("cubic", true, false) == "cubic");
+  CHECK(resolve_congestion("system", false, true) == "system");
+}
+
+TEST_CASE("large frames on a congestion control that does not pace itself get the kernel's pacing; small frames never") {
+  CHECK(large_frames_need_pacing("cubic", false));
+  CHECK(large_frames_need_pacing("reno", false));
+  CHECK_FALSE(large_frames_need_pacing("bbr", false));  // paces itself
+  CHECK_FALSE(large_frames_need_pacing("cubic", true));  // stream 0, spill streams: a burst leaves at once
+  CHECK_FALSE(large_frames_need_pacing("bbr", true));
+}

@@ -194,6 +194,24 @@ TEST_CASE("an idle restart that leaves half a BDP of window or more keeps cubic;
   CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
 }
 
+TEST_CASE("on a host that keeps windows across idle no idle restart calls for bbr; a loss still does") {
+  using lp::CongestionRemedy;
+  lp::SocketTuning tuning;
+  tuning.path_bdp_bytes = 10462500;  // geo
+  tuning.host_restarts_idle = false;  // tcp_slow_start_after_idle = 0 (netem/wan --tune-hosts)
+  tcp_info info{};
+  info.tcpi_snd_mss = 1448;
+  info.tcpi_rto = 916'000;
+  info.tcpi_snd_cwnd = 120;          // would not survive a restart (the case above)...
+  info.tcpi_last_data_sent = 1208;   // ...after this pause, were one coming
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+  tuning.host_restarts_idle = true;
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
+  tuning.host_restarts_idle = false;
+  info.tcpi_total_retrans = 1;
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kFallBack);
+}
+
 TEST_CASE("the spill decision sees the congestion control the next write will switch to, before it switches") {
   lp::LoopbackPair pair = connect_pair("cubic");
   lp::SocketTuning tuning;
@@ -232,4 +250,30 @@ TEST_CASE("a failed TCP_INFO read leaves the congestion control in effect and no
   CHECK_FALSE(failed.valid);
   CHECK(lp::congestion_for_next_write(failed, tuning) == "cubic");
   CHECK_FALSE(lp::stream_window_from(failed, false, false, false).known);
+}
+
+TEST_CASE("a large-message stream on cubic gets the kernel's pacing, uncapped; a small-message one does not") {
+  // SO_MAX_PACING_RATE as read back: ~0 (no maximum, and no pacing unless the congestion control
+  // asks) until pace_large_frames() sets one.
+  const auto max_pacing_rate = [](int fd) {
+    std::uint64_t rate = 0;
+    socklen_t length = sizeof rate;
+    SystemCall("getsockopt SO_MAX_PACING_RATE", ::getsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rate, &length));
+    return rate;
+  };
+  lp::LoopbackPair pair = connect_pair("cubic");
+  lp::SocketTuning small;
+  small.congestion = "cubic";
+  small.small_frames = true;
+  lp::pace_large_frames(pair.server.get(), small);
+  CHECK_FALSE(small.kernel_paced);
+  CHECK(max_pacing_rate(pair.server.get()) == ~std::uint64_t{0});
+
+  lp::SocketTuning large;
+  large.congestion = "cubic";
+  lp::pace_large_frames(pair.client.get(), large);
+  CHECK(large.kernel_paced);
+  CHECK(large.note.empty());
+  CHECK(max_pacing_rate(pair.client.get()) > (std::uint64_t{1} << 62));  // switched on, caps nothing
+  exchange(pair, kWindowGrowingBytes);  // and the socket still carries data
 }
