@@ -46,7 +46,8 @@ void pace_large_frames(int fd, SocketTuning& tuning);
 // in flight, the window has grown past the initial one and the last data left about one RTO ago
 // (the kernel would restart slow start on this write and shrink the window) -- switches the socket
 // to the fallback, for good, and says so in the note. Returns whether it switched. If instead slow
-// start ended without a loss far below the path's bandwidth-delay product (cubic's HyStart misled
+// start ended without a loss far below the path's bandwidth-delay product (below half; below the
+// whole on a stream the kernel paces, pace_large_frames) (cubic's HyStart misled
 // by ACKs queued behind traffic the other way; growth at a long RTT is then slow), restarts slow
 // start from the current window: a switch to the fallback and straight back (bbr's init resets
 // ssthresh; the socket stays paced from then on, at twice the window per RTT in slow start).

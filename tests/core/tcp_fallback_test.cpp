@@ -160,6 +160,27 @@ TEST_CASE("a slow start that ended without a loss far below the path's BDP is re
   CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
 }
 
+TEST_CASE("on a stream the kernel paces, a slow start that ended below the whole BDP is restarted") {
+  using lp::CongestionRemedy;
+  lp::SocketTuning tuning;
+  tuning.path_bdp_bytes = 10462500;  // geo
+  tuning.kernel_paced = true;        // the large-message stream on cubic (pace_large_frames)
+  tcp_info info{};
+  info.tcpi_snd_mss = 1448;
+  info.tcpi_snd_cwnd = 3900;
+  info.tcpi_unacked = 3900;
+  info.tcpi_rto = 1'000'000;
+  info.tcpi_snd_ssthresh = 3842;  // 5.6 MB: HyStart's exit in a slow cold batch on geo (2.01x)
+  const lp::CongestionVerdict paced = lp::judge_congestion(info, tuning);
+  CHECK(paced.remedy == CongestionRemedy::kRestartSlowStart);
+  CHECK(paced.why.find("below the path's bandwidth-delay product") != std::string::npos);
+  tuning.kernel_paced = false;  // unpaced, the same exit stands (above half the BDP)
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+  tuning.kernel_paced = true;
+  info.tcpi_snd_ssthresh = 7300;  // 10.6 MB: an exit at the BDP stands, paced or not
+  CHECK(lp::judge_congestion(info, tuning).remedy == CongestionRemedy::kNone);
+}
+
 TEST_CASE("an idle restart that leaves half a BDP of window or more keeps cubic; a smaller one calls for bbr") {
   using lp::CongestionRemedy;
   lp::SocketTuning tuning;
