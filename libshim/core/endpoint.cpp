@@ -526,7 +526,7 @@ void Endpoint::close_all(const std::string& why, bool abort, Clock::time_point n
 }
 
 void Endpoint::say_goodbye(Clock::time_point now) {
-  for (auto& [peer, session] : sessions_) session->acknowledge_owed();
+  for (auto& [peer, session] : sessions_) session->acknowledge_owed(now);
   for (auto& [raw, connection] : connections_) {
     if (connection->state == ConnectionState::kEstablished) {
       send_close(*connection, CloseReason::kShutdown, "engine shutting down", now);

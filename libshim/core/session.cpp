@@ -259,27 +259,25 @@ void Session::pump(Clock::time_point now) {
     // A full preferred stream waits for its carrier rather than spilling onto the other kind.
     if (preferred != nullptr && preferred->pending_output() >= StreamScheduler::kOutputHighWater) break;
   }
-  // ACKs on one stream, so that they stay in order.
-  if (auto ack = arq_.poll_ack(now)) {
-    const std::size_t start = first->output().size();
-    encode_ack(first->output(), to_wire(*ack));
-    first->seal_from(start);
-    first->last_sent = now;
-  }
+  if (auto ack = arq_.poll_ack(now)) send_ack(*first, *ack, now);
   send_keepalives(now);
 }
 
-void Session::acknowledge_owed() {
+void Session::acknowledge_owed(Clock::time_point now) {
   if (failed_ || !arq_.ack_deadline()) return;
   if (datagram_) {
     datagram_->acknowledge_now(arq_);
     return;
   }
-  Connection* first = streams_.first();
-  if (first == nullptr) return;
-  const std::size_t start = first->output().size();
-  encode_ack(first->output(), to_wire(arq_.make_ack()));
-  first->seal_from(start);
+  if (Connection* first = streams_.first()) send_ack(*first, arq_.make_ack(), now);
+}
+
+// ACKs on one stream (the first), so that they stay in order.
+void Session::send_ack(Connection& stream, const ArqAck& ack, Clock::time_point now) {
+  const std::size_t start = stream.output().size();
+  encode_ack(stream.output(), to_wire(ack));
+  stream.seal_from(start);
+  stream.last_sent = now;
 }
 
 bool Session::cold_gathering(Clock::time_point now) const {

@@ -133,7 +133,7 @@ class Session {
   void pump(Clock::time_point now);
   // Encodes the ACK owed now, delayed or not: before our goodbye, so that the peer does not keep
   // our last messages' answers unacknowledged (and its session with us) after we are gone.
-  void acknowledge_owed();
+  void acknowledge_owed(Clock::time_point now);
 
   struct TimeoutActions {
     std::vector<std::size_t> dial;        // our own stream slots to dial now
@@ -198,6 +198,8 @@ class Session {
   // of all landing on the first stream up; with the split by size, large messages wait for their
   // stream instead of starting on the small-message stream (ahead of the small ones after them).
   bool cold_gathering(Clock::time_point now) const;
+  // Appends an ACK frame to `stream`'s output, sealed (pump, acknowledge_owed).
+  void send_ack(Connection& stream, const ArqAck& ack, Clock::time_point now);
   // The spill streams to dial with the session's first ones (LONGPIPE_SPILL_STREAMS, tcp_certain()
   // only), again with each redial until a connection was established (the peer may not have been
   // listening yet); never after: a reconnection carries on without them.
