@@ -181,6 +181,10 @@ TEST_CASE("a new process at the endpoint of one that said goodbye is served at o
     const auto answer = lp::test::next_message(first);
     REQUIRE(answer.has_value());
     CHECK(answer->tag == 100);
+    // On tcp the answer's ACK goes at once; wait for it here: an ASan run showed that ACK lost at
+    // the exit about one run in six (not explained yet, the issue's note), which is not what this
+    // case is about. On udp the ACK is delayed, and the one owed is sent before the goodbye.
+    if (config.carrier == lp::CarrierChoice::kTcp) CHECK(server.flush(5s));
   }  // acknowledges the answer, then says goodbye
   lp::Engine second(listening_at(config, endpoint));
   REQUIRE(second.local_endpoint() == endpoint);
