@@ -110,6 +110,15 @@ class CarrierLink {
   virtual void use_stream(std::size_t stream) = 0;
   // The next close is abrupt (TCP: RST), as a network reset would be.
   virtual void abort_on_close() = 0;
+  // Nothing follows what was written: the peer reads the end of the stream after it (TCP: FIN),
+  // while this end still reads. An exiting engine's goodbye (engine.cpp, drain_after_goodbye).
+  virtual void finish_sending() {}
+  // Reads and drops up to `budget` bytes of what arrived: kEndOfStream once the peer closed its
+  // end, kError if it reset. A carrier that cannot wait for its peer reports the end at once.
+  virtual IoStatus discard_input(std::size_t budget) {
+    (void)budget;
+    return IoStatus::kEndOfStream;
+  }
   virtual const SocketTuning& tuning() const = 0;
   virtual TcpWindowInfo window_info() const = 0;
   // Measured path state (path_estimator.h); a carrier without it reports nothing.

@@ -21,6 +21,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using lp::test::RawPeer;
+using lp::test::random_token;
 
 constexpr const char* kKey = "security-test-key";
 
@@ -112,13 +113,6 @@ int loopback_listener(std::string& endpoint, int flags = 0) {
   ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length);
   endpoint = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
   return listener;
-}
-
-std::vector<std::byte> random_token() {
-  const std::string key = lp::make_job_key();  // 64 random hex digits
-  std::vector<std::byte> token(lp::kIdentityTokenSize);
-  for (std::size_t i = 0; i < token.size(); ++i) token[i] = static_cast<std::byte>(key[i]);
-  return token;
 }
 
 }  // namespace

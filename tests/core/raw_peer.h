@@ -20,6 +20,7 @@
 #include "frame_cipher.h"
 #include "handshake.h"
 #include "host_port.h"
+#include "job_key.h"
 #include "message.h"
 #include "system_call.h"
 #include "tcp_socket.h"
@@ -36,6 +37,14 @@ inline FileDescriptor connect_blocking(const std::string& endpoint, std::chrono:
   const timeval limit{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
   SystemCall("SO_RCVTIMEO", ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit));
   return fd;
+}
+
+// An identity token no engine issued: a process of its own, as far as the server can tell.
+inline std::vector<std::byte> random_token() {
+  const std::string key = make_job_key();  // 64 random hex digits
+  std::vector<std::byte> token(kIdentityTokenSize);
+  for (std::size_t i = 0; i < token.size(); ++i) token[i] = static_cast<std::byte>(key[i]);
+  return token;
 }
 
 class RawPeer {
@@ -109,6 +118,16 @@ class RawPeer {
 
   // Closes our side (FIN); the server then sees the end of the stream.
   void close() { fd_.reset(); }
+  // Ends our sending (FIN) and keeps reading: the server sees the end of the stream.
+  void finish_sending() { ::shutdown(fd_.get(), SHUT_WR); }
+
+  // After handshake(): the type of the server's next frame, opened as the engine would; nothing if
+  // the stream ended, a frame did not open, or the receive timed out.
+  std::optional<FrameType> next_frame_type() {
+    auto frame = next_frame();
+    if (!frame || !handshake_->opener()->open(frame->header, frame->payload, frame->tag)) return std::nullopt;
+    return frame->type;
+  }
 
   // True if the server closes the connection before the timeout (frames it sends are skipped).
   bool closed_by_server() {
