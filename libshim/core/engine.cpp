@@ -488,8 +488,8 @@ void Engine::Impl::sweep_closed() {
   }
 }
 
-// The goodbye's close. Closing a socket at once after the goodbye lost the last ACK (an ASan run of
-// engine_loopback_test, about one exit in six): the peer, before reading our ACK and goodbye, still
+// The goodbye's close. Closing a socket at once after the goodbye lost the last ACK (ASan runs of
+// engine_loopback_test's newcomer case, a third of them): the peer, before reading our ACK and goodbye, still
 // wrote to us (a re-send, a keep-alive); our closed socket answered with RST, the peer's next send
 // failed and its engine closed that connection without reading the ACK queued in front of the
 // goodbye. So each established connection writes what it holds, ends its sending (FIN after the
