@@ -188,9 +188,9 @@ Engine::Impl::Impl(Config config)
     try {
       socklen_t length = 0;
       const sockaddr_storage address = resolve(parse_host_port(peer, true), length);
-      return path_keeper_.known_worth_datagrams(path_cache_key(address_text(address), peer));
+      return path_keeper_.judge_before_dial(path_cache_key(address_text(address), peer));
     } catch (const std::exception&) {
-      return false;  // the dial will fail and say why; until then nothing is known of the path
+      return DialJudgement::kAtHandshake;  // the dial will fail and say why; until then nothing is known of the path
     }
   });
   if (!config_.stats_path.empty()) {
@@ -311,8 +311,7 @@ void Engine::Impl::handle_event(const LoopEvent& event, Clock::time_point now) {
     mailbox_.drain_wake();
   } else if (event.tag == &datagram_tag_) {
     if (event.readable) {
-      datagrams_->on_readable(endpoint_, endpoint_.received());
-      mailbox_.deliver(endpoint_.received());
+      datagrams_->on_readable(endpoint_, endpoint_.received());  // delivered by drain_commands
     }
     if (event.writable) flush_datagrams();
   } else if (event.tag == &stats_tag_) {
@@ -336,8 +335,7 @@ void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
   std::size_t bytes = 0;
   const IoStatus status = connection.link->read(
       connection.reader(), connection.authenticated() ? kReadBudget : kHandshakeReadBudget, bytes, error);
-  endpoint_.on_read(connection, status, error, now);
-  mailbox_.deliver(endpoint_.received());
+  endpoint_.on_read(connection, status, error, now);  // what it received is delivered by drain_commands
   if (bytes > 0 && connection.state == ConnectionState::kEstablished) connection.link->after_read();
 }
 
@@ -423,6 +421,9 @@ void Engine::Impl::drain_commands(Clock::time_point now) {
   // After the failures: the replaced session's, if any, is reported on the old process's slot.
   for (Session* fresh : endpoint_.take_replacements()) fresh->mailbox = mailbox_.slot_for_newcomer(fresh->peer());
   endpoint_.forget_replaced();
+  // Only now, after the replacements: a newcomer's first messages (0.5-RTT data read with its
+  // IDENTIFY) would else reach the application while the endpoint's slot is still the failed one
+  // of the process before it, and the application's answer would go to that slot.
   mailbox_.deliver(endpoint_.received());
 }
 
