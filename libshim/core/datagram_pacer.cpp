@@ -39,10 +39,14 @@ constexpr std::uint32_t kStartupDelaySamples = 8;
 // bottleneck: the smoothed RTT (which the queue inflates) and 2/ln 2 allowed up to 5.8 BDPs, and
 // a one-BDP queue overflowed by tens of thousands of datagrams on geo before any exit acted.
 constexpr double kStartupWindowGain = 2.0;
-// Start-up's first window: 64 datagrams (~94 KB), more than TCP's 10 segments because a long path
+// Start-up's first window: 96 datagrams (~141 KB), more than TCP's 10 segments because a long path
 // pays every doubling with a whole round trip (540 ms on geo), and a datagram path has no one else
-// to share its first round with that TCP's small window would protect.
-constexpr double kInitialWindowBytes = 64 * kDatagramBytes;
+// to share its first round with that TCP's small window would protect. It is what the tcp carrier
+// sends in its first round trip too (10 initial windows, over its 2 streams and 8 spill streams),
+// and it holds 100 x 1 KiB messages (one datagram each, ~1.1 KB on the wire): 64 datagrams left a
+// new long path's 1 KiB first batch a round trip behind tcp's (libshim/README.md, "A new long path
+// on datagrams").
+constexpr double kInitialWindowBytes = 96 * kDatagramBytes;
 // Never less than this in flight: enough ACKs per round to keep measuring.
 constexpr double kMinWindowBytes = 4 * kDatagramBytes;
 // Cruising window: two bandwidth-delay products, so delayed or thinned ACKs do not starve pacing.
@@ -144,7 +148,7 @@ constexpr double kSeedConfirmShare = 0.8;
 // 2/ln 2: the seed is usually close to the path, and 2.885 x it fills a one-BDP queue in half a
 // round trip, long before the next round's delay test can stop it (measured in the simulation:
 // as many drops as a cold start-up); 2 x fills it in one round trip. A seed too low still ramps
-// faster than a cold start-up, which starts from 64 datagrams.
+// faster than a cold start-up, which starts from its first window (kInitialWindowBytes).
 constexpr double kSeedStartupGain = 2.0;
 // A re-sent datagram acknowledged sooner than this share of the minimum RTT after the re-send was
 // delivered by its earlier copy: the re-send was not needed (no loss). On geo a loaded host's
@@ -155,14 +159,15 @@ constexpr double kResendAckRttShare = 0.9;
 constexpr double kSeedEvidenceDatagrams = 16;
 
 // Start-up jump (issue 11: a new path fills in far fewer round trips than doubling's ~10 on geo).
-// The train: start-up's first window, sent back to back (TCP sends its initial window so too). A
+// The train: the first 64 datagrams of start-up's first window, sent back to back (TCP sends its
+// initial window so too; the rest of the window follows at start-up's pace). A
 // bottleneck slower than the sender spreads it to its own rate: 64 datagrams of 1500 bytes take
 // 4.9 ms at 155 Mbit/s, against 0.65 ms for the sender to hand them to the emulated link.
 constexpr std::uint64_t kTrainDatagrams = 64;
 // The event loop hands a burst to the socket in one turn: a datagram sent this long after the
 // train's last is another burst, and a new train begins with it.
 constexpr ArqDuration kTrainGap = std::chrono::milliseconds(1);
-static_assert(kTrainDatagrams * kDatagramBytes <= kInitialWindowBytes, "the train is the first window");
+static_assert(kTrainDatagrams * kDatagramBytes <= kInitialWindowBytes, "the train opens the first window");
 // Fewer datagrams, or fewer ACKs after the first, say too little: a few ACKs bunched by a busy
 // receiver would decide the rate.
 constexpr std::uint64_t kMinTrainDatagrams = 16;
