@@ -61,18 +61,20 @@ bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verd
   return min_rtt >= kAutoMinRtt && peer_verdict == 1;
 }
 
+bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt) { return handshake_rtt >= kAutoMinRtt; }
+
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs) {
   const bool we_ask_udp = ours.setting == CarrierChoice::kUdp;
   const bool they_ask_udp = theirs.setting == CarrierChoice::kUdp;
   if (ours.setting == CarrierChoice::kTcp && they_ask_udp && ours.chosen_by_auto) {
-    return {false, std::string("LONGPIPE_CARRIER is auto here, which chose tcp before dialling (its path cache does not "
-                               "know this path as worth datagrams), and udp at the peer: set udp at both ends, or auto "
-                               "at the peer")};
+    return {false, std::string("LONGPIPE_CARRIER is auto here, which chose tcp for this path (its path cache does not "
+                               "know it as worth datagrams, or its handshake's round trip is short), and udp at the "
+                               "peer: set udp at both ends, or auto at the peer")};
   }
   if ((ours.setting == CarrierChoice::kTcp && they_ask_udp) || (we_ask_udp && theirs.setting == CarrierChoice::kTcp)) {
     return {false, std::string("LONGPIPE_CARRIER is ") + carrier_name(ours.setting) + " here and " +
                        carrier_name(theirs.setting) + " at the peer" +
-                       (we_ask_udp ? " (set there, or chosen there by auto before dialling a path it does not know)" : "") +
+                       (we_ask_udp ? " (set there, or chosen there by auto for a path it judged tcp's)" : "") +
                        ": set the same at both ends (or auto at the acceptor)"};
   }
   if (ours.setting == CarrierChoice::kTcp || theirs.setting == CarrierChoice::kTcp) return {false, std::nullopt};

@@ -19,6 +19,8 @@
 // 0.5-RTT data and dials spill streams as LONGPIPE_CARRIER=tcp does. One that does offers auto
 // preferring datagrams: an auto acceptor follows, a tcp acceptor makes it tcp. The table is
 // unchanged (no wire change): an acceptor's own preference only matters against an older dialler.
+// It decides before its first dial on a path its cache knows (DialJudgement), else at CHALLENGE
+// by the handshake's round trip: its IDENTIFY, which carries the offer, answers CHALLENGE.
 #pragma once
 
 #include <chrono>
@@ -94,5 +96,22 @@ bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_b
 // the dialler decides. Heeded only by a dialler's decision, never put in an acceptor's own view
 // on the wire: else two ends could keep each other's old verdict alive.
 bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verdict);
+
+// 4. A long path the cache does not know (a new path, or the entry the handshake's round trip
+// contradicts): the round trip alone, measured by the handshake (HELLO -> CHALLENGE). Of the three
+// reasons above a new path can show none before its first data, and tcp lost to datagrams on each
+// that the first session meets there (libshim/README.md, "A new long path on datagrams": geo,
+// fresh processes, same minutes): the CFD demo's cold frames 5.3x / 8.4x the frame floor on tcp,
+// 1.46x / 2.6x on datagrams; 1 MiB x 100 first batch 1.78x against 1.61x; 1 % loss 46 % of the
+// link's rate against 90 %. What it costs: the 0.5-RTT data tcp sends with IDENTIFY (a 1 KiB
+// first batch's one round trip), and on a path found short the spill streams follow CHALLENGE.
+bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt);
+
+// auto's judgement of a path before a session's first dial, from the path cache alone.
+enum class DialJudgement {
+  kTcp,            // the cache knows the path and none of reasons 1-3 holds (or this end has no UDP)
+  kDatagrams,      // one of reasons 1-3 holds; the handshake's round trip must still confirm the entry
+  kAtHandshake,    // the cache does not know the path: reason 4 decides at CHALLENGE
+};
 
 }  // namespace lp

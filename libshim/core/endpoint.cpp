@@ -172,7 +172,11 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
     // decision below judges the path by it (with HELLO in the SYN it is the only one).
     note_challenge_time(connection, now);
     // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
-    if (connection.session != nullptr) handshake.set_carrier_offer(offer_for(*connection.session, connection).encode());
+    if (Session* session = connection.session) {
+      const bool deciding = !session->offer;
+      handshake.set_carrier_offer(offer_for(*session, connection).encode());
+      if (deciding) dial_spill_streams(*session, now);
+    }
   }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
   switch (step) {
@@ -262,7 +266,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
 // 0.5-RTT data: DATA right behind our AUTH and IDENTIFY, sealed under keys of both nonces, but only
 // on a session's first connections: on a later one the peer may have restarted at that address, and
 // its IDENTIFY must be checked first (libshim/README.md, "Security"). Only on a session that is TCP
-// whatever the peer offers (tcp, or auto that chose tcp before dialling: Session::tcp_certain): on
+// whatever the peer offers (tcp, or auto that chose tcp: Session::tcp_certain): on
 // datagrams the control connection carries no DATA (the peer's offer is compared at Session::confirm;
 // a peer set to udp fails the session).
 bool Endpoint::may_send_early(const Connection& connection) const {
@@ -327,12 +331,21 @@ void Endpoint::establish(Connection& connection, Clock::time_point now, bool pro
 }
 
 CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection) {
-  if (!session.offer && session.worth_datagrams_before_dial) {
-    // We dialled (whichever connection this is): our decision, datagrams only if the handshake's
-    // round trip confirms the cache's entry. Never datagrams once tcp was decided (spill streams dialled).
-    const bool worth = *session.worth_datagrams_before_dial && datagrams_ready_ && judge_path_ &&
-                       judge_path_(connection, session.peer(), true);
-    session.offer = dialler_offer(config_.carrier, datagrams_ready_, worth);
+  if (!session.offer && session.judgement_before_dial) {
+    // We dialled (whichever connection this is): our decision. Never datagrams once tcp was decided
+    // (spill streams dialled, 0.5-RTT data sent). A known path's entry must be confirmed by the
+    // handshake's round trip; one it contradicts is a new path, judged by that round trip alone.
+    const auto handshake_rtt = std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt);
+    const bool long_new_path = handshake_rtt.count() > 0 && new_path_worth_datagrams(handshake_rtt);
+    bool worth = false;
+    switch (*session.judgement_before_dial) {
+      case DialJudgement::kTcp: break;
+      case DialJudgement::kDatagrams:
+        worth = (judge_path_ && judge_path_(connection, session.peer(), true)) || long_new_path;
+        break;
+      case DialJudgement::kAtHandshake: worth = long_new_path; break;
+    }
+    session.offer = dialler_offer(config_.carrier, datagrams_ready_, worth && datagrams_ready_);
   }
   if (!session.offer) {
     // An acceptor (or tcp/udp): auto states its own view, which a dialler's decision overrides.
@@ -355,17 +368,27 @@ void Endpoint::pump(Session& session, Clock::time_point now) {
 void Endpoint::service(Session& session, Clock::time_point now, bool reading_paused) {
   if (session.failed()) return;
   pump(session, now);
-  if (config_.carrier == CarrierChoice::kAuto && !session.offer && !session.worth_datagrams_before_dial &&
+  if (config_.carrier == CarrierChoice::kAuto && !session.offer && !session.judgement_before_dial &&
       session.may_dial()) {
-    // auto: the dialler decides before its first dial, so that on tcp its first dial already
-    // brings the spill streams and its IDENTIFY the 0.5-RTT data (carrier_choice.h).
-    session.worth_datagrams_before_dial = datagrams_ready_ && judge_before_dial_ && judge_before_dial_(session.peer());
+    // auto: the dialler decides before its first dial if its cache knows the path, so that on tcp
+    // its first dial already brings the spill streams and its IDENTIFY the 0.5-RTT data; else at
+    // CHALLENGE (carrier_choice.h).
+    session.judgement_before_dial = !datagrams_ready_    ? DialJudgement::kTcp
+                                    : judge_before_dial_ ? judge_before_dial_(session.peer())
+                                                         : DialJudgement::kAtHandshake;
   }
   Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
   keep_spill_budget(session, actions.dial);
   for (std::size_t stream : actions.dial) dial(session, stream, now, actions.attempt_limit);
   for (std::size_t stream : actions.probe) dial(session, stream, now, actions.probe_limit);
   if (actions.failure) fail_session(session, *actions.failure, now);
+}
+
+void Endpoint::dial_spill_streams(Session& session, Clock::time_point now) {
+  std::vector<std::size_t> slots = session.spill_slots_to_dial();
+  keep_spill_budget(session, slots);
+  if (!slots.empty()) session.note_spill_dialled_late();
+  for (std::size_t slot : slots) dial(session, slot, now, config_.connect_timeout);
 }
 
 void Endpoint::keep_spill_budget(Session& session, std::vector<std::size_t>& dials) {

@@ -66,9 +66,10 @@ class Endpoint {
   // `dialler`: the judgement is this end's decision (it may heed the peer's earlier verdict), not
   // an acceptor's own view.
   using PathJudge = std::function<bool(const Connection& connection, const std::string& peer_endpoint, bool dialler)>;
-  // `judge_before_dial`: the same judge before a session's first dial, from the peer's endpoint
-  // alone (no connection, no round trip yet): with auto the dialler decides (carrier_choice.h).
-  using PeerJudge = std::function<bool(const std::string& peer_endpoint)>;
+  // `judge_before_dial`: the path cache's judgement before a session's first dial, from the peer's
+  // endpoint alone (no connection, no round trip yet): with auto the dialler decides, at the dial
+  // on a path the cache knows, else at CHALLENGE (carrier_choice.h). None: decided at CHALLENGE.
+  using PeerJudge = std::function<DialJudgement(const std::string& peer_endpoint)>;
   void set_carrier_capability(bool datagrams_ready, PathJudge judge, PeerJudge judge_before_dial = nullptr) {
     datagrams_ready_ = datagrams_ready;
     judge_path_ = std::move(judge);
@@ -130,6 +131,9 @@ class Endpoint {
   bool may_send_early(const Connection& connection) const;
   // Grants `session` its spill streams while the budget lasts; past it, drops them from `dials`.
   void keep_spill_budget(Session& session, std::vector<std::size_t>& dials);
+  // auto decided tcp at CHALLENGE (DialJudgement::kAtHandshake): the spill streams a tcp session
+  // dials with its first connection go now.
+  void dial_spill_streams(Session& session, Clock::time_point now);
   void dial(Session& session, std::size_t stream, Clock::time_point now, Clock::duration attempt_limit);
   void pump(Session& session, Clock::time_point now);
   void mark_flush(Connection& connection);

@@ -240,17 +240,18 @@ bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::ch
   return path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached));
 }
 
-bool PathKeeper::known_worth_datagrams(const std::string& key) const {
-  if (file_.empty() || key.empty()) return false;
+DialJudgement PathKeeper::judge_before_dial(const std::string& key) const {
+  if (file_.empty() || key.empty()) return DialJudgement::kAtHandshake;
+  const auto heard = newest(key);
+  if (!heard) return DialJudgement::kAtHandshake;
   std::optional<PathSnapshot> known;
   if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
   if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
-  if (known && path_prefers_datagrams(known->min_rtt, known->loss_ppm)) return true;
-  if (const auto heard = newest(key); heard && path_peer_judged_datagrams(heard->min_rtt, heard->peer_verdict)) {
-    return true;
-  }
+  if (known && path_prefers_datagrams(known->min_rtt, known->loss_ppm)) return DialJudgement::kDatagrams;
+  if (path_peer_judged_datagrams(heard->min_rtt, heard->peer_verdict)) return DialJudgement::kDatagrams;
   const auto cached = cache_.find(key, now_unix());
-  return cached && path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached));
+  return cached && path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached)) ? DialJudgement::kDatagrams
+                                                                                    : DialJudgement::kTcp;
 }
 
 std::optional<PathSnapshot> PathKeeper::newest(const std::string& key) const {

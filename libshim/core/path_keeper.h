@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "carrier_choice.h"
 #include "config.h"
 #include "path_cache.h"
 #include "stats.h"
@@ -48,8 +49,9 @@ class PathKeeper {
   bool prefers_datagrams(const std::string& key, std::optional<std::chrono::microseconds> handshake_rtt,
                          bool heed_peer_verdict) const;
   // The dialler's judgement before a dial, with no round trip measured yet: the entry taken at its
-  // word (prefers_datagrams checks it against the handshake before the offer goes out).
-  bool known_worth_datagrams(const std::string& key) const;
+  // word (prefers_datagrams checks it against the handshake before the offer goes out); with no
+  // entry (or no cache), kAtHandshake: the handshake's round trip decides (new_path_worth_datagrams).
+  DialJudgement judge_before_dial(const std::string& key) const;
   // The cache's counters, into the engine-wide statistics.
   void add_statistics(EndpointStatistics& statistics) const;
 

@@ -52,7 +52,7 @@ Session::Session(std::string peer, const ArqConfig& arq_config, const Config& co
 bool Session::tcp_certain() const {
   if (config_.carrier == CarrierChoice::kTcp) return true;
   if (offer) return offer_binds_tcp(*offer);
-  return worth_datagrams_before_dial == false;  // decided, and the offer will say tcp
+  return judgement_before_dial == DialJudgement::kTcp;  // decided, and the offer will say tcp
 }
 
 std::optional<std::string> Session::agree_carrier_with(const Connection& connection) {
@@ -283,8 +283,8 @@ void Session::send_ack(Connection& stream, const ArqAck& ack, Clock::time_point 
 bool Session::cold_gathering(Clock::time_point now) const {
   if (now >= gather_until_) return false;
   for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
-    if ((slot < streams_.own_streams() || StreamScheduler::is_spill_slot(slot)) && streams_.stream(slot) == nullptr &&
-        !streams_.attempts(slot).empty()) {
+    const bool gathered = slot < streams_.own_streams() || (StreamScheduler::is_spill_slot(slot) && !spill_dialled_late_);
+    if (gathered && streams_.stream(slot) == nullptr && !streams_.attempts(slot).empty()) {
       return true;
     }
   }

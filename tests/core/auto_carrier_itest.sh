@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # LONGPIPE_CARRIER=auto decided by the dialler (carrier_choice.h), across the emulated link (ctest
-# fixture auto-link: 50 ms each way, 100 ms round trip: as long as auto's shortest long path,
-# kAutoMinRtt). Checked through the statistics, never through timing:
-#   1. a new path (fresh cache): the session is tcp from the first byte: its 8 spill streams come
-#      up and its first messages go as 0.5-RTT data (early_messages), as with LONGPIPE_CARRIER=tcp;
+# fixture auto-link: 60 ms each way, 120 ms round trip: longer than auto's shortest long path,
+# kAutoMinRtt, 100 ms). Checked through the statistics, never through timing:
+#   0. a new short path (site a to a server in site a): decided tcp at CHALLENGE by its round trip;
+#      its 8 spill streams come up and its first messages go as 0.5-RTT data (early_messages), as
+#      with LONGPIPE_CARRIER=tcp;
+#   1. a new long path (fresh cache): decided datagrams at CHALLENGE by its round trip;
 #   2. a path the dialler's cache knows (a warm-start entry of this path): datagrams, the auto
 #      acceptor following;
 #   3. the same, the acceptor's UDP port taken (its engine offers TCP only): tcp, all delivered;
 #   4. the same, the acceptor set to tcp: tcp, all delivered;
-#   5. a new path, the acceptor set to udp: the session fails with the clear error;
+#   5. the acceptor set to udp: a new long path agrees on udp; a path the cache knows as tcp's
+#      (its rate too low to be worth datagrams) fails with the clear error;
 #   6. the peer's verdict: the end that only answered saves the auto dialler's choice of datagrams
 #      and follows it when it dials back, though its own entry (its replies' rate) says tcp.
 set -euo pipefail
@@ -50,16 +53,27 @@ print(eval(sys.argv[2]))
 PY
 }
 
+# A server in site a: the short path (run 0), and the peer site b dials back (run 7).
+env LONGPIPE_PATH_CACHE=off "$WAN" exec a "$PERF" serve --port $((PORT + 5)) >"$WORK/serve-a.out" 2>&1 &
+PIDS+=($!)
+wait_for_server serve-a
+LONGPIPE_PATH_CACHE=$CACHE LONGPIPE_STATS=$WORK/run0.json "$WAN" exec a "$PERF" run --peer 127.0.0.1:$((PORT + 5)) \
+  --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run0.out" 2>&1 || { cat "$WORK/run0.out" >&2; fail "run 0 failed"; }
+[[ $(field 0 's["carrier"]') == tcp ]] || fail "run 0: carrier $(field 0 's["carrier"]') on a new short path"
+[[ $(field 0 's["spill_streams"]') == 8 ]] || fail "run 0: $(field 0 's["spill_streams"]') spill streams, expected 8"
+early=$(field 0 's["early_messages"]')
+((early > 0)) || fail "run 0: no 0.5-RTT data (early_messages $early)"
+pass "a new short path: tcp decided at CHALLENGE, 8 spill streams, $early messages sent as 0.5-RTT data"
+rm -f "$CACHE"
+
 serve auto $PORT
 run 1 $PORT || { cat "$WORK/run1.out" >&2; fail "run 1 failed"; }
-[[ $(field 1 's["carrier"]') == tcp ]] || fail "run 1: carrier $(field 1 's["carrier"]') on a new path"
-[[ $(field 1 's["spill_streams"]') == 8 ]] || fail "run 1: $(field 1 's["spill_streams"]') spill streams, expected 8"
-early=$(field 1 's["early_messages"]')
-((early > 0)) || fail "run 1: no 0.5-RTT data (early_messages $early)"
-pass "a new path: tcp from the first byte, 8 spill streams, $early messages sent as 0.5-RTT data"
+[[ $(field 1 's["carrier"]') == udp ]] || fail "run 1: carrier $(field 1 's["carrier"]') on a new long path"
+[[ $(field 1 's["spill_streams"]') == 0 && $(field 1 's["early_messages"]') == 0 ]] || fail "run 1: spill or early data on datagrams"
+pass "a new long path: datagrams decided at CHALLENGE by the handshake's round trip"
 
-# A warm-start entry of this path: 100 ms, 50 Mbit/s (625 KB, 43 initial windows: carrier_choice.h).
-printf '# longpipe path cache 1\n10.77.0.2 %s 100000 6250000 200 4000000 8000000\n' "$(date +%s)" >"$CACHE.known"
+# A warm-start entry of this path: 120 ms, 50 Mbit/s (750 KB, 52 initial windows: carrier_choice.h).
+printf '# longpipe path cache 1\n10.77.0.2 %s 120000 6250000 200 4000000 8000000\n' "$(date +%s)" >"$CACHE.known"
 cp "$CACHE.known" "$CACHE"
 run 2 $PORT || { cat "$WORK/run2.out" >&2; fail "run 2 failed"; }
 [[ $(field 2 's["carrier"]') == udp ]] || fail "run 2: carrier $(field 2 's["carrier"]') on a known path"
@@ -88,9 +102,13 @@ pass "datagrams chosen, the acceptor set to tcp: tcp, everything delivered"
 
 serve udp $((PORT + 3)) LONGPIPE_CARRIER=udp
 rm -f "$CACHE"
-if run 5 $((PORT + 3)); then cat "$WORK/run5.out" >&2; fail "run 5: a new path's auto dialler and a udp acceptor agreed"; fi
-grep -q "LONGPIPE_CARRIER is auto here, which chose tcp" "$WORK/run5.out" || { cat "$WORK/run5.out" >&2; fail "run 5: not the clear error"; }
-pass "a new path's auto dialler against an acceptor set to udp: the clear error"
+run 5 $((PORT + 3)) || { cat "$WORK/run5.out" >&2; fail "run 5: a new long path's auto dialler and a udp acceptor did not agree"; }
+[[ $(field 5 's["carrier"]') == udp ]] || fail "run 5: carrier $(field 5 's["carrier"]') against a udp acceptor"
+# This path known as tcp's: 120 ms at 0.2 MB/s (24 KB: far below the warm start's 32 initial windows).
+printf '# longpipe path cache 1\n10.77.0.2 %s 120000 200000 20 4000000 8000000\n' "$(date +%s)" >"$CACHE"
+if run 9 $((PORT + 3)); then cat "$WORK/run9.out" >&2; fail "run 9: auto that chose tcp and a udp acceptor agreed"; fi
+grep -q "LONGPIPE_CARRIER is auto here, which chose tcp" "$WORK/run9.out" || { cat "$WORK/run9.out" >&2; fail "run 9: not the clear error"; }
+pass "an acceptor set to udp: a new long path agrees on udp; a path known as tcp's fails with the clear error"
 
 # The peer's verdict (carrier_choice.h, path_peer_judged_datagrams), as in the CFD demo: the end that
 # only answered holds its replies' rate for the path (its own judgement: tcp), but heard the dialler,
@@ -111,9 +129,6 @@ dial_from_b() {
   LONGPIPE_PATH_CACHE=$B_CACHE LONGPIPE_STATS=$WORK/run$1.json "$WAN" exec b "$PERF" run --peer site-a:"$2" \
     --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$1.out" 2>&1 || { cat "$WORK/run$1.out" >&2; fail "run $1 failed"; }
 }
-env LONGPIPE_PATH_CACHE=off "$WAN" exec a "$PERF" serve --port $((PORT + 5)) >"$WORK/serve-a.out" 2>&1 &
-PIDS+=($!)
-wait_for_server serve-a
 dial_from_b 7 $((PORT + 5))
 [[ $(field 7 's["carrier"]') == udp ]] || fail "run 7: carrier $(field 7 's["carrier"]'): site b did not heed site a's verdict"
 # The control: the same entry with the verdict "tcp" (its own judgement alone) dials tcp.

@@ -163,3 +163,10 @@ TEST_CASE("auto is decided by the dialler: tcp on a path it does not know, bindi
     CHECK_FALSE(lp::offer_binds_tcp(acceptor_auto));  // an acceptor's auto follows whoever dialled
   }
 }
+
+TEST_CASE("auto on a path the cache does not know: the handshake's round trip decides") {
+  CHECK(lp::new_path_worth_datagrams(std::chrono::milliseconds(540)));  // geo
+  CHECK(lp::new_path_worth_datagrams(lp::kAutoMinRtt));
+  CHECK_FALSE(lp::new_path_worth_datagrams(lp::kAutoMinRtt - std::chrono::microseconds(1)));
+  CHECK_FALSE(lp::new_path_worth_datagrams(std::chrono::milliseconds(20)));  // a short path keeps tcp's 0.5-RTT data
+}

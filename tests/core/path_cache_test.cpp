@@ -224,13 +224,14 @@ TEST_CASE("auto: a dialler heeds the peer's verdict on a long path; an acceptor'
   lp::Config config;
   config.path_cache = file;
   const lp::PathKeeper keeper(config);
-  CHECK(keeper.known_worth_datagrams("heard"));                 // before the dial
+  CHECK(keeper.judge_before_dial("heard") == lp::DialJudgement::kDatagrams);  // before the dial
   CHECK(keeper.prefers_datagrams("heard", 541ms, true));         // the dialler's offer
   CHECK_FALSE(keeper.prefers_datagrams("heard", 541ms, false));  // the acceptor's own view
   CHECK_FALSE(keeper.prefers_datagrams("heard", 50ms, true));    // another path behind the address
-  CHECK_FALSE(keeper.known_worth_datagrams("refused"));
+  CHECK(keeper.judge_before_dial("refused") == lp::DialJudgement::kTcp);
   CHECK_FALSE(keeper.prefers_datagrams("refused", 541ms, true));
-  CHECK_FALSE(keeper.known_worth_datagrams("short"));  // shorter than kAutoMinRtt
+  CHECK(keeper.judge_before_dial("short") == lp::DialJudgement::kTcp);  // shorter than kAutoMinRtt
+  CHECK(keeper.judge_before_dial("unknown") == lp::DialJudgement::kAtHandshake);  // the handshake decides
   CHECK_FALSE(keeper.prefers_datagrams("short", 20ms, true));
 }
 

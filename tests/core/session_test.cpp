@@ -595,15 +595,15 @@ TEST_CASE("endpoint: only its first kSpillingSessions sessions dial spill stream
   CHECK(last.handle_timeout(kStart + 1s, false).dial == std::vector<std::size_t>{0, 1});
 }
 
-TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler: on a path it does not know, tcp from the first dial") {
+TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler before its first dial on a path its cache knows") {
   Config config = SpillingSession::make_config(8);
   config.key = "secret";
   config.carrier = CarrierChoice::kAuto;
   Endpoint endpoint(config, "a:1", [] { return std::vector<std::byte>(32, std::byte{7}); });
-  bool known = false;  // the path cache's judgement before the dial
+  DialJudgement known = DialJudgement::kTcp;  // the path cache's judgement before the dial
   endpoint.set_carrier_capability(
       true, [](const Connection&, const std::string&, bool) { return true; }, [&](const std::string&) { return known; });
-  SECTION("a new path: spill streams with the first dial, messages taken at once, as with tcp") {
+  SECTION("a path the cache knows as tcp's: spill streams with the first dial, messages taken at once, as with tcp") {
     Session& session = endpoint.session_for("b:1", kStart);
     session.allow_dialling();
     endpoint.service(session, kStart, false);
@@ -611,12 +611,21 @@ TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler: on a path it 
     CHECK(session.tcp_certain());
   }
   SECTION("a path the cache knows as worth datagrams: no spill streams, the acceptor's offer is awaited") {
-    known = true;
+    known = DialJudgement::kDatagrams;
     Session& session = endpoint.session_for("b:1", kStart);
     session.allow_dialling();
     endpoint.service(session, kStart, false);
     CHECK(endpoint.take_dials().size() == 2u);
     CHECK_FALSE(session.tcp_certain());
+  }
+  SECTION("a path the cache does not know: undecided until CHALLENGE, so no spill streams yet") {
+    known = DialJudgement::kAtHandshake;
+    Session& session = endpoint.session_for("b:1", kStart);
+    session.allow_dialling();
+    endpoint.service(session, kStart, false);
+    CHECK(endpoint.take_dials().size() == 2u);
+    CHECK_FALSE(session.tcp_certain());
+    CHECK_FALSE(session.offer);
   }
   SECTION("a session the peer dialled first (an acceptor's): not decided here") {
     Session& session = endpoint.session_for("b:1", kStart);
@@ -624,7 +633,7 @@ TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler: on a path it 
     session.allow_dialling();
     endpoint.service(session, kStart, false);
     CHECK(endpoint.take_dials().size() == 2u);
-    CHECK_FALSE(session.worth_datagrams_before_dial);
+    CHECK_FALSE(session.judgement_before_dial);
   }
 }
 
@@ -742,5 +751,56 @@ TEST_CASE("endpoint: the handshake round trip with HELLO in the SYN (TCP Fast Op
   }
   SECTION("HELLO in a SYN whose data the peer's host did not take: not two round trips, the kernel's SYN RTT") {
     CHECK(run(true, false, 2 * kRoundTrip) == std::chrono::microseconds(kKernelSynRtt));
+  }
+}
+
+TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE by the handshake's round trip") {
+  Config config = SpillingSession::make_config(8);
+  config.key = "secret";
+  config.carrier = CarrierChoice::kAuto;
+  const auto nonces = [] { return std::vector<std::byte>(32, std::byte{7}); };
+  Endpoint dialler(config, "a:1", nonces);
+  Endpoint acceptor(config, "b:1", nonces);
+  // Neither cache knows the path; the dialler's judge of a known entry would say datagrams, which
+  // must not matter here.
+  dialler.set_carrier_capability(
+      true, [](const Connection&, const std::string&, bool) { return true; },
+      [](const std::string&) { return DialJudgement::kAtHandshake; });
+  acceptor.set_carrier_capability(true, [](const Connection&, const std::string&, bool) { return false; });
+  Session& session = dialler.session_for("b:1", kStart);
+  session.allow_dialling();
+  dialler.service(session, kStart, false);
+  const auto dials = dialler.take_dials();
+  REQUIRE(dials.size() == 2u);  // the session's own streams; the spill streams wait for the decision
+  Connection& out = *dials.front();
+
+  // The connect and HELLO -> CHALLENGE take `round_trip` each (no Fast Open).
+  auto challenge_after = [&](Clock::duration round_trip) {
+    out.link = std::make_unique<FastOpenLink>(false, false, 0);
+    const auto connected = kStart + round_trip;
+    dialler.on_connected(out, "", connected);
+    Connection* in = acceptor.on_accepted(std::make_unique<FastOpenLink>(false, false, 0), connected);
+    REQUIRE(in != nullptr);
+    deliver(out, acceptor, *in, connected);  // HELLO -> CHALLENGE
+    deliver(*in, dialler, out, connected + round_trip);
+    REQUIRE(session.offer);
+    return *session.offer;
+  };
+  SECTION("a long round trip (geo's 540 ms): auto preferring datagrams, no spill streams, no early data") {
+    const CarrierOffer offer = challenge_after(540ms);
+    CHECK(offer.setting == CarrierChoice::kAuto);
+    CHECK(offer.prefers_datagrams);
+    CHECK_FALSE(session.tcp_certain());
+    CHECK(dialler.take_dials().empty());
+    CHECK(session.counters().early_messages == 0);
+  }
+  SECTION("a short round trip (20 ms): plain tcp, bound at once, and the spill streams dialled now") {
+    const CarrierOffer offer = challenge_after(20ms);
+    CHECK(offer.setting == CarrierChoice::kTcp);
+    CHECK(session.tcp_certain());
+    std::vector<std::size_t> spill;
+    for (Connection* dial : dialler.take_dials()) spill.push_back(dial->stream);
+    CHECK(spill.size() == 8u);
+    CHECK(std::all_of(spill.begin(), spill.end(), [](std::size_t slot) { return StreamScheduler::is_spill_slot(slot); }));
   }
 }
