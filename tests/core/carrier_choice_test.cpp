@@ -114,12 +114,12 @@ TEST_CASE("auto warm-starts datagrams on a known long path whose BDP slow start 
   CHECK_FALSE(lp::path_warm_starts_datagrams(540ms, 1e5));
 }
 
-TEST_CASE("auto is decided by the dialler: tcp on a path it does not know, binding before the acceptor answers",
+TEST_CASE("auto is decided by the dialler: tcp on a path it judges tcp's, binding before the acceptor answers",
           "[carrier]") {
   const auto dialler = [](bool worth, bool ready = true) { return lp::dialler_offer(CarrierChoice::kAuto, ready, worth); };
   const auto acceptor_auto = offer(CarrierChoice::kAuto), acceptor_tcp = offer(CarrierChoice::kTcp),
              acceptor_udp = offer(CarrierChoice::kUdp);
-  SECTION("a new path (nothing in the cache judges it): tcp whatever the acceptor's auto thinks") {
+  SECTION("a path judged tcp's (known so, or short at CHALLENGE): tcp whatever the acceptor's auto thinks") {
     const CarrierOffer ours = dialler(false);
     CHECK(lp::offer_binds_tcp(ours));  // 0.5-RTT data and spill streams before the acceptor answers
     CHECK_FALSE(both(ours, acceptor_auto).datagrams);
