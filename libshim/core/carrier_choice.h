@@ -24,6 +24,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -97,15 +98,21 @@ bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_b
 // on the wire: else two ends could keep each other's old verdict alive.
 bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verdict);
 
-// 4. A long path the cache does not know (a new path, or the entry the handshake's round trip
-// contradicts): the round trip alone, measured by the handshake (HELLO -> CHALLENGE). Of the three
-// reasons above a new path can show none before its first data, and tcp lost to datagrams on each
-// that the first session meets there (libshim/README.md, "A new long path on datagrams": geo,
-// fresh processes, same minutes): the CFD demo's cold frames 5.3x / 8.4x the frame floor on tcp,
-// 1.46x / 2.6x on datagrams; 1 MiB x 100 first batch 1.78x against 1.61x; 1 % loss 46 % of the
-// link's rate against 90 %. What it costs: the 0.5-RTT data tcp sends with IDENTIFY (a 1 KiB
-// first batch's one round trip), and on a path found short the spill streams follow CHALLENGE.
-bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt);
+// 4. A path the cache does not know (a new path, or an entry the handshake's round trip contradicts),
+// judged at CHALLENGE by what is known then: the handshake's round trip, and the first flight (the
+// bytes the application has queued and waits to send). Measured on new paths (libshim/README.md, "A
+// new path decided at CHALLENGE"), datagrams against tcp:
+//  - lose a round trip on a first flight tcp carries as 0.5-RTT data with IDENTIFY (1 KiB x 100:
+//    4.0-4.4x the floor on datagrams against 3.0x), and a small-message session at 10 Mbit/s ran
+//    its warm 1 KiB batches at 1.74x: so datagrams only for a first flight beyond what tcp sends in
+//    its first round trip (its 2 streams and 8 spill streams, an initial window each);
+//  - win from a long path up when the transfer spans round trips: geo 1 MiB x 100 first batch
+//    1.48-1.58x against 1.71x, warm 1.05x against 1.13x, the CFD demo's cold frames 1.60x against
+//    11.59x, at 1 % loss 92 % of the link against 49-51 %; at 270 ms 1 MiB 1.27x against 1.45x;
+//  - lost at 100 ms and 400 Mbit/s (1 MiB first 1.65x against 1.51x, warm 1.32x against 1.11x).
+constexpr std::chrono::milliseconds kNewPathMinRtt{200};
+constexpr double kTcpFirstFlightBytes = 10 * kTcpInitialWindowBytes;
+bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt, std::size_t first_flight_bytes);
 
 // auto's judgement of a path before a session's first dial, from the path cache alone.
 enum class DialJudgement {

@@ -174,8 +174,10 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
     // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
     if (Session* session = connection.session) {
       const bool deciding = !session->offer;
-      handshake.set_carrier_offer(offer_for(*session, connection).encode());
-      if (deciding) dial_spill_streams(*session, now);
+      const CarrierOffer offer = offer_for(*session, connection);
+      handshake.set_carrier_offer(offer.encode());
+      if (deciding && !offer_binds_tcp(offer)) abandon_spill_streams(*session, now);
+      if (connection.state == ConnectionState::kClosed) return;  // a spill stream, abandoned just now
     }
   }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
@@ -334,9 +336,9 @@ CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection)
   if (!session.offer && session.judgement_before_dial) {
     // We dialled (whichever connection this is): our decision. Never datagrams once tcp was decided
     // (spill streams dialled, 0.5-RTT data sent). A known path's entry must be confirmed by the
-    // handshake's round trip; one it contradicts is a new path, judged by that round trip alone.
+    // handshake's round trip; one it contradicts is a new path, judged as one.
     const auto handshake_rtt = std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt);
-    const bool long_new_path = handshake_rtt.count() > 0 && new_path_worth_datagrams(handshake_rtt);
+    const bool long_new_path = handshake_rtt.count() > 0 && new_path_worth_datagrams(handshake_rtt, session.bytes_waiting);
     bool worth = false;
     switch (*session.judgement_before_dial) {
       case DialJudgement::kTcp: break;
@@ -384,11 +386,14 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   if (actions.failure) fail_session(session, *actions.failure, now);
 }
 
-void Endpoint::dial_spill_streams(Session& session, Clock::time_point now) {
-  std::vector<std::size_t> slots = session.spill_slots_to_dial();
-  keep_spill_budget(session, slots);
-  if (!slots.empty()) session.note_spill_dialled_late();
-  for (std::size_t slot : slots) dial(session, slot, now, config_.connect_timeout);
+void Endpoint::abandon_spill_streams(Session& session, Clock::time_point now) {
+  const std::vector<Connection*> abandoned = session.abandon_spill_attempts();
+  if (abandoned.empty()) return;
+  if (session.spill_granted()) --spill_sessions_;  // its spill streams were never used
+  for (Connection* attempt : abandoned) {
+    attempt->session = nullptr;  // not a loss for the session
+    close_connection(*attempt, "not needed: the session chose datagrams", now);
+  }
 }
 
 void Endpoint::keep_spill_budget(Session& session, std::vector<std::size_t>& dials) {

@@ -131,9 +131,9 @@ class Endpoint {
   bool may_send_early(const Connection& connection) const;
   // Grants `session` its spill streams while the budget lasts; past it, drops them from `dials`.
   void keep_spill_budget(Session& session, std::vector<std::size_t>& dials);
-  // auto decided tcp at CHALLENGE (DialJudgement::kAtHandshake): the spill streams a tcp session
-  // dials with its first connection go now.
-  void dial_spill_streams(Session& session, Clock::time_point now);
+  // auto decided datagrams at CHALLENGE (DialJudgement::kAtHandshake): the spill streams dialled in
+  // case it decided tcp are closed, and the session's spill grant goes back to the budget.
+  void abandon_spill_streams(Session& session, Clock::time_point now);
   void dial(Session& session, std::size_t stream, Clock::time_point now, Clock::duration attempt_limit);
   void pump(Session& session, Clock::time_point now);
   void mark_flush(Connection& connection);

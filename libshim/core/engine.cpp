@@ -379,6 +379,7 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
     // unless the session is TCP whatever the peer says (the dialler chose tcp: carrier_choice.h).
     mailbox_.move_outbox(slot(session), session.arq());
   }
+  session.bytes_waiting = session.carrier_agreed() ? 0 : mailbox_.outbox_bytes(slot(session));
   endpoint_.service(session, now, reading_paused);
   if (session.failed()) return;  // published by drain_commands
   SessionStatistics& counters = session.counters();

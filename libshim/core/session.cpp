@@ -283,8 +283,8 @@ void Session::send_ack(Connection& stream, const ArqAck& ack, Clock::time_point 
 bool Session::cold_gathering(Clock::time_point now) const {
   if (now >= gather_until_) return false;
   for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
-    const bool gathered = slot < streams_.own_streams() || (StreamScheduler::is_spill_slot(slot) && !spill_dialled_late_);
-    if (gathered && streams_.stream(slot) == nullptr && !streams_.attempts(slot).empty()) {
+    if ((slot < streams_.own_streams() || StreamScheduler::is_spill_slot(slot)) && streams_.stream(slot) == nullptr &&
+        !streams_.attempts(slot).empty()) {
       return true;
     }
   }
@@ -293,13 +293,27 @@ bool Session::cold_gathering(Clock::time_point now) const {
 
 std::vector<std::size_t> Session::spill_slots_to_dial() const {
   std::vector<std::size_t> slots;
-  if (ever_established_ || spill_forgone_ || datagram_ || !tcp_certain()) return slots;
+  const bool may_be_tcp = tcp_certain() || (!offer && judgement_before_dial == DialJudgement::kAtHandshake);
+  if (ever_established_ || spill_forgone_ || datagram_ || !may_be_tcp) return slots;
   for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + config_.spill_streams; ++slot) {
     if ((slot >= streams_.slots() || streams_.stream(slot) == nullptr) && streams_.attempts(slot).empty()) {
       slots.push_back(slot);
     }
   }
   return slots;
+}
+
+std::vector<Connection*> Session::abandon_spill_attempts() {
+  std::vector<Connection*> abandoned;
+  for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
+    if (!StreamScheduler::is_spill_slot(slot)) continue;
+    for (Connection* attempt : std::vector<Connection*>(streams_.attempts(slot))) {
+      streams_.remove(*attempt);
+      abandoned.push_back(attempt);
+    }
+  }
+  spill_forgone_ = true;
+  return abandoned;
 }
 
 double Session::judged_bdp() const {

@@ -60,18 +60,18 @@ class Session {
   // LONGPIPE_CARRIER=auto, a session this end began to dial: its path cache's judgement before the
   // first dial (PathKeeper::judge_before_dial); the offer follows it (Endpoint::offer_for).
   std::optional<DialJudgement> judgement_before_dial;
+  // The bytes the application has queued for the peer and the ARQ has not taken yet, as the driver
+  // saw them this turn: an auto session on a path its cache does not know weighs its first flight
+  // with them at CHALLENGE (new_path_worth_datagrams).
+  std::size_t bytes_waiting = 0;
   // Whether the session is TCP whatever the peer offers (LONGPIPE_CARRIER=tcp, or an offer that
   // binds it: carrier_choice.h): then messages, 0.5-RTT data and spill streams need not wait for
   // the ends to compare offers.
   bool tcp_certain() const;
-  // The spill streams to dial (LONGPIPE_SPILL_STREAMS, tcp_certain() only): with the session's first
-  // dials, or as soon as auto decided tcp at CHALLENGE; again with each redial until a connection
-  // was established (the peer may not have been listening yet); never after: a reconnection
-  // carries on without them.
-  std::vector<std::size_t> spill_slots_to_dial() const;
-  // auto decided tcp at CHALLENGE and dialled the spill streams then: a round trip behind the
-  // first stream, so the first DATA does not wait for them (cold_gathering).
-  void note_spill_dialled_late() { spill_dialled_late_ = true; }
+  // auto decided datagrams at CHALLENGE on a path its cache did not know: the spill streams dialled
+  // with the first dials (in case it decided tcp) are not needed. Removes those still in their
+  // handshake (all of them: none sends IDENTIFY before the decision) and returns them to be closed.
+  std::vector<Connection*> abandon_spill_attempts();
   // The peer's auto verdict on the path, from its offer (PathSnapshot::peer_verdict): 1 datagrams,
   // 0 tcp, -1 not heard (not agreed yet, or the peer was set to tcp or udp).
   int peer_verdict() const { return peer_verdict_; }
@@ -208,6 +208,11 @@ class Session {
   bool cold_gathering(Clock::time_point now) const;
   // Appends an ACK frame to `stream`'s output, sealed (pump, acknowledge_owed).
   void send_ack(Connection& stream, const ArqAck& ack, Clock::time_point now);
+  // The spill streams to dial with the session's first ones (LONGPIPE_SPILL_STREAMS) on a session
+  // that is or may become tcp (tcp_certain(), or auto deciding at CHALLENGE), again with each redial
+  // until a connection was established (the peer may not have been listening yet); never after: a
+  // reconnection carries on without them.
+  std::vector<std::size_t> spill_slots_to_dial() const;
   // The bandwidth-delay product a window is judged against (PathEstimator::judged_bdp_bytes).
   double judged_bdp() const;
   // Compares the offers of `connection`'s handshake; on datagrams, turns an auto session into a
@@ -231,7 +236,6 @@ class Session {
   bool ever_established_ = false;
   bool spill_granted_ = false;
   bool spill_forgone_ = false;
-  bool spill_dialled_late_ = false;
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   bool may_dial_ = false;
   bool carrier_agreed_ = false;

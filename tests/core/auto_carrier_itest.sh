@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # LONGPIPE_CARRIER=auto decided by the dialler (carrier_choice.h), across the emulated link (ctest
-# fixture auto-link: 60 ms each way, 120 ms round trip: longer than auto's shortest long path,
-# kAutoMinRtt, 100 ms). Checked through the statistics, never through timing:
+# fixture auto-link: 110 ms each way, 220 ms round trip: longer than auto's shortest long path for
+# a new path, kNewPathMinRtt, 200 ms). Checked through the statistics, never through timing:
 #   0. a new short path (site a to a server in site a): decided tcp at CHALLENGE by its round trip;
 #      its 8 spill streams come up and its first messages go as 0.5-RTT data (early_messages), as
 #      with LONGPIPE_CARRIER=tcp;
-#   1. a new long path (fresh cache): decided datagrams at CHALLENGE by its round trip;
+#   1. a new long path (fresh cache): with a first flight of 20 x 1 KiB decided tcp at CHALLENGE
+#      (tcp carries it as 0.5-RTT data), with 20 x 64 KiB decided datagrams;
 #   2. a path the dialler's cache knows (a warm-start entry of this path): datagrams, the auto
 #      acceptor following;
 #   3. the same, the acceptor's UDP port taken (its engine offers TCP only): tcp, all delivered;
 #   4. the same, the acceptor set to tcp: tcp, all delivered;
-#   5. the acceptor set to udp: a new long path agrees on udp; a path the cache knows as tcp's
+#   5. the acceptor set to udp: a new long path's bulk agrees on udp; a path the cache knows as tcp's
 #      (its rate too low to be worth datagrams) fails with the clear error;
 #   6. the peer's verdict: the end that only answered saves the auto dialler's choice of datagrams
 #      and follows it when it dials back, though its own entry (its replies' rate) says tcp.
@@ -37,11 +38,11 @@ serve() {
   wait_for_server "$name"
 }
 
-# run N PORT: one fresh lp-perf run in site a (20 x 1 KiB, one batch) with the cache $CACHE.
+# run N PORT [SIZE]: one fresh lp-perf run in site a (20 x SIZE, 1K by default, one batch) with the cache $CACHE.
 run() {
-  local n=$1 port=$2
+  local n=$1 port=$2 size=${3:-1K}
   LONGPIPE_PATH_CACHE=$CACHE LONGPIPE_STATS=$WORK/run$n.json "$WAN" exec a "$PERF" run --peer site-b:"$port" \
-    --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$n.out" 2>&1
+    --count 20 --size "$size" --batches 1 --pings 1 >"$WORK/run$n.out" 2>&1
 }
 
 # field N EXPRESSION: a Python expression over run N's statistics (s = the session).
@@ -67,13 +68,17 @@ pass "a new short path: tcp decided at CHALLENGE, 8 spill streams, $early messag
 rm -f "$CACHE"
 
 serve auto $PORT
-run 1 $PORT || { cat "$WORK/run1.out" >&2; fail "run 1 failed"; }
+run 10 $PORT || { cat "$WORK/run10.out" >&2; fail "run 10 failed"; }
+[[ $(field 10 's["carrier"]') == tcp && $(field 10 's["early_messages"]') -gt 0 ]] ||
+  fail "run 10: carrier $(field 10 's["carrier"]'), $(field 10 's["early_messages"]') early messages for a small first flight"
+rm -f "$CACHE"
+run 1 $PORT 64K || { cat "$WORK/run1.out" >&2; fail "run 1 failed"; }
 [[ $(field 1 's["carrier"]') == udp ]] || fail "run 1: carrier $(field 1 's["carrier"]') on a new long path"
 [[ $(field 1 's["spill_streams"]') == 0 && $(field 1 's["early_messages"]') == 0 ]] || fail "run 1: spill or early data on datagrams"
-pass "a new long path: datagrams decided at CHALLENGE by the handshake's round trip"
+pass "a new long path: decided at CHALLENGE, tcp for 20 x 1 KiB (0.5-RTT data), datagrams for 20 x 64 KiB"
 
-# A warm-start entry of this path: 120 ms, 50 Mbit/s (750 KB, 52 initial windows: carrier_choice.h).
-printf '# longpipe path cache 1\n10.77.0.2 %s 120000 6250000 200 4000000 8000000\n' "$(date +%s)" >"$CACHE.known"
+# A warm-start entry of this path: 220 ms, 50 Mbit/s (1.4 MB, 95 initial windows: carrier_choice.h).
+printf '# longpipe path cache 1\n10.77.0.2 %s 220000 6250000 200 4000000 8000000\n' "$(date +%s)" >"$CACHE.known"
 cp "$CACHE.known" "$CACHE"
 run 2 $PORT || { cat "$WORK/run2.out" >&2; fail "run 2 failed"; }
 [[ $(field 2 's["carrier"]') == udp ]] || fail "run 2: carrier $(field 2 's["carrier"]') on a known path"
@@ -102,10 +107,10 @@ pass "datagrams chosen, the acceptor set to tcp: tcp, everything delivered"
 
 serve udp $((PORT + 3)) LONGPIPE_CARRIER=udp
 rm -f "$CACHE"
-run 5 $((PORT + 3)) || { cat "$WORK/run5.out" >&2; fail "run 5: a new long path's auto dialler and a udp acceptor did not agree"; }
+run 5 $((PORT + 3)) 64K || { cat "$WORK/run5.out" >&2; fail "run 5: a new long path's auto dialler and a udp acceptor did not agree"; }
 [[ $(field 5 's["carrier"]') == udp ]] || fail "run 5: carrier $(field 5 's["carrier"]') against a udp acceptor"
-# This path known as tcp's: 120 ms at 0.2 MB/s (24 KB: far below the warm start's 32 initial windows).
-printf '# longpipe path cache 1\n10.77.0.2 %s 120000 200000 20 4000000 8000000\n' "$(date +%s)" >"$CACHE"
+# This path known as tcp's: 220 ms at 0.2 MB/s (44 KB: far below the warm start's 32 initial windows).
+printf '# longpipe path cache 1\n10.77.0.2 %s 220000 200000 20 4000000 8000000\n' "$(date +%s)" >"$CACHE"
 if run 9 $((PORT + 3)); then cat "$WORK/run9.out" >&2; fail "run 9: auto that chose tcp and a udp acceptor agreed"; fi
 grep -q "LONGPIPE_CARRIER is auto here, which chose tcp" "$WORK/run9.out" || { cat "$WORK/run9.out" >&2; fail "run 9: not the clear error"; }
 pass "an acceptor set to udp: a new long path agrees on udp; a path known as tcp's fails with the clear error"

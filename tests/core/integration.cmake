@@ -38,7 +38,7 @@ longpipe_wan_test(NAME core.path-warm-start FIXTURE path-link COMMAND ${CMAKE_CU
 # LONGPIPE_CARRIER=auto decided by the dialler (carrier_choice.h): tcp from the first byte on a new
 # path (spill streams, 0.5-RTT data), datagrams on a known one, and the fallbacks. 50 ms each way:
 # the shortest round trip auto takes for a long path (kAutoMinRtt, 100 ms).
-longpipe_wan_fixture(FIXTURE auto-link ARGS --delay 60 --rate 50)
+longpipe_wan_fixture(FIXTURE auto-link ARGS --delay 110 --rate 50)
 longpipe_wan_test(NAME core.auto-carrier FIXTURE auto-link COMMAND ${CMAKE_CURRENT_LIST_DIR}/auto_carrier_itest.sh
                   LABELS engine TIMEOUT 180)
 

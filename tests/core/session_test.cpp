@@ -618,13 +618,13 @@ TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler before its fir
     CHECK(endpoint.take_dials().size() == 2u);
     CHECK_FALSE(session.tcp_certain());
   }
-  SECTION("a path the cache does not know: undecided until CHALLENGE, so no spill streams yet") {
+  SECTION("a path the cache does not know: undecided until CHALLENGE, the spill streams dialled in case of tcp") {
     known = DialJudgement::kAtHandshake;
     Session& session = endpoint.session_for("b:1", kStart);
     session.allow_dialling();
     endpoint.service(session, kStart, false);
-    CHECK(endpoint.take_dials().size() == 2u);
-    CHECK_FALSE(session.tcp_certain());
+    CHECK(endpoint.take_dials().size() == 10u);
+    CHECK_FALSE(session.tcp_certain());  // no message taken, no 0.5-RTT data before the decision
     CHECK_FALSE(session.offer);
   }
   SECTION("a session the peer dialled first (an acceptor's): not decided here") {
@@ -771,11 +771,21 @@ TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE
   session.allow_dialling();
   dialler.service(session, kStart, false);
   const auto dials = dialler.take_dials();
-  REQUIRE(dials.size() == 2u);  // the session's own streams; the spill streams wait for the decision
+  REQUIRE(dials.size() == 10u);  // 2 streams and, in case it decides tcp, 8 spill streams
   Connection& out = *dials.front();
+  REQUIRE(out.stream == 0);
+  const auto spill_attempts = [&] {
+    std::size_t attempts = 0;
+    for (std::size_t slot = 0; slot < session.streams().slots(); ++slot) {
+      if (StreamScheduler::is_spill_slot(slot)) attempts += session.streams().attempts(slot).size();
+    }
+    return attempts;
+  };
 
-  // The connect and HELLO -> CHALLENGE take `round_trip` each (no Fast Open).
-  auto challenge_after = [&](Clock::duration round_trip) {
+  // The connect and HELLO -> CHALLENGE take `round_trip` each (no Fast Open); the application has
+  // `queued` bytes waiting (the driver's Session::bytes_waiting).
+  auto challenge_after = [&](Clock::duration round_trip, std::size_t queued) {
+    session.bytes_waiting = queued;
     out.link = std::make_unique<FastOpenLink>(false, false, 0);
     const auto connected = kStart + round_trip;
     dialler.on_connected(out, "", connected);
@@ -786,21 +796,27 @@ TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE
     REQUIRE(session.offer);
     return *session.offer;
   };
-  SECTION("a long round trip (geo's 540 ms): auto preferring datagrams, no spill streams, no early data") {
-    const CarrierOffer offer = challenge_after(540ms);
+  constexpr std::size_t kBulk = 100 * 1024 * 1024, kSmall = 100 * 1024;  // 1 MiB x 100, 1 KiB x 100
+  SECTION("a long round trip (geo's 540 ms) and a bulk first flight: auto preferring datagrams, no spill, no early data") {
+    const CarrierOffer offer = challenge_after(540ms, kBulk);
     CHECK(offer.setting == CarrierChoice::kAuto);
     CHECK(offer.prefers_datagrams);
     CHECK_FALSE(session.tcp_certain());
-    CHECK(dialler.take_dials().empty());
+    CHECK(spill_attempts() == 0);  // closed: not needed on datagrams
+    CHECK(std::all_of(dials.begin() + 2, dials.end(),
+                      [](const Connection* spill) { return spill->state == ConnectionState::kClosed; }));
     CHECK(session.counters().early_messages == 0);
   }
-  SECTION("a short round trip (20 ms): plain tcp, bound at once, and the spill streams dialled now") {
-    const CarrierOffer offer = challenge_after(20ms);
+  SECTION("a long round trip and a first flight tcp carries as 0.5-RTT data: plain tcp") {
+    CHECK(challenge_after(540ms, kSmall).setting == CarrierChoice::kTcp);
+    CHECK(session.tcp_certain());
+    CHECK(spill_attempts() == 8u);
+  }
+  SECTION("a short round trip (20 ms): plain tcp, bound at once, its spill streams kept") {
+    const CarrierOffer offer = challenge_after(20ms, kBulk);
     CHECK(offer.setting == CarrierChoice::kTcp);
     CHECK(session.tcp_certain());
-    std::vector<std::size_t> spill;
-    for (Connection* dial : dialler.take_dials()) spill.push_back(dial->stream);
-    CHECK(spill.size() == 8u);
-    CHECK(std::all_of(spill.begin(), spill.end(), [](std::size_t slot) { return StreamScheduler::is_spill_slot(slot); }));
+    CHECK(spill_attempts() == 8u);
+    CHECK(dialler.take_dials().empty());  // nothing dialled again
   }
 }
