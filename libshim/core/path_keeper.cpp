@@ -225,9 +225,7 @@ bool PathKeeper::prefers_datagrams(const std::string& key, std::optional<std::ch
       return true;
     }
   }
-  std::optional<PathSnapshot> known;
-  if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
-  if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
+  const std::optional<PathSnapshot> known = with_loss(key);
   if (known && (!handshake_rtt || validate_warm_start(*known, *handshake_rtt)) &&
       path_prefers_datagrams(known->min_rtt, known->loss_ppm)) {
     return true;
@@ -244,14 +242,19 @@ DialJudgement PathKeeper::judge_before_dial(const std::string& key) const {
   if (file_.empty() || key.empty()) return DialJudgement::kAtHandshake;
   const auto heard = newest(key);
   if (!heard) return DialJudgement::kAtHandshake;
-  std::optional<PathSnapshot> known;
-  if (auto learnt = updates_.find(key); learnt != updates_.end()) known = learnt->second.path;
-  if (!known || known->loss_ppm < 0) known = cache_.find(key, now_unix());
+  const std::optional<PathSnapshot> known = with_loss(key);
   if (known && path_prefers_datagrams(known->min_rtt, known->loss_ppm)) return DialJudgement::kDatagrams;
   if (path_peer_judged_datagrams(heard->min_rtt, heard->peer_verdict)) return DialJudgement::kDatagrams;
   const auto cached = cache_.find(key, now_unix());
   return cached && path_warm_starts_datagrams(cached->min_rtt, seed_rate(*cached)) ? DialJudgement::kDatagrams
                                                                                     : DialJudgement::kTcp;
+}
+
+std::optional<PathSnapshot> PathKeeper::with_loss(const std::string& key) const {
+  if (auto learnt = updates_.find(key); learnt != updates_.end() && learnt->second.path.loss_ppm >= 0) {
+    return learnt->second.path;
+  }
+  return cache_.find(key, now_unix());
 }
 
 std::optional<PathSnapshot> PathKeeper::newest(const std::string& key) const {

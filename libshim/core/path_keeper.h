@@ -61,6 +61,9 @@ class PathKeeper {
   double seed_rate(const PathSnapshot& cached) const;
   // What this process learnt of `key`'s path, else the file's entry.
   std::optional<PathSnapshot> newest(const std::string& key) const;
+  // What this process learnt of `key`'s path if it measured the loss, else the file's entry: the
+  // entry path_prefers_datagrams judges.
+  std::optional<PathSnapshot> with_loss(const std::string& key) const;
   void remember(const std::string& key, PathSnapshot snapshot);
   // Where `snapshot` left `field` unknown (< 0): this process's earlier value for `key` if it knew
   // one, else the file's.

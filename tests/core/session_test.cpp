@@ -603,27 +603,30 @@ TEST_CASE("endpoint: LONGPIPE_CARRIER=auto decided by the dialler before its fir
   DialJudgement known = DialJudgement::kTcp;  // the path cache's judgement before the dial
   endpoint.set_carrier_capability(
       true, [](const Connection&, const std::string&, bool) { return true; }, [&](const std::string&) { return known; });
-  SECTION("a path the cache knows as tcp's: spill streams with the first dial, messages taken at once, as with tcp") {
+  // A session to b:1 whose first service ran with the cache judging its path `judgement`; `dials`
+  // counts what that service dialled.
+  std::size_t dials = 0;
+  const auto first_service = [&](DialJudgement judgement) -> Session& {
+    known = judgement;
     Session& session = endpoint.session_for("b:1", kStart);
     session.allow_dialling();
     endpoint.service(session, kStart, false);
-    CHECK(endpoint.take_dials().size() == 10u);  // 2 streams and 8 spill streams
+    dials = endpoint.take_dials().size();
+    return session;
+  };
+  SECTION("a path the cache knows as tcp's: spill streams with the first dial, messages taken at once, as with tcp") {
+    const Session& session = first_service(DialJudgement::kTcp);
+    CHECK(dials == 10u);  // 2 streams and 8 spill streams
     CHECK(session.tcp_certain());
   }
   SECTION("a path the cache knows as worth datagrams: no spill streams, the acceptor's offer is awaited") {
-    known = DialJudgement::kDatagrams;
-    Session& session = endpoint.session_for("b:1", kStart);
-    session.allow_dialling();
-    endpoint.service(session, kStart, false);
-    CHECK(endpoint.take_dials().size() == 2u);
+    const Session& session = first_service(DialJudgement::kDatagrams);
+    CHECK(dials == 2u);
     CHECK_FALSE(session.tcp_certain());
   }
   SECTION("a path the cache does not know: undecided until CHALLENGE, the spill streams dialled in case of tcp") {
-    known = DialJudgement::kAtHandshake;
-    Session& session = endpoint.session_for("b:1", kStart);
-    session.allow_dialling();
-    endpoint.service(session, kStart, false);
-    CHECK(endpoint.take_dials().size() == 10u);
+    const Session& session = first_service(DialJudgement::kAtHandshake);
+    CHECK(dials == 10u);
     CHECK_FALSE(session.tcp_certain());  // no message taken, no 0.5-RTT data before the decision
     CHECK_FALSE(session.offer);
   }
