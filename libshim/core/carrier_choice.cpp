@@ -38,7 +38,7 @@ std::uint8_t CarrierOffer::encode() const {
 CarrierOffer CarrierOffer::decode(std::uint8_t byte) {
   const std::uint8_t setting = byte & kSettingMask;
   if ((byte & ~(kSettingMask | kPrefersDatagrams | kDatagramsReady)) != 0 || setting > 2) {
-    throw MalformedFrame("IDENTIFY carrier offer " + std::to_string(byte) + " is not one LongPipe sends");
+    throw MalformedFrame("carrier offer " + std::to_string(byte) + " (CHALLENGE or IDENTIFY) is not one LongPipe sends");
   }
   CarrierOffer offer;
   offer.setting = setting == 0 ? CarrierChoice::kTcp : setting == 1 ? CarrierChoice::kUdp : CarrierChoice::kAuto;

@@ -4,7 +4,9 @@
 // Each end states its LONGPIPE_CARRIER, whether its UDP socket is bound, and (with auto) whether
 // it would rather have datagrams on this path, in one byte of its sealed IDENTIFY (authenticated:
 // a changed byte fails the frame). Both ends then apply agree_carrier() to the same two offers and
-// reach the same result, or the same clear error; nothing is left to silence.
+// reach the same result, or the same clear error; nothing is left to silence. The acceptor's byte
+// also travels in its CHALLENGE (protocol 5), so the dialler agrees there and its first DATA, on
+// either carrier, leaves with its IDENTIFY; the acceptor's IDENTIFY must repeat it (handshake.h).
 //
 //   ours \ theirs   tcp          udp              auto
 //   tcp             tcp          error            tcp
@@ -39,7 +41,7 @@ struct CarrierOffer {
   bool prefers_datagrams = false;  // auto: this end judged the path better served by datagrams
   bool chosen_by_auto = false;     // local only, not on the wire: tcp chosen by an auto dialler (for the error text)
 
-  // The IDENTIFY byte: bits 0-1 the setting (0 tcp, 1 udp, 2 auto), bit 6 prefers datagrams,
+  // The CHALLENGE / IDENTIFY byte: bits 0-1 the setting (0 tcp, 1 udp, 2 auto), bit 6 prefers datagrams,
   // bit 7 datagrams ready; other bits zero.
   std::uint8_t encode() const;
   // Throws MalformedFrame for a byte no LongPipe sends.

@@ -1,5 +1,8 @@
 #include "datagram_port.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "connection.h"
 #include "datagram_channel.h"
 #include "endpoint.h"
@@ -56,13 +59,35 @@ void DatagramPort::deliver(Session& session, const DatagramAddress&, std::span<s
   }
 }
 
+std::vector<DatagramAddress> DatagramPort::handshaking_addresses(const Endpoint& endpoint) const {
+  std::vector<DatagramAddress> addresses;
+  for (const auto& [raw, connection] : endpoint.connections()) {
+    if (connection->outgoing() || connection->state != ConnectionState::kHandshaking || !connection->link ||
+        connection->peer_endpoint.empty()) {
+      continue;
+    }
+    DatagramAddress address;
+    if (peer_datagram_address(connection->link->poll_fd(), parse_host_port(connection->peer_endpoint, true).port,
+                              address)) {
+      addresses.push_back(address);
+    }
+  }
+  return addresses;
+}
+
 void DatagramPort::on_readable(Endpoint& endpoint, std::vector<Message>& received) {
   refresh(endpoint);  // sessions may have gone since the last turn
   std::vector<Session*> touched;
+  std::optional<std::vector<DatagramAddress>> handshaking;  // looked up once, if needed
   carrier_.receive(
       [&](const DatagramAddress& from, std::span<std::byte> bytes) {
         auto it = by_address_.find(from);
         if (it == by_address_.end() || it->second->failed()) {
+          if (!handshaking) handshaking = handshaking_addresses(endpoint);
+          if (std::find(handshaking->begin(), handshaking->end(), from) != handshaking->end() &&
+              pen_.hold(from, bytes, Clock::now())) {
+            return;  // released to its session once its IDENTIFY is accepted
+          }
           ++unknown_source_;
           endpoint.note_datagram_refused_unknown();
           return;
@@ -74,6 +99,19 @@ void DatagramPort::on_readable(Endpoint& endpoint, std::vector<Message>& receive
       },
       kReadBudget);
   for (Session* session : touched) session->take_received(received);
+}
+
+void DatagramPort::release_held(Endpoint& endpoint, std::vector<Message>& received) {
+  if (pen_.empty()) return;
+  const Clock::time_point now = Clock::now();
+  pen_.expire(now);
+  refresh(endpoint);  // a session keyed since the datagrams arrived
+  for (const auto& [session, peer] : peers_) {
+    std::vector<std::vector<std::byte>> held = pen_.release(peer.address, now);
+    for (std::vector<std::byte>& bytes : held) deliver(*session, peer.address, bytes, now, endpoint);
+    if (!held.empty()) session->take_received(received);
+    if (pen_.empty()) break;
+  }
 }
 
 bool DatagramPort::flush(Endpoint& endpoint) {

@@ -7,7 +7,10 @@
 // its TCP listener) at the address its control connection comes from, so the session of a datagram
 // is the one whose control connection's peer address (with the endpoint's port) is the source.
 // A datagram from an unknown address, or one that does not open under that session's keys, is
-// dropped and counted: anybody can send a datagram, so none closes anything.
+// dropped and counted: anybody can send a datagram, so none closes anything. One exception: a
+// datagram from the address of a connection still in its handshake (HELLO read, IDENTIFY not yet)
+// may be a dialler's first DATA, sent with its IDENTIFY and read first; it waits in a small pen
+// (datagram_pen.h) until that session has its keys (release_held), or is dropped and counted.
 #pragma once
 
 #include <chrono>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "config.h"
+#include "datagram_pen.h"
 #include "message.h"
 #include "udp_carrier.h"
 
@@ -43,7 +47,13 @@ class DatagramPort {
   // Sends every session's sealed datagrams. False: the socket is full (wait for writability).
   bool flush(Endpoint& endpoint);
 
+  // Hands the datagrams held in the pen to sessions that have their keys now (a handshake's
+  // IDENTIFY was accepted since), in arrival order; whole messages go to `received`. Drops what
+  // waited too long. Called each turn after the connections were read.
+  void release_held(Endpoint& endpoint, std::vector<Message>& received);
+
   std::uint64_t unknown_source() const { return unknown_source_; }
+  const DatagramPen::Counters& pen_counters() const { return pen_.counters(); }
 
  private:
   struct Peer {
@@ -54,11 +64,15 @@ class DatagramPort {
   void refresh(Endpoint& endpoint);
   void deliver(Session& session, const DatagramAddress& from, std::span<std::byte> bytes, Clock::time_point now,
                Endpoint& endpoint);
+  // The datagram addresses of accepted connections in their handshake (HELLO read): whose sessions
+  // may install keys within a round trip.
+  std::vector<DatagramAddress> handshaking_addresses(const Endpoint& endpoint) const;
 
   UdpCarrier carrier_;
   std::map<Session*, Peer> peers_;
   std::map<DatagramAddress, Session*> by_address_;
   std::uint64_t unknown_source_ = 0;
+  DatagramPen pen_;
 };
 
 }  // namespace lp

@@ -69,6 +69,9 @@ Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time
       Handshake::acceptor(authenticator_, make_nonce_(), wanted_protection(), now + config_.connect_timeout), now));
   connection.link = std::move(link);
   connection.state = ConnectionState::kHandshaking;
+  // CHALLENGE carries our carrier offer, decided when HELLO names the peer.
+  connection.handshake().decide_offer_with(
+      [this, &connection](const std::string& peer) { return challenge_offer(connection, peer).encode(); });
   ++statistics_.accepted;
   ++handshaking_accepted_;
   return &connection;
@@ -210,7 +213,15 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         close_connection(connection, "identity refused", now);
         return;
       }
-      handshake.set_carrier_offer(offer_for(session, connection).encode());
+      // Our IDENTIFY repeats the offer our CHALLENGE carried (the dialler may have agreed on it).
+      if (!session.offer) session.offer = CarrierOffer::decode(handshake.carrier_offer());
+      if (session.offer->encode() != handshake.carrier_offer()) {
+        // Both ends dialled at once and our session decided its offer (our own dial's CHALLENGE)
+        // after this connection's CHALLENGE went out: the other connection carries the session.
+        send_close(connection, CloseReason::kDuplicate, "carrier offers crossed (both ends dialled at once)", now);
+        close_connection(connection, "carrier offers crossed", now);
+        return;
+      }
       handshake.accept_identity(authenticator_.identity_token(connection.peer_endpoint), connection.output());
       connection.session = &session;
       mark_flush(connection);
@@ -267,15 +278,15 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
 
 // 0.5-RTT data: DATA right behind our AUTH and IDENTIFY, sealed under keys of both nonces, but only
 // on a session's first connections: on a later one the peer may have restarted at that address, and
-// its IDENTIFY must be checked first (libshim/README.md, "Security"). Only on a session that is TCP
-// whatever the peer offers (tcp, or auto that chose tcp: Session::tcp_certain): on
-// datagrams the control connection carries no DATA (the peer's offer is compared at Session::confirm;
-// a peer set to udp fails the session).
+// its IDENTIFY must be checked first (libshim/README.md, "Security"). Only on a session whose carrier
+// is known now: TCP whatever the peer offers (tcp, or auto that chose tcp: Session::tcp_certain; a
+// peer set to udp fails it at Session::confirm), or agreed from the offer in the peer's CHALLENGE
+// (Session::may_agree_early): on datagrams the first DATA datagrams leave with the IDENTIFY.
 bool Endpoint::may_send_early(const Connection& connection) const {
   const Session* session = connection.session;
   return connection.outgoing() && connection.state == ConnectionState::kHandshaking &&
          connection.handshake().identity_sent() && session != nullptr && !session->failed() &&
-         !session->identity_bound() && session->tcp_certain();
+         !session->identity_bound() && (session->tcp_certain() || session->may_agree_early(connection));
 }
 
 void Endpoint::note_challenge_time(Connection& connection, Clock::time_point now) {
@@ -330,6 +341,23 @@ void Endpoint::establish(Connection& connection, Clock::time_point now, bool pro
     return;
   }
   pump(session, now);
+}
+
+CarrierOffer Endpoint::challenge_offer(Connection& connection, const std::string& peer) {
+  // The kernel's SYN round trip, the only one measured yet (auto's judgement validates the path's
+  // cache entry with it); CHALLENGE -> AUTH follows later.
+  if (connection.link != nullptr) {
+    const LinkPathInfo info = connection.link->path_info();
+    if (info.valid && info.min_rtt_us > 0) connection.note_handshake_sample(std::chrono::microseconds(info.min_rtt_us));
+  }
+  // A session we have with that peer keeps its one offer; HELLO's endpoint is only a claim, so
+  // none is made for it, and its IDENTIFY adopts this offer (kIdentityPresented).
+  if (auto found = sessions_.find(peer); found != sessions_.end()) return offer_for(*found->second, connection);
+  CarrierOffer offer{config_.carrier, datagrams_ready_, false};
+  if (config_.carrier == CarrierChoice::kAuto && datagrams_ready_ && judge_path_) {
+    offer.prefers_datagrams = judge_path_(connection, peer, false);
+  }
+  return offer;
 }
 
 CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection) {

@@ -165,6 +165,9 @@ class Endpoint {
   // The session's offer, decided when its first IDENTIFY goes out and kept for every later
   // connection (both ends must see one offer from each other on all of them).
   CarrierOffer offer_for(Session& session, const Connection& connection);
+  // An acceptor's offer in CHALLENGE, when HELLO names the `peer`: its session's, else auto's own
+  // view of the path (the dialler decides: carrier_choice.h).
+  CarrierOffer challenge_offer(Connection& connection, const std::string& peer);
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   std::map<Connection*, std::unique_ptr<Connection>> connections_;
   std::size_t handshaking_accepted_ = 0;

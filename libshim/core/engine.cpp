@@ -268,6 +268,8 @@ void Engine::Impl::run() {
       handle_event(event, now);
       drain_commands(now);
     }
+    // Datagrams read before the IDENTIFY they travelled with: their sessions have keys now.
+    if (datagrams_) datagrams_->release_held(endpoint_, endpoint_.received());
     apply_requests(now, stopping);
     if (stopping) break;
     for (auto& [peer, session] : endpoint_.sessions()) service(*session, now, reading_paused_);
@@ -560,6 +562,13 @@ void Engine::Impl::drain_after_goodbye(Clock::time_point deadline) {
 EndpointStatistics Engine::Impl::endpoint_statistics() const {
   EndpointStatistics statistics = endpoint_.statistics();
   path_keeper_.add_statistics(statistics);
+  if (datagrams_) {
+    const DatagramPen::Counters& pen = datagrams_->pen_counters();
+    statistics.held_datagrams = pen.held;
+    statistics.held_datagrams_released = pen.released;
+    statistics.held_datagrams_expired = pen.expired;
+    statistics.held_datagrams_overflowed = pen.overflowed;
+  }
   return statistics;
 }
 

@@ -47,8 +47,16 @@ void Handshake::start_opening() {
 void Handshake::take_identity(const FrameView& frame) {
   expect(frame, FrameType::kIdentify);
   std::vector<std::byte> payload = decode_fixed(frame.payload, kIdentifyPayloadSize, "IDENTIFY");
-  peer_carrier_offer_ = std::to_integer<std::uint8_t>(payload.back());
-  CarrierOffer::decode(peer_carrier_offer_);  // throws MalformedFrame for a byte no LongPipe sends
+  const auto offer = std::to_integer<std::uint8_t>(payload.back());
+  CarrierOffer::decode(offer);  // throws MalformedFrame for a byte no LongPipe sends
+  if (peer_offer_known_ && offer != peer_carrier_offer_) {
+    // The sealed byte is the peer's; the clear one in CHALLENGE was changed on the way (and the
+    // carrier may have been agreed on it: Session::attach before the peer's proof).
+    throw MalformedFrame("IDENTIFY's carrier offer " + std::to_string(offer) + " differs from CHALLENGE's " +
+                         std::to_string(peer_carrier_offer_) + " (altered on the way?)");
+  }
+  peer_carrier_offer_ = offer;
+  peer_offer_known_ = true;
   payload.pop_back();
   peer_token_ = std::move(payload);
 }
@@ -97,7 +105,8 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
       stream_ = hello.stream;
       client_nonce_ = std::move(hello.nonce);
       protection_ = hello.protection;  // the dialler's wish, until the keys are derived
-      encode_challenge(out, server_nonce_, wanted_);
+      if (offer_source_) carrier_offer_ = offer_source_(client_endpoint_);
+      encode_challenge(out, server_nonce_, wanted_, carrier_offer_);
       state_ = State::kAwaitClientProof;
       return HandshakeStep::kIdentified;
     }
@@ -118,6 +127,9 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
     case State::kAwaitChallenge: {
       expect(frame, FrameType::kChallenge);
       ChallengeFrame challenge = decode_challenge(frame.payload);
+      CarrierOffer::decode(challenge.carrier_offer);  // throws MalformedFrame for a byte no LongPipe sends
+      peer_carrier_offer_ = challenge.carrier_offer;
+      peer_offer_known_ = true;
       server_nonce_ = std::move(challenge.nonce);
       derive_ciphers(challenge.protection);
       encode_fixed(out, FrameType::kAuth, authenticator_->client_proof(client_nonce_, server_nonce_, client_endpoint_));

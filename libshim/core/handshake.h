@@ -4,7 +4,8 @@
 //
 //   dialler:  start() -> HELLO;  CHALLENGE -> AUTH(client proof), sealed IDENTIFY;
 //             AUTH(server proof) -> (sealed frames from here);  IDENTIFY -> established
-//   acceptor: HELLO -> CHALLENGE;  AUTH(client proof) -> (sealed frames from here);
+//   acceptor: HELLO -> CHALLENGE (with its carrier offer, decided then: decide_offer_with());
+//             AUTH(client proof) -> (sealed frames from here);
 //             IDENTIFY -> kIdentityPresented: the endpoint checks the token against the session
 //             and calls accept_identity() (AUTH(server proof), sealed IDENTIFY, established) or
 //             refuse_identity() (CLOSE(identity refused))
@@ -15,10 +16,17 @@
 // once opener() exists. A wrong proof is answered with CLOSE(auth failed) and ends the handshake
 // (kRejected); a CLOSE from the peer ends it too. A frame the state does not expect throws
 // MalformedFrame.
+//
+// The acceptor's carrier offer (carrier_choice.h) travels twice: in CHALLENGE, in clear, so that the
+// dialler can agree the carrier at once (its first DATA datagrams leave with its IDENTIFY), and in
+// its sealed IDENTIFY, the same byte. A dialler whose peer's IDENTIFY differs from its CHALLENGE
+// throws MalformedFrame: the clear byte was altered on the way.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,10 +84,17 @@ class Handshake {
   const std::string& close_text() const { return close_text_; }
   // The identity token the peer presented (after kIdentityPresented, or kEstablished when dialling).
   const std::vector<std::byte>& peer_token() const { return peer_token_; }
-  // The carrier offer (carrier_choice.h) our IDENTIFY carries; set before start() / accept_identity().
+  // The carrier offer (carrier_choice.h) our IDENTIFY carries (and an acceptor's CHALLENGE): a
+  // dialler's, set before it answers CHALLENGE; an acceptor's, before HELLO arrives or, with the
+  // dialler's endpoint known, decided at HELLO by `source` (it is then fixed for this connection).
   void set_carrier_offer(std::uint8_t offer) { carrier_offer_ = offer; }
-  // The peer's, from its IDENTIFY (with peer_token()). Checked: a byte no LongPipe sends is malformed.
+  using OfferSource = std::function<std::uint8_t(const std::string& dialler_endpoint)>;
+  void decide_offer_with(OfferSource source) { offer_source_ = std::move(source); }
+  std::uint8_t carrier_offer() const { return carrier_offer_; }
+  // The peer's: a dialler's from CHALLENGE (its IDENTIFY must repeat it), an acceptor's from the
+  // dialler's IDENTIFY (with peer_token()). Checked: a byte no LongPipe sends is malformed.
   std::uint8_t peer_carrier_offer() const { return peer_carrier_offer_; }
+  bool peer_carrier_offer_known() const { return peer_offer_known_; }
   Protection protection() const { return protection_; }
   // The connection's traffic ciphers: null until the keys are known and that direction is sealed.
   // The datagram carrier's keys of this connection (derive_datagram_keys), once derived: the
@@ -127,6 +142,8 @@ class Handshake {
   std::vector<std::byte> peer_token_;
   std::uint8_t carrier_offer_ = 0;       // tcp, no datagrams (CarrierOffer{}.encode())
   std::uint8_t peer_carrier_offer_ = 0;
+  bool peer_offer_known_ = false;
+  OfferSource offer_source_;  // acceptor: decides carrier_offer_ at HELLO
   std::optional<TrafficKeys> keys_;
   std::optional<TrafficKeys> datagram_keys_;
   std::unique_ptr<FrameCipher> sealer_;

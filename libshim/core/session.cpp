@@ -55,10 +55,20 @@ bool Session::tcp_certain() const {
   return judgement_before_dial == DialJudgement::kTcp;  // decided, and the offer will say tcp
 }
 
+bool Session::may_agree_early(const Connection& connection) const {
+  const Handshake& handshake = connection.handshake();
+  if (!offer || !connection.outgoing() || !handshake.peer_carrier_offer_known()) return false;
+  // Agreed already on another of the first connections (the large-message stream's CHALLENGE came
+  // first): it stands for this one if the peer offers the same here.
+  if (carrier_agreed_) return handshake.peer_carrier_offer() == agreed_peer_offer_;
+  return !agree_carrier(*offer, CarrierOffer::decode(handshake.peer_carrier_offer())).error;
+}
+
 std::optional<std::string> Session::agree_carrier_with(const Connection& connection) {
   carrier_agreed_ = true;
   const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
-  const CarrierOffer theirs = CarrierOffer::decode(connection.handshake().peer_carrier_offer());
+  agreed_peer_offer_ = connection.handshake().peer_carrier_offer();
+  const CarrierOffer theirs = CarrierOffer::decode(agreed_peer_offer_);
   if (theirs.setting == CarrierChoice::kAuto && theirs.datagrams_ready) peer_verdict_ = theirs.prefers_datagrams ? 1 : 0;
   const CarrierAgreement agreed = agree_carrier(ours, theirs);
   if (agreed.error) return agreed.error;
@@ -92,7 +102,8 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     result.loser = old;
   }
   streams_.install(connection);
-  if (!carrier_agreed_ && proven) {  // else at confirm(): the peer's offer comes with its IDENTIFY
+  // Else at confirm(), with the peer's IDENTIFY (an error, or an acceptor's offer not known yet).
+  if (!carrier_agreed_ && (proven || may_agree_early(connection))) {
     result.carrier_error = agree_carrier_with(connection);
     if (result.carrier_error) return result;
   }
@@ -123,6 +134,16 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
 std::optional<std::string> Session::confirm(Connection& connection, Clock::time_point now) {
   if (!carrier_agreed_) {
     if (auto error = agree_carrier_with(connection)) return error;
+  } else if (const std::uint8_t theirs = connection.handshake().peer_carrier_offer(); theirs != agreed_peer_offer_) {
+    // A peer keeps one offer per session; a different one, sealed, means the carrier was agreed on
+    // an offer the peer never made (a first CHALLENGE altered on the way, its connection closed at
+    // IDENTIFY): the messages taken since are in the wrong carrier's form.
+    const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
+    const CarrierAgreement again = agree_carrier(ours, CarrierOffer::decode(theirs));
+    if (again.error) return again.error;
+    if (again.datagrams != (datagram_ != nullptr)) {
+      return std::string("the peer's carrier offer differs from the one this session agreed on (altered on the way?)");
+    }
   }
   connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
   heard_from_peer(now);

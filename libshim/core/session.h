@@ -68,6 +68,13 @@ class Session {
   // binds it: carrier_choice.h): then messages, 0.5-RTT data and spill streams need not wait for
   // the ends to compare offers.
   bool tcp_certain() const;
+  // Whether `connection` (ours, CHALLENGE answered) lets the ends' offers be compared now, before the
+  // peer's proof and IDENTIFY: CHALLENGE carried the peer's offer, ours is decided, and they agree
+  // without an error (an error waits for the peer's IDENTIFY, as it did before CHALLENGE carried an
+  // offer, so that both ends report it alike), or were agreed on the same offer already. The
+  // session then sends its first DATA, over TCP or as datagrams, with its IDENTIFY (0.5-RTT data;
+  // libshim/README.md, "Security").
+  bool may_agree_early(const Connection& connection) const;
   // auto decided datagrams at CHALLENGE on a path its cache did not know: the spill streams dialled
   // with the first dials (in case it decided tcp) are not needed. Removes those still in their
   // handshake (all of them: none sends IDENTIFY before the decision) and returns them to be closed.
@@ -240,6 +247,7 @@ class Session {
   bool may_dial_ = false;
   bool carrier_agreed_ = false;
   int peer_verdict_ = -1;
+  std::uint8_t agreed_peer_offer_ = 0;  // the peer's offer the carrier was agreed on
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
   std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;

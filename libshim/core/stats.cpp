@@ -97,6 +97,10 @@ std::string to_json(const EngineReport& report) {
       << ",\"refused_frames\":" << report.endpoint.refused_frames
       << ",\"identity_refused\":" << report.endpoint.identity_refused
       << ",\"sessions_replaced\":" << report.endpoint.sessions_replaced
+      << ",\"held_datagrams\":{\"held\":" << report.endpoint.held_datagrams
+      << ",\"released\":" << report.endpoint.held_datagrams_released
+      << ",\"expired\":" << report.endpoint.held_datagrams_expired
+      << ",\"overflowed\":" << report.endpoint.held_datagrams_overflowed << "}"
       << ",\"engine_stalls\":" << report.endpoint.engine_stalls
       << ",\"longest_late_wake_ms\":" << report.endpoint.longest_late_wake_ms
       << ",\"receive_queue_messages\":" << report.receive_queue_messages << ",\"path_cache\":{\"file\":"

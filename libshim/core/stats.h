@@ -100,6 +100,12 @@ struct EndpointStatistics {
   std::uint64_t identity_refused = 0;  // connections refused for claiming another process's session
   // Sessions of a peer that said goodbye, replaced by a new process at its endpoint.
   std::uint64_t sessions_replaced = 0;
+  // Datagrams that came before their session's keys (a dialler's first DATA, read before its
+  // IDENTIFY: datagram_pen.h): held, handed on, dropped after the hold time, dropped for room.
+  std::uint64_t held_datagrams = 0;
+  std::uint64_t held_datagrams_released = 0;
+  std::uint64_t held_datagrams_expired = 0;
+  std::uint64_t held_datagrams_overflowed = 0;
   // Wake-ups of the progress thread long after its deadline (Session::note_engine_stall): how many
   // restarted some session's silence clock, and the latest wake-up seen, in milliseconds.
   std::uint64_t engine_stalls = 0;

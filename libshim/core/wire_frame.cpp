@@ -85,7 +85,7 @@ bool known_type(std::uint8_t type) {
 std::size_t type_payload_limit(FrameType type, std::size_t max_data_payload) {
   switch (type) {
     case FrameType::kHello: return kMaxHandshakePayload;
-    case FrameType::kChallenge: return kNonceSize + 1;
+    case FrameType::kChallenge: return kNonceSize + 2;
     case FrameType::kIdentify: return kIdentifyPayloadSize;
     case FrameType::kAuth: return kMacSize;
     case FrameType::kData: return max_data_payload;
@@ -153,6 +153,7 @@ ChallengeFrame decode_challenge(std::span<const std::byte> payload) {
   auto nonce = r.bytes(kNonceSize);
   challenge.nonce.assign(nonce.begin(), nonce.end());
   challenge.protection = decode_protection(r.u8(), "CHALLENGE");
+  challenge.carrier_offer = static_cast<std::uint8_t>(r.u8());
   r.expect_end();
   return challenge;
 }
@@ -238,11 +239,13 @@ void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce,
   w.text(endpoint);
 }
 
-void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection) {
-  begin_frame(out, FrameType::kChallenge, nonce.size() + 1);
+void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection,
+                      std::uint8_t carrier_offer) {
+  begin_frame(out, FrameType::kChallenge, nonce.size() + 2);
   ByteWriter w(out);
   w.bytes(nonce);
   w.u8(static_cast<std::uint8_t>(protection));
+  w.u8(carrier_offer);
 }
 
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes) {

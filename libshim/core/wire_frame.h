@@ -1,9 +1,12 @@
-// Wire framing of LongPipe sessions (protocol version 3; 2 had no carrier offer in IDENTIFY). All integers are big-endian.
+// Wire framing of LongPipe sessions (protocol version 5; 2 had no carrier offer in IDENTIFY, 4 none in
+// CHALLENGE). All integers are big-endian.
 //
 //   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload [| tag [16]]
 //   HELLO     client nonce [32] | stream index u8 | protection u8 | endpoint length u16 | endpoint
 //             (the dialler's own "host:port")
-//   CHALLENGE server nonce [32] | protection u8
+//   CHALLENGE server nonce [32] | protection u8 | carrier offer u8 (carrier_choice.h; the acceptor's
+//             sealed IDENTIFY repeats it: a dialler decides the carrier at CHALLENGE and sends its
+//             first DATA datagrams with its IDENTIFY, and finds an altered byte at IDENTIFY)
 //   AUTH      HMAC-SHA256 [32]  (client's proof, then server's proof: see authenticator.h)
 //   --- every frame below is sealed (frame_cipher.h): the tag follows the payload ---
 //   IDENTIFY  identity token [32] (the sender's proof that it is the process the session began
@@ -36,9 +39,10 @@ namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
 // 3: IDENTIFY carries the carrier offer. 4: REPAIR datagrams (the datagram carrier's forward error
-// correction, tail_fec.h). A peer of another version is refused at its first frame with
-// "protocol version N (this side speaks 4)": every process of a job runs one LongPipe.
-constexpr std::uint8_t kProtocolVersion = 4;
+// correction, tail_fec.h). 5: CHALLENGE carries the acceptor's carrier offer too. A peer of another
+// version is refused at its first frame with "protocol version N (this side speaks 5)": every
+// process of a job runs one LongPipe.
+constexpr std::uint8_t kProtocolVersion = 5;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;
 constexpr std::size_t kNonceSize = 32;
@@ -135,6 +139,7 @@ struct HelloFrame {
 struct ChallengeFrame {
   std::vector<std::byte> nonce;
   Protection protection = Protection::kEncrypt;
+  std::uint8_t carrier_offer = 0;  // CarrierOffer::encode(); checked by the handshake
 };
 
 struct CloseFrame {
@@ -165,7 +170,8 @@ CloseFrame decode_close(std::span<const std::byte> payload);
 // Encoders append one whole frame to out.
 void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, std::size_t stream,
                   Protection protection, const std::string& endpoint);
-void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection);
+void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection,
+                      std::uint8_t carrier_offer);
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes);
 void encode_data(std::vector<std::byte>& out, std::uint64_t sequence, std::span<const std::byte> message);
 void encode_repair(std::vector<std::byte>& out, const RepairFrame& repair);

@@ -15,12 +15,15 @@
 #include <fstream>
 #include <thread>
 
+#include "carrier_choice.h"
 #include "config.h"
 #include "datagram_channel.h"
+#include "datagram_pen.h"
 #include "datagram_wire.h"
 #include "engine.h"
 #include "loopback_engine_config.h"
 #include "message.h"
+#include "raw_peer.h"
 
 using namespace std::chrono_literals;
 
@@ -555,5 +558,202 @@ TEST_CASE("carrier negotiation: auto follows the peer's explicit choice; auto wi
     const auto [at_a, at_b] = exchange(a, b);
     CHECK_FALSE(on_datagrams(at_a));
     CHECK_FALSE(on_datagrams(at_b));
+  }
+}
+
+namespace {
+
+// A raw dialler (raw_peer.h) on the datagram carrier: its own UDP socket on 127.0.0.1 (the port
+// its claimed endpoint names, as an engine's sits beside its listener) and a datagram channel
+// keyed by its handshake, which seals `count` one-unit messages (tags 0 .. count - 1).
+struct EarlyDatagrams {
+  explicit EarlyDatagrams(std::string acceptor) : acceptor_endpoint(std::move(acceptor)) {
+    fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in own{};
+    own.sin_family = AF_INET;
+    own.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&own), sizeof own) == 0);
+    socklen_t length = sizeof own;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&own), &length) == 0);
+    endpoint = "127.0.0.1:" + std::to_string(ntohs(own.sin_port));
+  }
+  ~EarlyDatagrams() { ::close(fd); }
+
+  // Seals the messages under the handshake's datagram keys, as the engine's first flight would.
+  void seal(const lp::Handshake& handshake, std::size_t count) {
+    channel.rekey(handshake);
+    for (std::size_t i = 0; i < count; ++i) {
+      channel.submit(arq, lp::pack_message(numbered(static_cast<std::uint32_t>(i), 100)));
+    }
+    // The pacer lets a millisecond's worth go per pump: the clock is ours to move.
+    auto now = lp::ArqTime{} + 1s;
+    while (sealed.size() < count && now < lp::ArqTime{} + 60s) {
+      channel.pump(arq, now);
+      while (!channel.outgoing().empty()) {
+        sealed.push_back(std::move(channel.outgoing().front()));
+        channel.outgoing().pop_front();
+      }
+      now += 1ms;
+    }
+    REQUIRE(sealed.size() == count);
+  }
+  void send(std::size_t from, std::size_t to) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(std::stoi(port_of(acceptor_endpoint))));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    for (std::size_t i = from; i < to; ++i) {
+      REQUIRE(::sendto(fd, sealed[i].data(), sealed[i].size(), 0, reinterpret_cast<sockaddr*>(&address),
+                       sizeof address) == static_cast<ssize_t>(sealed[i].size()));
+    }
+  }
+
+  std::string acceptor_endpoint;
+  int fd = -1;
+  std::string endpoint;
+  const lp::Config config = udp_config();
+  lp::Arq arq{ReceivingChannel::datagram_arq_config(config)};
+  lp::DatagramChannel channel{config};
+  std::vector<std::vector<std::byte>> sealed;
+};
+
+std::uint64_t held_counter(const std::string& stats, const std::string& name) {
+  const std::string object = "\"held_datagrams\":{";
+  const std::size_t at = stats.find("\"" + name + "\":", stats.find(object));
+  return std::stoull(stats.substr(at + name.size() + 3));
+}
+
+// Receives `count` messages at `engine`, tags 0 .. count - 1 in order, and then nothing more.
+void expect_in_order_once(lp::Engine& engine, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    REQUIRE(engine.wait_receive(10s));
+    auto message = engine.try_receive();
+    REQUIRE(message);
+    CHECK(message->tag == static_cast<std::int32_t>(i));
+    CHECK(message->body == numbered(static_cast<std::uint32_t>(i), 100).body);
+  }
+  std::this_thread::sleep_for(300ms);
+  CHECK_FALSE(engine.try_receive());  // exactly once
+}
+
+}  // namespace
+
+TEST_CASE("datagrams read before the IDENTIFY they came with wait for its keys: delivered in order, once",
+          "[datagram][engine][early]") {
+  lp::Engine b(udp_config());
+  EarlyDatagrams dialler(b.local_endpoint());
+  constexpr std::size_t kCount = 40;
+  lp::test::RawPeer peer(b.local_endpoint());
+  peer.set_carrier_offer(lp::CarrierOffer{lp::CarrierChoice::kUdp, true, false}.encode());
+  peer.before_identify = [&](const lp::Handshake& handshake) {
+    // The acceptor's offer came in CHALLENGE: a dialler may agree the carrier now.
+    CHECK(handshake.peer_carrier_offer_known());
+    CHECK(lp::CarrierOffer::decode(handshake.peer_carrier_offer()).setting == lp::CarrierChoice::kUdp);
+    dialler.seal(handshake, kCount);
+    // Every datagram twice (the network may duplicate), all before our AUTH and IDENTIFY leave:
+    // b reads them first, as when they overtake the IDENTIFY.
+    dialler.send(0, kCount);
+    dialler.send(0, kCount);
+    std::this_thread::sleep_for(200ms);
+  };
+  REQUIRE(peer.handshake("datagram-key", dialler.endpoint, lp::test::random_token()) ==
+          lp::test::RawPeer::Outcome::kEstablished);
+  expect_in_order_once(b, kCount);
+  const std::string stats = b.stats_json();
+  INFO(stats);
+  CHECK(held_counter(stats, "held") == 2 * kCount);
+  CHECK(held_counter(stats, "released") == 2 * kCount);
+  CHECK(held_counter(stats, "expired") == 0);
+  CHECK(held_counter(stats, "overflowed") == 0);
+}
+
+TEST_CASE("the pen of early datagrams: what overflows or waits too long is dropped and counted, nothing closed",
+          "[datagram][engine][early]") {
+  lp::Engine b(udp_config());
+  EarlyDatagrams dialler(b.local_endpoint());
+  lp::test::RawPeer peer(b.local_endpoint());
+  peer.set_carrier_offer(lp::CarrierOffer{lp::CarrierChoice::kUdp, true, false}.encode());
+  std::size_t count = 0, resend_from = 0;
+  SECTION("overflow: the newest beyond the pen's room") {
+    count = lp::DatagramPen::kMaxDatagrams + 20;
+    resend_from = lp::DatagramPen::kMaxDatagrams;
+    peer.before_identify = [&](const lp::Handshake& handshake) {
+      dialler.seal(handshake, count);
+      dialler.send(0, count);
+      std::this_thread::sleep_for(200ms);
+    };
+  }
+  SECTION("expiry: held longer than the hold time") {
+    count = 6;
+    resend_from = 0;
+    peer.before_identify = [&](const lp::Handshake& handshake) {
+      dialler.seal(handshake, count);
+      dialler.send(0, count - 1);
+      std::this_thread::sleep_for(lp::DatagramPen::kHoldTime + 200ms);
+      dialler.send(count - 1, count);  // the pen drops the expired ones when it takes this one
+      std::this_thread::sleep_for(200ms);
+    };
+  }
+  REQUIRE(peer.handshake("datagram-key", dialler.endpoint, lp::test::random_token()) ==
+          lp::test::RawPeer::Outcome::kEstablished);
+  // What the pen dropped comes again, as the dialler's ARQ would re-send it.
+  std::this_thread::sleep_for(200ms);
+  dialler.send(resend_from, count - (resend_from == 0 ? 1 : 0));
+  expect_in_order_once(b, count);
+  const std::string stats = b.stats_json();
+  INFO(stats);
+  if (resend_from > 0) {
+    CHECK(held_counter(stats, "overflowed") == count - resend_from);
+  } else {
+    CHECK(held_counter(stats, "expired") == count - 1);
+  }
+  // Nothing closed: the connection is alive and the session carries on.
+  CHECK(peer.send_bytes(peer.sealed_keepalive()));
+  CHECK(b.take_peer_failures().empty());
+}
+
+TEST_CASE("datagram pen: held per address in arrival order, bounded, expired after the hold time", "[datagram][pen]") {
+  using Clock = lp::DatagramPen::Clock;
+  const auto address = [](std::uint16_t port) {
+    lp::DatagramAddress a;
+    auto* in = reinterpret_cast<sockaddr_in*>(&a.storage);
+    in->sin_family = AF_INET;
+    in->sin_port = htons(port);
+    in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.length = sizeof(sockaddr_in);
+    return a;
+  };
+  const auto bytes = [](std::uint8_t fill) { return std::vector<std::byte>(100, std::byte{fill}); };
+  const Clock::time_point t0{};
+  lp::DatagramPen pen;
+  CHECK(pen.hold(address(1), bytes(1), t0));
+  CHECK(pen.hold(address(2), bytes(9), t0));
+  CHECK(pen.hold(address(1), bytes(2), t0 + 1ms));
+  SECTION("released to its address only, oldest first") {
+    const auto released = pen.release(address(1), t0 + 2ms);
+    REQUIRE(released.size() == 2u);
+    CHECK(released[0] == bytes(1));
+    CHECK(released[1] == bytes(2));
+    CHECK(pen.size() == 1u);
+    CHECK(pen.counters().released == 2u);
+  }
+  SECTION("dropped and counted after the hold time") {
+    CHECK(pen.release(address(1), t0 + lp::DatagramPen::kHoldTime + 1ms).empty());
+    CHECK(pen.empty());
+    CHECK(pen.bytes() == 0u);
+    CHECK(pen.counters().expired == 3u);
+  }
+  SECTION("bounded: the newest beyond the room is dropped and counted") {
+    std::size_t taken = 0;
+    for (std::size_t i = 0; i < lp::DatagramPen::kMaxDatagrams + 10; ++i) taken += pen.hold(address(3), bytes(3), t0 + 1ms);
+    CHECK(pen.size() == lp::DatagramPen::kMaxDatagrams);
+    CHECK(taken == lp::DatagramPen::kMaxDatagrams - 3);
+    CHECK(pen.counters().overflowed == 13u);
+    // Bytes too: one datagram of the most a pen may hold in bytes does not fit beside the others.
+    lp::DatagramPen by_bytes;
+    CHECK(by_bytes.hold(address(4), std::vector<std::byte>(lp::DatagramPen::kMaxBytes - 10), t0));
+    CHECK_FALSE(by_bytes.hold(address(4), bytes(4), t0));
+    CHECK(by_bytes.counters().overflowed == 1u);
   }
 }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "carrier_choice.h"
 #include "handshake.h"
 
 using namespace lp;
@@ -203,7 +204,7 @@ TEST_CASE("handshake: a frame the state does not expect is malformed") {
   }
   SECTION("a dialler that has not started") {
     std::vector<std::byte> wire;
-    encode_challenge(wire, nonce(9), Protection::kEncrypt);
+    encode_challenge(wire, nonce(9), Protection::kEncrypt, 0);
     auto frames = sent(wire);
     CHECK_THROWS_AS(pair.dialler.on_frame(frames[0].view(), out), MalformedFrame);
   }
@@ -216,6 +217,59 @@ TEST_CASE("handshake: a frame the state does not expect is malformed") {
     CHECK_THROWS_AS(pair.acceptor.on_frame(frames[0].view(), out), MalformedFrame);
   }
   CHECK(out.empty());
+}
+
+TEST_CASE("handshake: CHALLENGE carries the acceptor's carrier offer, decided at HELLO; its IDENTIFY repeats it") {
+  Pair pair("secret", "secret");
+  const std::uint8_t offer = CarrierOffer{CarrierChoice::kAuto, true, true}.encode();
+  std::string asked_for;
+  pair.acceptor.decide_offer_with([&](const std::string& dialler_endpoint) {
+    asked_for = dialler_endpoint;
+    return offer;
+  });
+  pair.dialler.set_carrier_offer(CarrierOffer{CarrierChoice::kUdp, true, false}.encode());
+  pair.dialler.start(pair.to_acceptor);
+  REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentified);
+  CHECK(asked_for == "site-a:4000");  // decided when HELLO named the dialler
+  CHECK(pair.acceptor.carrier_offer() == offer);
+  CHECK_FALSE(pair.dialler.peer_carrier_offer_known());
+  REQUIRE(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPending);  // CHALLENGE
+  // Known before the acceptor's proof and IDENTIFY: the dialler may agree the carrier now.
+  CHECK(pair.dialler.peer_carrier_offer_known());
+  CHECK(pair.dialler.peer_carrier_offer() == offer);
+  CHECK(pair.dialler.datagram_keys());  // and its datagrams can be sealed: both nonces are known
+  REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);
+  CHECK(pair.acceptor.peer_carrier_offer() == CarrierOffer{CarrierChoice::kUdp, true, false}.encode());
+  REQUIRE(pair.acceptor.accept_identity(token(0xa2), pair.to_dialler) == HandshakeStep::kEstablished);
+  CHECK(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kEstablished);
+  CHECK(pair.dialler.peer_carrier_offer() == offer);
+}
+
+TEST_CASE("handshake: an IDENTIFY whose carrier offer differs from the CHALLENGE's is malformed (altered on the way)") {
+  Pair pair("secret", "secret");
+  pair.acceptor.set_carrier_offer(CarrierOffer{CarrierChoice::kTcp, true, false}.encode());
+  pair.dialler.start(pair.to_acceptor);
+  REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentified);
+  // CHALLENGE travels in clear: someone on the path turns the acceptor's tcp into udp.
+  REQUIRE(pair.to_dialler.size() == kFrameHeaderSize + kNonceSize + 2);
+  pair.to_dialler.back() = std::byte{CarrierOffer{CarrierChoice::kUdp, true, false}.encode()};
+  REQUIRE(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPending);
+  CHECK(CarrierOffer::decode(pair.dialler.peer_carrier_offer()).setting == CarrierChoice::kUdp);
+  REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);
+  REQUIRE(pair.acceptor.accept_identity(token(0xa2), pair.to_dialler) == HandshakeStep::kEstablished);
+  // The sealed IDENTIFY says tcp: the dialler finds the change (the endpoint closes the connection
+  // with CLOSE(protocol error) and counts it, as for any malformed frame).
+  CHECK_THROWS_WITH(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor),
+                    Catch::Contains("differs from CHALLENGE's"));
+}
+
+TEST_CASE("handshake: a CHALLENGE with a carrier offer no LongPipe sends is malformed") {
+  Pair pair("secret", "secret");
+  pair.dialler.start(pair.to_acceptor);
+  std::vector<std::byte> wire, out;
+  encode_challenge(wire, nonce(9), Protection::kEncrypt, 0x3f);
+  auto frames = sent(wire);
+  CHECK_THROWS_AS(pair.dialler.on_frame(frames[0].view(), out), MalformedFrame);
 }
 
 TEST_CASE("handshake: HELLO with a malformed endpoint is refused") {

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,12 +67,14 @@ class RawPeer {
     handshake_ = std::make_unique<Handshake>(Handshake::dialler(*authenticator_, claimed_endpoint, 0,
                                                                 Authenticator::make_nonce(), Protection::kEncrypt,
                                                                 std::move(token), Handshake::Clock::now() + timeout_));
+    handshake_->set_carrier_offer(carrier_offer_);
     std::vector<std::byte> out;
     handshake_->start(out);
     bool early_sent = false;
     while (true) {
       if (handshake_->identity_sent() && !early_sent) {
         early_sent = true;
+        if (before_identify) before_identify(*handshake_);
         for (std::size_t i = 0; i < early.size(); ++i) {
           const std::size_t start = out.size();
           encode_data(out, i, pack_message(early[i]));
@@ -94,6 +97,12 @@ class RawPeer {
       if (step != HandshakeStep::kPending) return Outcome::kClosedByPeer;  // the server's proof was wrong
     }
   }
+
+  // Our carrier offer in IDENTIFY (CarrierOffer::encode(); default tcp, no datagrams).
+  void set_carrier_offer(std::uint8_t offer) { carrier_offer_ = offer; }
+  // Called once CHALLENGE is answered, before our AUTH and IDENTIFY go (the keys are known then):
+  // a test sends datagrams that overtake the IDENTIFY.
+  std::function<void(const Handshake&)> before_identify;
 
   // After handshake(): our next frames, sealed in our sequence (as the engine would send them).
   // A DATA frame carrying an empty message with ARQ sequence `sequence`:
@@ -158,6 +167,7 @@ class RawPeer {
   std::unique_ptr<Authenticator> authenticator_;  // the handshake refers to it
   std::unique_ptr<Handshake> handshake_;
   CloseFrame last_close_;
+  std::uint8_t carrier_offer_ = 0;
 };
 
 }  // namespace lp::test

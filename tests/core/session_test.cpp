@@ -823,3 +823,67 @@ TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE
     CHECK(dialler.take_dials().empty());  // nothing dialled again
   }
 }
+
+TEST_CASE("endpoint: on the datagram carrier the dialler's first DATA datagrams go with its IDENTIFY, before the acceptor's") {
+  Config config;
+  config.key = "secret";
+  config.carrier = CarrierChoice::kUdp;
+  const auto nonces = [] { return std::vector<std::byte>(32, std::byte{7}); };
+  Endpoint dialler(config, "a:1", nonces);
+  Endpoint acceptor(config, "b:1", nonces);
+  const auto no_judgement = [](const Connection&, const std::string&, bool) { return false; };
+  dialler.set_carrier_capability(true, no_judgement);
+  acceptor.set_carrier_capability(true, no_judgement);
+  Session& session = dialler.session_for("b:1", kStart);
+  session.allow_dialling();
+  REQUIRE(session.datagram() != nullptr);
+  Message message;
+  message.tag = 7;
+  message.body.assign(100, std::byte{0x5a});
+  session.datagram()->submit(session.arq(), pack_message(message));  // as the driver moves the outbox
+  dialler.service(session, kStart, false);
+  const auto dials = dialler.take_dials();
+  REQUIRE(dials.size() == 1u);  // the control connection
+  Connection& out = *dials.front();
+  out.link = std::make_unique<FastOpenLink>(false, false, 0);
+  const auto connected = kStart + 540ms;
+  dialler.on_connected(out, "", connected);
+  Connection* in = acceptor.on_accepted(std::make_unique<FastOpenLink>(false, false, 0), connected);
+  REQUIRE(in != nullptr);
+  deliver(out, acceptor, *in, connected);  // HELLO -> CHALLENGE, with the acceptor's offer
+  dialler.service(session, connected, false);
+  CHECK(session.datagram()->outgoing().empty());  // no keys before CHALLENGE
+
+  const auto challenged = connected + 540ms;
+  deliver(*in, dialler, out, challenged);  // CHALLENGE -> AUTH + IDENTIFY
+  CHECK(session.carrier_agreed());         // from the offer in CHALLENGE
+  CHECK(out.handshake().identity_sent());
+  CHECK(out.awaiting_peer_proof);          // the acceptor's proof and IDENTIFY are a round trip away
+  dialler.service(session, challenged, false);  // the same turn: the first DATA datagram is sealed
+  REQUIRE_FALSE(session.datagram()->outgoing().empty());
+  CHECK(session.arq().stats().messages_sent == 1u);
+  const std::vector<std::byte> first_datagram = session.datagram()->outgoing().front();
+
+  // At the acceptor (after the IDENTIFY, as the engine hands it held datagrams): delivered.
+  const auto arrived = challenged + 270ms;
+  deliver(out, acceptor, *in, arrived);  // AUTH + IDENTIFY
+  REQUIRE(acceptor.sessions().count("a:1") == 1u);
+  Session& accepted = *acceptor.sessions().at("a:1");
+  REQUIRE(accepted.datagram() != nullptr);
+  REQUIRE(accepted.datagram()->keyed());
+  std::vector<std::byte> datagram = first_datagram;
+  std::string why;
+  CHECK(accepted.datagram()->on_datagram(accepted.arq(), datagram, arrived, why) == DatagramChannel::Verdict::kAccepted);
+  std::vector<Message> received;
+  accepted.take_received(received);
+  REQUIRE(received.size() == 1u);
+  CHECK(received[0].tag == 7);
+  CHECK(received[0].body == message.body);
+
+  // The acceptor's IDENTIFY comes back: compared with its CHALLENGE, no second agreement.
+  deliver(*in, dialler, out, challenged + 540ms);
+  CHECK(out.state == ConnectionState::kEstablished);
+  CHECK_FALSE(out.awaiting_peer_proof);
+  CHECK_FALSE(session.failed());
+  CHECK(session.counters().early_messages == 1u);
+}

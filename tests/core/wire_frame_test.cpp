@@ -119,11 +119,14 @@ TEST_CASE("malformed payloads are rejected") {
   CHECK_THROWS_AS(decode_ack({backwards.begin() + kFrameHeaderSize, backwards.end()}), MalformedFrame);
   CHECK_THROWS_AS(decode_close(std::vector<std::byte>{std::byte{99}}), MalformedFrame);
   CHECK_THROWS_AS(decode_fixed(std::vector<std::byte>(31), kMacSize, "AUTH"), MalformedFrame);
-  std::vector<std::byte> challenge(kNonceSize + 1, std::byte{2});
+  std::vector<std::byte> challenge(kNonceSize + 2, std::byte{2});
+  challenge.back() = std::byte{0x82};                           // carrier offer: auto, datagrams ready
   CHECK(decode_challenge(challenge).protection == lp::Protection::kIntegrityOnly);
-  challenge.back() = std::byte{3};                              // unknown protection
+  CHECK(decode_challenge(challenge).carrier_offer == 0x82);
+  challenge[kNonceSize] = std::byte{3};                         // unknown protection
   CHECK_THROWS_AS(decode_challenge(challenge), MalformedFrame);
-  challenge.pop_back();                                         // none at all
+  challenge[kNonceSize] = std::byte{2};
+  challenge.pop_back();                                         // no carrier offer (version 4's CHALLENGE)
   CHECK_THROWS_AS(decode_challenge(challenge), MalformedFrame);
   CHECK_THROWS_AS(unpack_message(std::vector<std::byte>(kMessageTrailerSize - 1)), MalformedFrame);
 }

@@ -105,7 +105,7 @@ void decode_and_reencode(const lp::FrameView& frame) {
     }
     case FrameType::kChallenge: {
       const lp::ChallengeFrame challenge = lp::decode_challenge(frame.payload);
-      lp::encode_challenge(again, challenge.nonce, challenge.protection);
+      lp::encode_challenge(again, challenge.nonce, challenge.protection, challenge.carrier_offer);
       LP_FUZZ_CHECK(same(frame.payload, payload_of(again)));
       return;
     }

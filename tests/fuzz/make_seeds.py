@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs of
-protocol version 4 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
+protocol version 5 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
 changing a target's input layout or the wire format:
     tests/fuzz/make_seeds.py
 It overwrites only the files it writes: the other files in corpus/ are reproducers of past
@@ -12,7 +12,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE, IDENTIFY, REPAIR = range(1, 10)
 ENCRYPT, INTEGRITY_ONLY = 1, 2  # Protection
 TAG_SIZE = 16                   # frame_cipher.h
@@ -28,9 +28,9 @@ def hello(nonce, stream, protection, endpoint):
     return frame(HELLO, nonce + bytes([stream, protection]) + struct.pack(">H", len(endpoint)) + endpoint)
 
 
-def challenge(nonce, protection):
-    # server nonce [32] | protection u8
-    return frame(CHALLENGE, nonce + bytes([protection]))
+def challenge(nonce, protection, offer=0x82):
+    # server nonce [32] | protection u8 | carrier offer u8 (carrier_choice.h; 0x82: auto, datagrams ready)
+    return frame(CHALLENGE, nonce + bytes([protection, offer]))
 
 
 def identify(token, offer=0x82):
