@@ -27,6 +27,14 @@ ArqConfig arq_config_from(const Config& config) {
 
 namespace {
 
+// Whether the peer, agreeing with `challenged` (the offer our CHALLENGE carried), reaches what our
+// session reaches with its own `offer`. Offers of one session may differ in auto's view of the path
+// (judged per connection), which the agreement with a deciding dialler does not use.
+bool same_agreement(const CarrierOffer& offer, const CarrierOffer& challenged, const CarrierOffer& theirs) {
+  const CarrierAgreement ours = agree_carrier(offer, theirs), peers = agree_carrier(challenged, theirs);
+  return ours.datagrams == peers.datagrams && ours.error.has_value() == peers.error.has_value();
+}
+
 // The peer's host answered, but with a refusal or a reset: the process is gone (or restarting),
 // which a silent path never says. The carrier reports errors as strerror() texts.
 bool host_refused(const std::string& error) {
@@ -214,10 +222,12 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         return;
       }
       // Our IDENTIFY repeats the offer our CHALLENGE carried (the dialler may have agreed on it).
-      if (!session.offer) session.offer = CarrierOffer::decode(handshake.carrier_offer());
-      if (session.offer->encode() != handshake.carrier_offer()) {
+      const CarrierOffer challenged = CarrierOffer::decode(handshake.carrier_offer());
+      if (!session.offer) session.offer = challenged;
+      if (!same_agreement(*session.offer, challenged, CarrierOffer::decode(handshake.peer_carrier_offer()))) {
         // Both ends dialled at once and our session decided its offer (our own dial's CHALLENGE)
-        // after this connection's CHALLENGE went out: the other connection carries the session.
+        // after this connection's CHALLENGE went out, differently: the other connection carries
+        // the session.
         send_close(connection, CloseReason::kDuplicate, "carrier offers crossed (both ends dialled at once)", now);
         close_connection(connection, "carrier offers crossed", now);
         return;
