@@ -159,13 +159,13 @@ constexpr double kResendAckRttShare = 0.9;
 constexpr double kSeedEvidenceDatagrams = 16;
 
 // Start-up jump (issue 11: a new path fills in far fewer round trips than doubling's ~10 on geo).
-// The train: the first 64 datagrams of start-up's first window, sent back to back (TCP sends its
-// initial window so too; the rest of the window follows at start-up's pace). A
-// bottleneck slower than the sender spreads it to its own rate: 64 datagrams of 1500 bytes take
-// 4.9 ms at 155 Mbit/s, against 0.65 ms for the sender to hand them to the emulated link.
+// The train: the first 64 datagrams of start-up's first window, each burst of them sent back to
+// back (TCP sends its initial window so too; the rest of the window follows at start-up's pace). A
+// bottleneck slower than the sender spreads a burst to its own rate: 64 datagrams of 1500 bytes
+// take 4.9 ms at 155 Mbit/s, against 0.65 ms for the sender to hand them to the emulated link.
 constexpr std::uint64_t kTrainDatagrams = 64;
 // The event loop hands a burst to the socket in one turn: a datagram sent this long after the
-// train's last is another burst, and a new train begins with it.
+// train's last begins the train's next burst.
 constexpr ArqDuration kTrainGap = std::chrono::milliseconds(1);
 static_assert(kTrainDatagrams * kDatagramBytes <= kInitialWindowBytes, "the train opens the first window");
 // Fewer datagrams, or fewer ACKs after the first, say too little: a few ACKs bunched by a busy
@@ -189,16 +189,33 @@ constexpr double kTrainSpread = 2.0;
 // Rates above ~0.75 Gbit/s are not measured from a first window: start-up doubles there.
 constexpr ArqDuration kMinTrainAckSpan = std::chrono::milliseconds(1);
 // The jump paces at this share of the train's rate. A train measures the bottleneck's capacity,
-// not what other flows leave of it (their packets barely interleave with a burst this short):
-// half is a fair share beside one other flow, and from there start-up (kJumpCeilingGain), with its
-// delay test, finds the rest. It is judged as a warm start's seed is (kSeedConfirmShare).
-constexpr double kJumpShare = 0.5;
+// not what other flows leave of it (their packets barely interleave with a burst this short), so
+// it stays below the whole: from there start-up (kJumpCeilingGain), with its delay test, finds the
+// rest, and the jump is judged as a warm start's seed is (kSeedConfirmShare). Not half, as first
+// built: a program that streams from its first send (the CFD demo's frames, 73 Mbit/s at 256x128)
+// queues a round trip of data behind the first window, and half of geo (78 Mbit/s) never drained
+// that queue before the jump was confirmed a round trip later: the frames' median was 2.4x one
+// way + transmission in the simulation (2.8x in the demo), 1.3x at three quarters. Beside a flow
+// that already takes 60 % of the link three quarters still overfill nothing (0.85 did: simulation),
+// and beside CUBIC each keeps at least a quarter (simulation; libshim/README.md, "Start-up jump").
+constexpr double kJumpShare = 0.75;
 // Start-up after a confirmed jump paces at most this much above the larger of the train's rate and
 // the estimate: the train measured the bottleneck, so doubling past it (as after a warm seed)
 // only fills the queue: 2 x filled a one-BDP queue in one round trip, before the delay test could
 // see it, and lost datagrams in the simulation. A quarter more finds out whether the train read
 // low, and queues at most a quarter of a BDP per round trip, which the delay test stops.
 constexpr double kJumpCeilingGain = 1.25;
+
+// Draining and cruising before a busy round measured the path (its application only ever sent
+// bursts smaller than the path, each acknowledged before the next: 100 x 1 KiB batches), the
+// estimate is no lower than this share of the packet train's rate. Those bursts' delivery-rate
+// samples measure the application (110 KB per round trip), not the path: at 135 ms and 10
+// Mbit/s, start-up (pacing faster than half the train's rate, so no jump) left on its own
+// bursts' queueing, cruised at 2.66 Mbit/s, and each 110 KB batch took a round trip longer (warm
+// batches 1.75x the floor). The train measured the bottleneck's capacity; a little below it a
+// burst leaves at the path's rate without a queue of its own. The first busy round while not in
+// start-up, a back-off or a rejected seed ends the floor: the path was measured then.
+constexpr double kTrainFloorShare = 0.9;
 
 static_assert(kBandwidthWindowRounds == 10, "DatagramPacer::kRing holds kBandwidthWindowRounds");
 
@@ -243,8 +260,13 @@ DatagramPacer::DatagramPacer(ArqDuration initial_rtt, bool start_jump, bool refi
 
 double DatagramPacer::round_bandwidth_max() const { return *std::max_element(round_max_.begin(), round_max_.end()); }
 
+double DatagramPacer::train_floor() const {
+  if (!train_floor_open_ || phase_ == Phase::kStartup) return 0;
+  return kTrainFloorShare * train_rate_;
+}
+
 double DatagramPacer::bandwidth() const {
-  const double measured = round_bandwidth_max();
+  const double measured = std::max(round_bandwidth_max(), train_floor());
   if (seed_state_ == Seed::kSeeded) return std::max(measured, seed_rate_);
   // A cold start-up never goes below its first window per round trip: the first ACKs (one
   // datagram's sample) measured 0.17 Mbit/s on geo, and the window and pacing they set held the
@@ -296,32 +318,39 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
     delivered_time_ = now;
   }
   round_sent_bytes_ += bytes;
-  // A new path's first burst leaves back to back as a packet train (up to the first window). A
-  // send after a pause begins a new one: the datagrams before it (a program's small first
-  // messages: the CFD producer's came before its frames, and its frames never let the pipe
-  // empty again) were not sent with it, and their ACKs say nothing of the bottleneck.
-  const bool train_paused = train_open_ && !train_first_ack_ && now - train_last_sent_ > kTrainGap;
-  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone &&
-      (train_paused || (!train_open_ && train_outstanding_ == 0 && !train_first_ack_))) {
+  // A new path's first datagrams leave as a packet train (up to kTrainDatagrams), in bursts: what
+  // the sender has leaves back to back, and a send after a pause (more than kTrainGap) begins the
+  // train's next burst. The bottleneck spreads each burst to its own rate, so each is measured on
+  // its own (measure_train): a program's small first message before its frames (the CFD producer)
+  // adds a burst that measures nothing, and frames smaller than the train (32 KB at 128x64, 4 ms
+  // apart) make one train of several bursts instead of none.
+  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone && !train_open_ &&
+      train_outstanding_ == 0 && !train_acked_) {
     ++train_generation_;
-    train_outstanding_ = 0;
     train_open_ = true;
     train_sent_ = train_sent_bytes_ = 0;
-    train_first_ack_.reset();
-    train_acks_ = train_bytes_after_first_ = train_bytes_before_last_ = train_largest_ack_ = 0;
-    train_first_sent_ = now;
+    train_bursts_.clear();
   }
   const std::uint64_t train = train_open_ && !retransmission ? train_generation_ : 0;
   if (train) {
+    if (train_bursts_.empty() || now - train_bursts_.back().last_sent > kTrainGap) {
+      TrainBurst burst;
+      burst.first_sent = now;
+      train_bursts_.push_back(burst);
+    }
+    TrainBurst& burst = train_bursts_.back();
+    ++burst.sent;
+    burst.sent_bytes += bytes;
+    burst.last_sent = now;
     ++train_sent_;
     train_sent_bytes_ += bytes;
     ++train_outstanding_;
-    train_last_sent_ = now;
     if (train_sent_ >= kTrainDatagrams) train_open_ = false;
   }
   const std::uint64_t index = next_send_index_++;
   outstanding_[id] = Sent{index, now, bytes, delivered_, delivered_time_, first_sent_time_,
-                          application_limited_until_ != 0, retransmission, train};
+                          application_limited_until_ != 0, retransmission, train,
+                          train ? train_bursts_.size() - 1 : 0};
   send_order_[index] = id;
   in_flight_ += bytes;
   const ArqTime start = std::max(next_send_, now - catch_up());
@@ -373,8 +402,8 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
   in_flight_ -= sent.bytes;
   if (sent.train != 0 && sent.train == train_generation_) {
     leave_train(sent);
-    ++ack_train_datagrams_;
-    ack_train_bytes_ += sent.bytes;
+    ++ack_bursts_[sent.burst].datagrams;
+    ack_bursts_[sent.burst].bytes += sent.bytes;
   }
   // A re-sent datagram's ACK may be for its earlier copy (Karn): it dates nothing.
   if (!sent.retransmission && (!newest || sent.send_index > newest->send_index)) newest = sent;
@@ -391,7 +420,7 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
 void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack) {
   std::optional<Sent> newest;
   const std::uint64_t delivered_before = delivered_;
-  ack_train_datagrams_ = ack_train_bytes_ = 0;
+  ack_bursts_.assign(train_bursts_.size(), {});
   while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
   for (const ArqSackRange& range : sack) {
     for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
@@ -401,19 +430,22 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     }
   }
   if (delivered_ > delivered_before) train_open_ = false;  // later datagrams are paced by what the ACKs show
-  if (ack_train_datagrams_ > 0) {
-    // The train's first ACK starts the clock; the bytes the later ones deliver over the time
-    // since then are the bottleneck's rate.
-    if (!train_first_ack_) {
-      train_first_ack_ = train_last_ack_ = now;
-    } else {
-      ++train_acks_;
-      train_before_last_ack_ = train_last_ack_;  // measure_train leaves the last ACK out
-      train_bytes_before_last_ = train_bytes_after_first_;
-      train_bytes_after_first_ += ack_train_bytes_;
-      train_largest_ack_ = std::max(train_largest_ack_, ack_train_datagrams_);
-      train_last_ack_ = now;
+  for (std::size_t b = 0; b < ack_bursts_.size(); ++b) {
+    if (ack_bursts_[b].datagrams == 0) continue;
+    // A burst's first ACK starts its clock; the bytes the later ones deliver over the time since
+    // then are the bottleneck's rate.
+    TrainBurst& burst = train_bursts_[b];
+    train_acked_ = true;
+    if (!burst.first_ack) {
+      burst.first_ack = burst.last_ack = now;
+      continue;
     }
+    ++burst.acks;
+    burst.before_last_ack = burst.last_ack;  // measure_train leaves the last ACK out
+    burst.bytes_before_last = burst.bytes_after_first;
+    burst.bytes_after_first += ack_bursts_[b].bytes;
+    burst.largest_ack = std::max(burst.largest_ack, ack_bursts_[b].datagrams);
+    burst.last_ack = now;
   }
   if (!newest) {
     // Only re-sent datagrams were acknowledged (a loss episode): no sample, but rounds go on.
@@ -495,7 +527,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     seed_application_limited_ = false;
   }
   judge_seed(now);
-  if (jump_state_ == Jump::kWaiting && train_first_ack_ && train_outstanding_ == 0 && !train_open_) measure_train();
+  if (jump_state_ == Jump::kWaiting && train_acked_ && train_outstanding_ == 0 && !train_open_) measure_train();
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
   // leave only re-sent datagrams to date it, one minimum RTT.
   if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * min_rtt_.value_or(initial_rtt_)) {
@@ -510,16 +542,34 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
 // train on geo read 108-150 Mbit/s of 155 in four runs (one ACK per datagram: 153-170).
 void DatagramPacer::measure_train() {
   ++trains_;
-  const ArqDuration ack_span = duration_cast<ArqDuration>(train_before_last_ack_ - *train_first_ack_);
-  const ArqDuration send_span = duration_cast<ArqDuration>(train_last_sent_ - train_first_sent_);
-  const bool enough = train_sent_ >= kMinTrainDatagrams && train_acks_ >= kMinTrainAcks &&
-                      train_bytes_after_first_ * kTrainCoverDivisor >= train_sent_bytes_ &&
-                      train_largest_ack_ * kTrainLargestAckDivisor <= train_sent_ && ack_span >= kMinTrainAckSpan &&
-                      seconds_of(ack_span) >= kTrainSpread * seconds_of(send_span);
-  train_first_ack_.reset();
+  // Each burst on its own: its ACKs must be spread more than its sends (else it measured the
+  // sender), and none may cover more than a quarter of it (a stalled receiver's lump). The train
+  // is the sum of the bursts that pass.
+  std::uint64_t sent = 0, sent_bytes = 0, acks = 0, bytes_after_first = 0, bytes_measured = 0;
+  ArqDuration ack_span{0}, send_span{0};
+  for (const TrainBurst& burst : train_bursts_) {
+    if (!burst.first_ack || burst.acks == 0) continue;
+    const ArqDuration burst_ack_span = duration_cast<ArqDuration>(burst.before_last_ack - *burst.first_ack);
+    const ArqDuration burst_send_span = duration_cast<ArqDuration>(burst.last_sent - burst.first_sent);
+    if (burst.largest_ack * kTrainLargestAckDivisor > burst.sent ||
+        seconds_of(burst_ack_span) < kTrainSpread * seconds_of(burst_send_span)) {
+      continue;
+    }
+    sent += burst.sent;
+    sent_bytes += burst.sent_bytes;
+    acks += burst.acks;
+    bytes_after_first += burst.bytes_after_first;
+    bytes_measured += burst.bytes_before_last;
+    ack_span += burst_ack_span;
+    send_span += burst_send_span;
+  }
+  const bool enough = sent >= kMinTrainDatagrams && acks >= kMinTrainAcks &&
+                      bytes_after_first * kTrainCoverDivisor >= sent_bytes && ack_span >= kMinTrainAckSpan;
+  train_acked_ = false;
+  train_bursts_.clear();
   // Not a measurement of the bottleneck: start-up doubles on, and the next burst is another train.
   if (!enough || phase_ != Phase::kStartup || seed_state_ != Seed::kNone) return;
-  train_rate_ = static_cast<double>(train_bytes_before_last_) / seconds_of(ack_span);
+  train_rate_ = static_cast<double>(bytes_measured) / seconds_of(ack_span);
   const double jump_rate = kJumpShare * train_rate_;
   // Only a jump: a train slower than start-up already paces says nothing new.
   if (jump_rate <= pacing_rate()) return;
@@ -552,7 +602,8 @@ void DatagramPacer::forget_in_flight() {
   in_flight_ = 0;
   train_outstanding_ = 0;  // a train sealed under the old keys measures nothing
   train_open_ = false;
-  train_first_ack_.reset();
+  train_acked_ = false;
+  train_bursts_.clear();
 }
 
 void DatagramPacer::on_application_limited() {
@@ -622,6 +673,7 @@ void DatagramPacer::end_seed(Seed verdict, double delivered_rate) {
   }
   // The path delivered far less than the seed: its rate is what it delivered, and the queue the
   // seed built drains before cruising at it.
+  train_floor_open_ = false;
   round_max_.fill(0);
   round_max_[filter_round_ % kRing] = std::max(delivered_rate, kMinPacingRate);
   full_bandwidth_ = bandwidth();
@@ -629,6 +681,7 @@ void DatagramPacer::end_seed(Seed verdict, double delivered_rate) {
 }
 
 void DatagramPacer::back_off(double new_rate) {
+  train_floor_open_ = false;
   round_max_.fill(0);
   round_max_[(filter_round_ + 1) % kRing] = std::max(new_rate, kMinPacingRate);
   rounds_since_backoff_ = 0;
@@ -703,6 +756,7 @@ void DatagramPacer::end_round(ArqTime now) {
   // that sends a few small messages between bursts would otherwise push the bursts' rate out of
   // the filter within 10 round trips, and the next burst would start from nothing.
   const bool busy_round = !round_application_limited_;
+  if (busy_round && phase_ == Phase::kCruise) train_floor_open_ = false;  // the path measured while busy
   if (busy_round && phase_ != Phase::kStartup && seed_state_ != Seed::kSeeded) path_rate_ = std::max(path_rate_, bandwidth());
   if (busy_round) {
     ++filter_round_;

@@ -30,12 +30,15 @@
 //     Far less, or heavy loss: the seed is dropped, the estimate becomes the measured delivery rate
 //     and a drain phase empties the queue the seed built.
 //   - A start-up jump (issue 11, LONGPIPE_START_JUMP, on by default; the constructor's default is
-//     off) on a new path: the first burst leaves back to back (a packet train, up to the first
-//     window); the bottleneck spreads it, so the spacing of its ACKs measures the bottleneck's rate
-//     after one round trip. The pacer then paces at a share of that rate as it would at a warm
-//     start's seed (judged the same way over the next round trip of ACKs) instead of doubling from
-//     the first window for ten round trips. Too few ACKs, or ACKs bunched by a stalled receiver: no
-//     jump, start-up goes on doubling.
+//     off) on a new path: the first datagrams leave as a packet train (up to 64), each burst of it
+//     back to back; the bottleneck spreads each burst, so the spacing of its ACKs measures the
+//     bottleneck's rate after one round trip. The pacer then paces at three quarters of that rate
+//     as it would at a warm start's seed (judged the same way over the next round trip of ACKs)
+//     instead of doubling from the first window for ten round trips. Too few ACKs, or ACKs bunched
+//     by a stalled receiver: no jump, start-up goes on doubling.
+//   - Until a busy round measured the path after start-up, the estimate is at least nine tenths of
+//     the train's rate: bursts smaller than the path (each acknowledged before the next) measure
+//     the application, and cruising at their rate made each one take a round trip longer.
 //   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
 //     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
 //
@@ -48,6 +51,7 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "arq_types.h"
 
@@ -150,6 +154,21 @@ class DatagramPacer {
     bool application_limited;
     bool retransmission;              // its id was sent before: no RTT sample (Karn)
     std::uint64_t train;              // the packet train it belongs to (0: none)
+    std::size_t burst;                // ... and its burst (TrainBurst)
+  };
+  // One burst of a packet train: datagrams sent back to back, and the ACKs that came for them.
+  struct TrainBurst {
+    ArqTime first_sent{}, last_sent{};
+    std::uint64_t sent = 0, sent_bytes = 0;
+    std::optional<ArqTime> first_ack;
+    ArqTime last_ack{}, before_last_ack{};  // the ACK before the last (measure_train stops there)
+    std::uint64_t acks = 0;                 // ACKs after the first that delivered its datagrams
+    std::uint64_t bytes_after_first = 0;
+    std::uint64_t bytes_before_last = 0;    // bytes_after_first without the last ACK's
+    std::uint64_t largest_ack = 0;          // most of its datagrams one ACK (after the first) delivered
+  };
+  struct AckedInBurst {
+    std::uint64_t datagrams = 0, bytes = 0;
   };
 
   void deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest);
@@ -161,6 +180,7 @@ class DatagramPacer {
   ArqDuration reorder_window() const;
   bool queue_seen(ArqDuration smallest_rtt) const;  // start-up's queue (HyStart's delay test)
   double round_bandwidth_max() const;
+  double train_floor() const;  // kTrainFloorShare x the train's rate, until the path was measured busy
   void judge_seed(ArqTime now);
   void end_seed(Seed verdict, double delivered_rate);
   void start_seeded(double rate);
@@ -226,23 +246,18 @@ class DatagramPacer {
   bool seed_application_limited_ = false;  // the judged span says nothing of the path
   std::uint64_t seed_from_send_index_ = 0;  // judged on ACKs of datagrams sent from here on
 
-  // The packet train of the start-up jump: its datagrams, and the ACKs that came for them.
+  // The packet train of the start-up jump: its bursts, and the ACKs that came for them.
   Jump jump_state_;
   bool train_open_ = false;             // the datagrams sent now join the train
+  bool train_acked_ = false;            // an ACK came for the current train
   std::uint64_t train_generation_ = 0;  // the current train (Sent::train)
   std::uint64_t train_sent_ = 0;        // datagrams and bytes of the current train
   std::uint64_t train_sent_bytes_ = 0;
   std::uint64_t train_outstanding_ = 0; // neither delivered nor lost yet
-  ArqTime train_first_sent_{}, train_last_sent_{};
-  std::optional<ArqTime> train_first_ack_;
-  ArqTime train_last_ack_{};
-  ArqTime train_before_last_ack_{};    // the ACK before the last (measure_train stops there)
-  std::uint64_t train_bytes_before_last_ = 0;  // train_bytes_after_first_ without the last ACK's
-  std::uint64_t train_acks_ = 0;        // ACKs after the first that delivered train datagrams
-  std::uint64_t train_bytes_after_first_ = 0;
-  std::uint64_t train_largest_ack_ = 0; // most train datagrams one ACK (after the first) delivered
-  std::uint64_t ack_train_datagrams_ = 0, ack_train_bytes_ = 0;  // of the ACK being handled
+  std::vector<TrainBurst> train_bursts_;
+  std::vector<AckedInBurst> ack_bursts_;  // of the ACK being handled, by burst
   double train_rate_ = 0;
+  bool train_floor_open_ = true;        // train_floor() applies (no busy cruise round, back-off or rejection yet)
   std::uint64_t trains_ = 0;
   std::uint64_t lost_bytes_ = 0;
 
