@@ -61,8 +61,8 @@ bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verd
   return min_rtt >= kAutoMinRtt && peer_verdict == 1;
 }
 
-bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt, std::size_t first_flight_bytes) {
-  return handshake_rtt >= kNewPathMinRtt && static_cast<double>(first_flight_bytes) > kTcpFirstFlightBytes;
+bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt) {
+  return handshake_rtt >= kNewPathMinRtt;
 }
 
 CarrierAgreement agree_carrier(const CarrierOffer& ours, const CarrierOffer& theirs) {

@@ -101,20 +101,19 @@ bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_b
 bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verdict);
 
 // 4. A path the cache does not know (a new path, or an entry the handshake's round trip contradicts),
-// judged at CHALLENGE by what is known then: the handshake's round trip, and the first flight (the
-// bytes the application has queued and waits to send). Measured on new paths (libshim/README.md, "A
-// new path decided at CHALLENGE"), datagrams against tcp:
-//  - lose a round trip on a first flight tcp carries as 0.5-RTT data with IDENTIFY (1 KiB x 100:
-//    4.0-4.4x the floor on datagrams against 3.0x), and a small-message session at 10 Mbit/s ran
-//    its warm 1 KiB batches at 1.74x: so datagrams only for a first flight beyond what tcp sends in
-//    its first round trip (its 2 streams and 8 spill streams, an initial window each);
+// judged at CHALLENGE by the handshake's round trip: datagrams from kNewPathMinRtt. Measured on new
+// paths (libshim/README.md, "A new path decided at CHALLENGE"), datagrams against tcp:
 //  - win from a long path up when the transfer spans round trips: geo 1 MiB x 100 first batch
-//    1.48-1.58x against 1.71x, warm 1.05x against 1.13x, the CFD demo's cold frames 1.60x against
-//    11.59x, at 1 % loss 92 % of the link against 49-51 %; at 270 ms 1 MiB 1.27x against 1.45x;
+//    1.4x against 1.7x, warm 1.05x against 1.13x, the CFD demo's cold frames 1.0x the propagation
+//    bound against 10-12x, at 1 % loss 92 % of the link against 46 %; at 270 ms 1 MiB 1.27x
+//    against 1.45x;
+//  - cost nothing on a small first flight since they are 0.5-RTT data too (1 KiB x 100 on geo:
+//    3.05x the floor, as on tcp; before, datagrams waited a round trip for the acceptor's offer:
+//    4.0x, and auto took them only for a first flight beyond tcp's first round trip, which kept
+//    every program that opens with a small exchange, as the CFD demo's do, on tcp);
 //  - lost at 100 ms and 400 Mbit/s (1 MiB first 1.65x against 1.51x, warm 1.32x against 1.11x).
 constexpr std::chrono::milliseconds kNewPathMinRtt{200};
-constexpr double kTcpFirstFlightBytes = 10 * kTcpInitialWindowBytes;
-bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt, std::size_t first_flight_bytes);
+bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt);
 
 // auto's judgement of a path before a session's first dial, from the path cache alone.
 enum class DialJudgement {

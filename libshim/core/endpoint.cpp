@@ -376,7 +376,7 @@ CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection)
     // (spill streams dialled, 0.5-RTT data sent). A known path's entry must be confirmed by the
     // handshake's round trip; one it contradicts is a new path, judged as one.
     const auto handshake_rtt = std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt);
-    const bool long_new_path = handshake_rtt.count() > 0 && new_path_worth_datagrams(handshake_rtt, session.bytes_waiting);
+    const bool long_new_path = handshake_rtt.count() > 0 && new_path_worth_datagrams(handshake_rtt);
     bool worth = false;
     switch (*session.judgement_before_dial) {
       case DialJudgement::kTcp: break;

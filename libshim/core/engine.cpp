@@ -381,8 +381,6 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
     // unless the session is TCP whatever the peer says (the dialler chose tcp: carrier_choice.h).
     mailbox_.move_outbox(slot(session), session.arq());
   }
-  // Read by auto's decision at CHALLENGE only (Endpoint::offer_for): no lock once the offer is made.
-  if (config_.carrier == CarrierChoice::kAuto && !session.offer) session.bytes_waiting = mailbox_.outbox_bytes(slot(session));
   endpoint_.service(session, now, reading_paused);
   if (session.failed()) return;  // published by drain_commands
   SessionStatistics& counters = session.counters();

@@ -229,11 +229,6 @@ void Mailbox::deliver(std::vector<Message>& batch) {
   receive_cv_.notify_all();
 }
 
-std::size_t Mailbox::outbox_bytes(const MailboxSlot& slot) {
-  std::lock_guard lock(mutex_);
-  return slot.outbox_bytes;
-}
-
 void Mailbox::move_outbox(MailboxSlot& slot, Arq& arq) {
   move_outbox(
       slot, [&arq](std::size_t bytes) { return arq.can_accept(bytes); },

@@ -104,8 +104,6 @@ class Mailbox {
   bool forget_unnamed(const std::shared_ptr<MailboxSlot>& slot);
   // Received messages (or a message to ourselves) to the receive queue.
   void deliver(std::vector<Message>& batch);
-  // The bytes of the messages waiting in `slot`'s outbox (not yet in the session's ARQ).
-  std::size_t outbox_bytes(const MailboxSlot& slot);
   // Moves queued messages into the ARQ while its window has room.
   void move_outbox(MailboxSlot& slot, Arq& arq);
   // The same through a session's own intake (the datagram carrier splits messages into units).

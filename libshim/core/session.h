@@ -60,10 +60,6 @@ class Session {
   // LONGPIPE_CARRIER=auto, a session this end began to dial: its path cache's judgement before the
   // first dial (PathKeeper::judge_before_dial); the offer follows it (Endpoint::offer_for).
   std::optional<DialJudgement> judgement_before_dial;
-  // The bytes the application has queued for the peer and the ARQ has not taken yet, as the driver
-  // saw them this turn: an auto session on a path its cache does not know weighs its first flight
-  // with them at CHALLENGE (new_path_worth_datagrams).
-  std::size_t bytes_waiting = 0;
   // Whether the session is TCP whatever the peer offers (LONGPIPE_CARRIER=tcp, or an offer that
   // binds it: carrier_choice.h): then messages, 0.5-RTT data and spill streams need not wait for
   // the ends to compare offers.

@@ -164,15 +164,11 @@ TEST_CASE("auto is decided by the dialler: tcp on a path it judges tcp's, bindin
   }
 }
 
-TEST_CASE("auto on a path the cache does not know: the handshake's round trip and the first flight decide") {
+TEST_CASE("auto on a path the cache does not know: the handshake's round trip decides") {
   using namespace std::chrono_literals;
-  constexpr std::size_t kBulk = 100 * 1024 * 1024;  // 1 MiB x 100 queued
-  constexpr std::size_t kSmall = 100 * 1024;        // 1 KiB x 100: tcp's 0.5-RTT data carries it in one flight
-  CHECK(lp::new_path_worth_datagrams(540ms, kBulk));  // geo
-  CHECK(lp::new_path_worth_datagrams(lp::kNewPathMinRtt, kBulk));
-  CHECK_FALSE(lp::new_path_worth_datagrams(lp::kNewPathMinRtt - 1us, kBulk));
-  CHECK_FALSE(lp::new_path_worth_datagrams(100ms, kBulk));  // 400 Mbit/s there was better on tcp
-  CHECK_FALSE(lp::new_path_worth_datagrams(540ms, kSmall));
-  CHECK_FALSE(lp::new_path_worth_datagrams(540ms, static_cast<std::size_t>(lp::kTcpFirstFlightBytes)));
-  CHECK(lp::new_path_worth_datagrams(540ms, static_cast<std::size_t>(lp::kTcpFirstFlightBytes) + 1));
+  CHECK(lp::new_path_worth_datagrams(540ms));  // geo
+  CHECK(lp::new_path_worth_datagrams(lp::kNewPathMinRtt));
+  CHECK_FALSE(lp::new_path_worth_datagrams(lp::kNewPathMinRtt - 1us));
+  CHECK_FALSE(lp::new_path_worth_datagrams(100ms));  // 400 Mbit/s there was better on tcp
+  CHECK_FALSE(lp::new_path_worth_datagrams(20ms));
 }

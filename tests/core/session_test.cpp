@@ -785,10 +785,8 @@ TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE
     return attempts;
   };
 
-  // The connect and HELLO -> CHALLENGE take `round_trip` each (no Fast Open); the application has
-  // `queued` bytes waiting (the driver's Session::bytes_waiting).
-  auto challenge_after = [&](Clock::duration round_trip, std::size_t queued) {
-    session.bytes_waiting = queued;
+  // The connect and HELLO -> CHALLENGE take `round_trip` each (no Fast Open).
+  auto challenge_after = [&](Clock::duration round_trip) {
     out.link = std::make_unique<FastOpenLink>(false, false, 0);
     const auto connected = kStart + round_trip;
     dialler.on_connected(out, "", connected);
@@ -799,24 +797,18 @@ TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE
     REQUIRE(session.offer);
     return *session.offer;
   };
-  constexpr std::size_t kBulk = 100 * 1024 * 1024, kSmall = 100 * 1024;  // 1 MiB x 100, 1 KiB x 100
-  SECTION("a long round trip (geo's 540 ms) and a bulk first flight: auto preferring datagrams, no spill, no early data") {
-    const CarrierOffer offer = challenge_after(540ms, kBulk);
+  SECTION("a long round trip (geo's 540 ms): auto preferring datagrams, no spill streams") {
+    const CarrierOffer offer = challenge_after(540ms);
     CHECK(offer.setting == CarrierChoice::kAuto);
     CHECK(offer.prefers_datagrams);
     CHECK_FALSE(session.tcp_certain());
     CHECK(spill_attempts() == 0);  // closed: not needed on datagrams
     CHECK(std::all_of(dials.begin() + 2, dials.end(),
                       [](const Connection* spill) { return spill->state == ConnectionState::kClosed; }));
-    CHECK(session.counters().early_messages == 0);
-  }
-  SECTION("a long round trip and a first flight tcp carries as 0.5-RTT data: plain tcp") {
-    CHECK(challenge_after(540ms, kSmall).setting == CarrierChoice::kTcp);
-    CHECK(session.tcp_certain());
-    CHECK(spill_attempts() == 8u);
+    CHECK(session.counters().early_messages == 0);  // no tcp DATA on the control connection
   }
   SECTION("a short round trip (20 ms): plain tcp, bound at once, its spill streams kept") {
-    const CarrierOffer offer = challenge_after(20ms, kBulk);
+    const CarrierOffer offer = challenge_after(20ms);
     CHECK(offer.setting == CarrierChoice::kTcp);
     CHECK(session.tcp_certain());
     CHECK(spill_attempts() == 8u);
