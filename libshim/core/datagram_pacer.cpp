@@ -213,8 +213,8 @@ constexpr double kJumpCeilingGain = 1.25;
 // Mbit/s, start-up (pacing faster than half the train's rate, so no jump) left on its own
 // bursts' queueing, cruised at 2.66 Mbit/s, and each 110 KB batch took a round trip longer (warm
 // batches 1.75x the floor). The train measured the bottleneck's capacity; a little below it a
-// burst leaves at the path's rate without a queue of its own. The first busy round while not in
-// start-up, a back-off or a rejected seed ends the floor: the path was measured then.
+// burst leaves at the path's rate without a queue of its own. The first busy round while cruising,
+// a back-off or a rejected seed ends the floor: the path was measured then.
 constexpr double kTrainFloorShare = 0.9;
 
 static_assert(kBandwidthWindowRounds == 10, "DatagramPacer::kRing holds kBandwidthWindowRounds");
@@ -546,7 +546,7 @@ void DatagramPacer::measure_train() {
   // sender), and none may cover more than a quarter of it (a stalled receiver's lump). The train
   // is the sum of the bursts that pass.
   std::uint64_t sent = 0, sent_bytes = 0, acks = 0, bytes_after_first = 0, bytes_measured = 0;
-  ArqDuration ack_span{0}, send_span{0};
+  ArqDuration ack_span{0};
   for (const TrainBurst& burst : train_bursts_) {
     if (!burst.first_ack || burst.acks == 0) continue;
     const ArqDuration burst_ack_span = duration_cast<ArqDuration>(burst.before_last_ack - *burst.first_ack);
@@ -561,7 +561,6 @@ void DatagramPacer::measure_train() {
     bytes_after_first += burst.bytes_after_first;
     bytes_measured += burst.bytes_before_last;
     ack_span += burst_ack_span;
-    send_span += burst_send_span;
   }
   const bool enough = sent >= kMinTrainDatagrams && acks >= kMinTrainAcks &&
                       bytes_after_first * kTrainCoverDivisor >= sent_bytes && ack_span >= kMinTrainAckSpan;
