@@ -328,7 +328,7 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
       train_outstanding_ == 0 && !train_acked_) {
     ++train_generation_;
     train_open_ = true;
-    train_sent_ = train_sent_bytes_ = 0;
+    train_sent_ = 0;
     train_bursts_.clear();
   }
   const std::uint64_t train = train_open_ && !retransmission ? train_generation_ : 0;
@@ -343,7 +343,6 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
     burst.sent_bytes += bytes;
     burst.last_sent = now;
     ++train_sent_;
-    train_sent_bytes_ += bytes;
     ++train_outstanding_;
     if (train_sent_ >= kTrainDatagrams) train_open_ = false;
   }

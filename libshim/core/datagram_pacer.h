@@ -251,8 +251,7 @@ class DatagramPacer {
   bool train_open_ = false;             // the datagrams sent now join the train
   bool train_acked_ = false;            // an ACK came for the current train
   std::uint64_t train_generation_ = 0;  // the current train (Sent::train)
-  std::uint64_t train_sent_ = 0;        // datagrams and bytes of the current train
-  std::uint64_t train_sent_bytes_ = 0;
+  std::uint64_t train_sent_ = 0;        // datagrams of the current train
   std::uint64_t train_outstanding_ = 0; // neither delivered nor lost yet
   std::vector<TrainBurst> train_bursts_;
   std::vector<AckedInBurst> ack_bursts_;  // of the ACK being handled, by burst

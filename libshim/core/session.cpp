@@ -64,9 +64,13 @@ bool Session::may_agree_early(const Connection& connection) const {
   return !agree_carrier(*offer, CarrierOffer::decode(handshake.peer_carrier_offer())).error;
 }
 
+CarrierOffer Session::our_offer() const {
+  return offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
+}
+
 std::optional<std::string> Session::agree_carrier_with(const Connection& connection) {
   carrier_agreed_ = true;
-  const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
+  const CarrierOffer ours = our_offer();
   agreed_peer_offer_ = connection.handshake().peer_carrier_offer();
   const CarrierOffer theirs = CarrierOffer::decode(agreed_peer_offer_);
   if (theirs.setting == CarrierChoice::kAuto && theirs.datagrams_ready) peer_verdict_ = theirs.prefers_datagrams ? 1 : 0;
@@ -138,7 +142,7 @@ std::optional<std::string> Session::confirm(Connection& connection, Clock::time_
     // A peer keeps one offer per session; a different one, sealed, means the carrier was agreed on
     // an offer the peer never made (a first CHALLENGE altered on the way, its connection closed at
     // IDENTIFY): the messages taken since are in the wrong carrier's form.
-    const CarrierOffer ours = offer.value_or(CarrierOffer{config_.carrier, config_.datagram_carrier(), false});
+    const CarrierOffer ours = our_offer();
     const CarrierAgreement again = agree_carrier(ours, CarrierOffer::decode(theirs));
     if (again.error) return again.error;
     if (again.datagrams != (datagram_ != nullptr)) {

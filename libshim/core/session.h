@@ -218,6 +218,8 @@ class Session {
   std::vector<std::size_t> spill_slots_to_dial() const;
   // The bandwidth-delay product a window is judged against (PathEstimator::judged_bdp_bytes).
   double judged_bdp() const;
+  // What we offer: the decided offer, or before one is made our setting as it stands.
+  CarrierOffer our_offer() const;
   // Compares the offers of `connection`'s handshake; on datagrams, turns an auto session into a
   // datagram session (its ARQ is still empty). Returns why the ends cannot agree, if they cannot.
   std::optional<std::string> agree_carrier_with(const Connection& connection);
