@@ -161,7 +161,7 @@ std::optional<std::string> Session::confirm(Connection& connection, Clock::time_
 }
 
 void Session::detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now) {
-  last_error_ = why;
+  counters_.last_connection_error = why;
   if (streams_.remove(connection)) {
     next_dial_ = now + backoff_;
     // The lost stream's messages are somewhere between here and the peer: send every
@@ -181,7 +181,7 @@ bool Session::identity_matches(const std::vector<std::byte>& token) {
 }
 
 void Session::note_dial_error(const std::string& why) {
-  last_error_ = why;
+  counters_.last_connection_error = why;
   ++counters_.connect_failures;
 }
 
@@ -421,12 +421,12 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
   if (!peer_said_goodbye_ && refused_since_heard_ && silent_for > config_.dead_peer_timeout) {
     actions.failure = "no sign of life for " + std::to_string(config_.dead_peer_timeout.count()) +
                       " ms (LONGPIPE_DEAD_PEER_MS) and its host refuses or resets connections" +
-                      (last_error_.empty() ? "" : "; last error: " + last_error_);
+                      (counters_.last_connection_error.empty() ? "" : "; last error: " + counters_.last_connection_error);
     return actions;
   }
   if (!peer_said_goodbye_ && config_.silent_path_timeout.count() > 0 && silent_for > config_.silent_path_timeout) {
     actions.failure = "the path has been silent for " + std::to_string(config_.silent_path_timeout.count()) +
-                      " ms (LONGPIPE_SILENT_PATH_MS)" + (last_error_.empty() ? "" : "; last error: " + last_error_);
+                      " ms (LONGPIPE_SILENT_PATH_MS)" + (counters_.last_connection_error.empty() ? "" : "; last error: " + counters_.last_connection_error);
     return actions;
   }
   // Streams established before a silence may be stuck behind TCP's backed-off retransmission

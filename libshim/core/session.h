@@ -41,7 +41,7 @@ class Session {
   // Whether the process this session was bound to is gone for good: the session failed, or the
   // peer said goodbye (its engine shut down; that identity never returns) and no stream is left.
   bool peer_gone() const { return failed_ || (peer_left_ && streams_.established() == 0); }
-  const std::string& last_error() const { return last_error_; }
+  const std::string& last_error() const { return counters_.last_connection_error; }
   StreamScheduler& streams() { return streams_; }
   const StreamScheduler& streams() const { return streams_; }
   Arq& arq() { return arq_; }
@@ -247,7 +247,6 @@ class Session {
   int peer_verdict_ = -1;
   std::uint8_t agreed_peer_offer_ = 0;  // the peer's offer the carrier was agreed on
   std::vector<std::byte> peer_token_;   // the peer's identity token, once bound
-  std::string last_error_;              // why the last connection attempt or connection ended
   SessionStatistics counters_;
   PathEstimator path_;
   ArqConfig arq_config_;  // the endpoint's, for an auto session that turns to datagrams

@@ -25,7 +25,8 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"peer_window_messages\":" << a.peer_window_messages << ",\"queued_messages\":" << session.queued_messages
       << ",\"dropped_by_policy\":" << s.dropped_by_policy << ",\"connections_established\":"
       << s.connections_established << ",\"reconnects\":" << s.reconnects << ",\"carrier_resets\":" << a.carrier_resets
-      << ",\"connect_failures\":" << s.connect_failures << ",\"path_probes\":" << s.path_probes
+      << ",\"connect_failures\":" << s.connect_failures
+      << ",\"last_connection_error\":" << json_string(s.last_connection_error) << ",\"path_probes\":" << s.path_probes
       << ",\"spill_streams\":" << s.spill_streams << ",\"spilled_messages\":" << s.spilled_messages
       << ",\"early_messages\":" << s.early_messages
       << ",\"engine_stalls\":" << s.engine_stalls << ",\"rejected_connections\":" << s.rejected_connections

@@ -75,6 +75,7 @@ struct SessionStatistics {
   std::uint64_t connections_established = 0;
   std::uint64_t reconnects = 0;             // established again after a loss
   std::uint64_t connect_failures = 0;
+  std::string last_connection_error;         // why the last connection attempt or connection ended
   std::uint64_t path_probes = 0;            // connections dialled to test a silent path
   std::uint64_t engine_stalls = 0;          // our own stalls that restarted the silence clock
   std::uint64_t malformed_frames = 0;

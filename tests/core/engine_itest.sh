@@ -487,8 +487,10 @@ check_dial_storm() {
   local refused failures
   refused=$(json_field "$WORK/receiver.out" refused_busy)
   failures=$(grep '^stats ' "$WORK/sender.out" | grep -oE '"connect_failures":[0-9]+' | cut -d: -f2 | awk '{s += $1} END {print s + 0}')
-  ((refused == 0 && failures == 0)) ||
-    fail "the acceptor turned away $refused connections of the storm ($failures connect failures at the diallers)"
+  if ((refused != 0 || failures != 0)); then
+    grep -oE '"last_connection_error":"[^"]+"' "$WORK/sender.out" | sort | uniq -c >&2 || true
+    fail "the acceptor turned away $refused connections of the storm ($failures connect failures at the diallers; their last errors above)"
+  fi
   pass "$senders sessions dialled at one instant (10 connections each): $senders x $count messages, each in order, none lost or duplicated, no connection turned away"
 }
 
@@ -496,7 +498,10 @@ case ${1:-} in
   reset) LONGPIPE_STREAMS=1 check_reset ;;
   spill) check_spill ;;
   spill-large) check_spill_large ;;
-  dial-storm) check_dial_storm ;;
+  # The default silence timers: the storm tests the acceptor's burst, and at the short test
+  # timers 160 handshakes slower than 0.46 s (a busy sanitizer build) read as a silent path, on
+  # which each dial gets only a few round trips (Session::handle_timeout) and times out.
+  dial-storm) LONGPIPE_KEEPALIVE_MS=2000 LONGPIPE_CONNECT_RETRY_MAX_MS=2000 check_dial_storm ;;
   reset-striped) LONGPIPE_STREAMS=3 LONGPIPE_SMALL_MESSAGE=0 check_reset ;;
   wrong-key) check_wrong_key ;;
   garbage) check_garbage ;;
