@@ -201,6 +201,7 @@ void ArqSender::fast_retransmit(const Progress& progress) {
   for (auto it = unacked_by_order_.begin(); it != unacked_by_order_.end() && it->first < progress.latest_send_order;) {
     const std::uint64_t seq = it->second;
     ++it;
+    if (at(seq).loss_evidence == 0) ++counters_.messages_seen_missing;
     if (++at(seq).loss_evidence >= config_.fast_retransmit_threshold) {
       queue_retransmission(seq);
       ++counters_.fast_retransmits;

@@ -139,6 +139,9 @@ struct ArqStats {
   std::uint64_t messages_retransmitted = 0;   // every later transmission (timeout, fast, reset)
   std::uint64_t bytes_retransmitted = 0;
   std::uint64_t fast_retransmits = 0;         // included in messages_retransmitted
+  // Transmissions an ACK of a later-sent message showed missing (datagram mode): the path's losses
+  // (and reorderings), those that repairs recovered before any re-send included.
+  std::uint64_t messages_seen_missing = 0;
   std::uint64_t timeouts = 0;                 // RTO expiries (each may re-send several messages)
   std::uint64_t messages_acked = 0;
   std::uint64_t acks_received = 0;

@@ -96,6 +96,12 @@ constexpr int kBackoffHoldRounds = 3;
 // few percent (a satellite or radio link) stays far below, and costs no rate.
 constexpr double kHeavyLossFraction = 0.2;
 constexpr int kHeavyLossRounds = 3;
+// Start-up ends on one round's heavy loss, so that round must have lost at least this many
+// datagrams (BBRv2's full_loss_cnt): a round of an application sending a few small messages
+// (lp-perf's answers, 1-3 datagrams a round) loses a third of it to one random loss. Taken for an
+// overfilled path, that ended start-up and the flow cruised at its own tiny rate (0.12 Mbit/s on
+// geo at 5 % loss: every batch of answers a round trip late).
+constexpr std::uint64_t kHeavyLossMinDatagrams = 8;
 // A datagram is lost once one sent this many sends after it has been acknowledged (the ARQ's fast
 // retransmit threshold: reordering by fewer datagrams is not loss).
 constexpr std::uint64_t kReorderThreshold = 3;
@@ -388,6 +394,7 @@ void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
   in_flight_ -= it->second.bytes;
   leave_train(it->second);
   round_lost_bytes_ += it->second.bytes;
+  ++round_lost_datagrams_;
   lost_bytes_ += it->second.bytes;
   ++lost_datagrams_;
   send_order_.erase(it->second.send_index);
@@ -718,6 +725,7 @@ void DatagramPacer::end_round(ArqTime now) {
   const double total = lost + static_cast<double>(round_delivered_bytes_);
   const bool heavy_loss = total > 0 && lost / total > kHeavyLossFraction;
   heavy_loss_rounds_ = heavy_loss ? heavy_loss_rounds_ + 1 : 0;
+  const bool startup_overfilled = heavy_loss && round_lost_datagrams_ >= kHeavyLossMinDatagrams;
   const bool delayed =
       min_rtt_ && round_min_rtt_ &&
       *round_min_rtt_ > *min_rtt_ + standing_queue_margin(*min_rtt_);
@@ -761,12 +769,12 @@ void DatagramPacer::end_round(ArqTime now) {
     round_max_[filter_round_ % kRing] = 0;
   }
   round_application_limited_ = application_limited_until_ != 0;
-  round_delivered_bytes_ = round_lost_bytes_ = 0;
+  round_delivered_bytes_ = round_lost_bytes_ = round_lost_datagrams_ = 0;
   round_min_rtt_.reset();
   // A seed is judged by judge_seed alone: start-up's exits would drain to the unjudged seed.
   if (seed_state_ == Seed::kSeeded) return;
 
-  if (phase_ == Phase::kStartup && (heavy_loss || startup_delay)) {
+  if (phase_ == Phase::kStartup && (startup_overfilled || startup_delay)) {
     // Start-up overfilled the path: drain the queue it built and cruise at what it delivered.
     leave_startup_on_queue();
     return;

@@ -24,6 +24,7 @@
 //     of a round rises above the minimum by a margin (a queue is standing at the
 //     bottleneck), or when more than kHeavyLossFraction of a round's datagrams are lost for
 //     kHeavyLossRounds rounds in a row (a policer or an overflowing queue, not random loss).
+//     Start-up ends on one such round with at least kHeavyLossMinDatagrams lost.
 //   - A warm start (seed(), from the path cache) replaces start-up's first round trips: it paces
 //     at a share of the cached rate with a window of that rate x the cached RTT, until a round trip
 //     of ACKs shows what the path delivers. Delivered near the seed: start-up goes on from there.
@@ -213,6 +214,7 @@ class DatagramPacer {
   std::array<double, kRing> round_max_{};        // per-round largest delivery-rate sample
   std::uint64_t round_delivered_bytes_ = 0;
   std::uint64_t round_lost_bytes_ = 0;
+  std::uint64_t round_lost_datagrams_ = 0;
   std::optional<ArqDuration> round_min_rtt_;
   std::optional<ArqDuration> stretch_min_rtt_;  // start-up's delay test within a round
   std::uint32_t stretch_samples_ = 0;

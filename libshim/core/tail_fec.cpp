@@ -37,8 +37,9 @@ std::size_t TailFecSender::repairs_for(std::size_t units, double loss, double fa
 
 double TailFecSender::loss_estimate(std::int64_t pacer_loss_ppm, const ArqStats& stats) {
   if (pacer_loss_ppm >= 0) return static_cast<double>(pacer_loss_ppm) / 1e6;
-  if (stats.messages_sent < kMinUnitsForLoss) return 0;
-  return static_cast<double>(stats.fast_retransmits) / static_cast<double>(stats.messages_sent);
+  const double transmissions = static_cast<double>(stats.messages_sent + stats.messages_retransmitted);
+  return (static_cast<double>(stats.messages_seen_missing) + kPriorLoss * kPriorTransmissions) /
+         (transmissions + kPriorTransmissions);
 }
 
 std::vector<RepairSymbol> TailFecSender::protect_tail(const Arq& arq, ArqTime now, ArqDuration min_rtt, double loss) {
@@ -62,7 +63,8 @@ std::vector<RepairSymbol> TailFecSender::protect_tail(const Arq& arq, ArqTime no
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::uint64_t begin = first + count * b / blocks, stop = first + count * (b + 1) / blocks;
     const std::size_t units = stop - begin;
-    const std::size_t repairs = repairs_for(units, loss * kLossMargin, kTailFailure / static_cast<double>(blocks));
+    const double share = std::min(1.0, static_cast<double>(count) / kFullShareUnits);
+    const std::size_t repairs = repairs_for(units, loss * kLossMargin, kTailFailure * share / static_cast<double>(blocks));
     if (repairs == 0) continue;
     std::size_t longest = 0;
     for (std::uint64_t seq = begin; seq < stop; ++seq) longest = std::max(longest, arq.held_copy(seq, sent)->size());

@@ -54,16 +54,26 @@ class TailFecSender {
   // estimate is the calm rounds' re-sends: 0.7-1.5 x the loss rate in datagram_pacer_test).
   static constexpr double kTailFailure = 0.02;
   static constexpr double kLossMargin = 1.25;
+  // A tail of fewer units gets that share of kTailFailure: an application that answers each
+  // message with one (lp-perf's acknowledgements) makes a tail of every answer, and one answer
+  // in a hundred not recovered costs the batch a round trip. At 5 % loss a one-unit tail gets
+  // three copies (one let 0.4 % of answers through: a third of the batches a round trip late).
+  static constexpr double kFullShareUnits = 100;
 
   // Repairs for a block of `units` at `loss` (0..1): the fewest with P(more lost of units + repairs
   // than repairs) <= `failure`; 0 at no loss; at most what the code allows.
   static std::size_t repairs_for(std::size_t units, double loss, double failure);
 
   // Until the pacer knows the path's loss (DatagramPacer::loss_ppm: 5000 datagrams sent without a
-  // queue; -1 before), the ARQ's fast re-sends per unit sent, once this many were sent (lp-perf's
-  // acknowledging end sends 300-600 one-unit messages a run, and its last one of a batch lost
-  // costs the batch a timeout).
-  static constexpr std::uint64_t kMinUnitsForLoss = 200;
+  // queue; -1 before), the share of transmissions an ACK showed missing (ArqStats::
+  // messages_seen_missing), from a prior of kPriorLoss worth kPriorTransmissions: a new session's
+  // first tails get repairs too (lp-perf's answering end sends one-unit messages, and one of them
+  // lost costs its batch a round trip), and a loss-free path's evidence outweighs it soon. Not the
+  // fast re-sends: the units repairs recovered are seldom re-sent, and counting only those sized
+  // the repairs for what the repairs had left (at 2 % loss, 4 for 100 units; every fourth batch
+  // of lp-perf's 100 x 1 KiB a round trip late).
+  static constexpr double kPriorLoss = 0.02;
+  static constexpr double kPriorTransmissions = 50;
   // The loss rate (0..1) to size repairs for.
   static double loss_estimate(std::int64_t pacer_loss_ppm, const ArqStats& stats);
 

@@ -128,3 +128,30 @@ TEST_CASE("tail repairs: as many repairs as keep a block's failure under the tar
   CHECK(at_5 <= 32);
   CHECK(TailFecSender::repairs_for(200, 0.5, 0.001) == 55);  // what the code allows
 }
+
+TEST_CASE("tail repairs: a short tail gets its share of the failure target, not all of it", "[fec]") {
+  // Answers of one unit each make a tail apiece: at 5 % loss one copy let 0.4 % of them through,
+  // a third of lp-perf's batches of 100 a round trip late. Three copies: 0.002 %.
+  Pair at_5;
+  at_5.burst(1, {}, at(0ms));
+  CHECK(at_5.fec_sender.protect_tail(at_5.sender, at(1ms), 540ms, 0.05).size() == 3);
+  Pair at_1;
+  at_1.burst(1, {}, at(0ms));
+  CHECK(at_1.fec_sender.protect_tail(at_1.sender, at(1ms), 540ms, 0.01).size() == 1);
+  // A tail of 100 or more units: the whole target, as before.
+  Pair long_tail;
+  long_tail.burst(100, {}, at(0ms));
+  CHECK(long_tail.fec_sender.protect_tail(long_tail.sender, at(1ms), 540ms, 0.05).size() ==
+        TailFecSender::repairs_for(100, 0.05 * TailFecSender::kLossMargin, TailFecSender::kTailFailure));
+}
+
+TEST_CASE("tail repairs: the loss estimate starts from a prior and follows what ACKs showed missing", "[fec]") {
+  lp::ArqStats stats;
+  CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(TailFecSender::kPriorLoss));
+  stats.messages_sent = 10'000;
+  CHECK(TailFecSender::loss_estimate(-1, stats) < 0.001);  // a loss-free path outweighs the prior
+  stats.messages_seen_missing = 500;
+  stats.fast_retransmits = 100;  // most of the 500 recovered by repairs before a re-send
+  CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(0.05).epsilon(0.02));
+  CHECK(TailFecSender::loss_estimate(20'000, stats) == Approx(0.02));  // the pacer's, once it has one
+}
