@@ -1186,38 +1186,12 @@ TEST_CASE("start-up jump: a live stream's frames on a new geo path arrive near t
   CHECK(std::chrono::duration<double>(latency.front()).count() <= 1.5 * bound);  // the first frame: the first window
 }
 
-TEST_CASE("paced datagrams: on a slow link, small batches after start-up leave at the train's rate", "[pacer][jump][idle]") {
-  // 135 ms one way, 10 Mbit/s: lp-perf's 100 x 1 KiB batches (~80 units, 110 KB), each sent when
-  // the last one's answers came back. Start-up paces faster than half the train's rate (no jump)
-  // and leaves on its own bursts' queue; the bursts' samples measure the application. Cruising at
-  // them (2.66 Mbit/s) took each batch a round trip longer; the train's rate is the path's.
-  const PathProfile slow{.rate = 10e6 / 8, .delay = 135ms, .queue = 337'500};
-  PacedTransfer transfer(slow, 21, true, false, false, 540ms);
-  std::vector<double> took;  // each batch, queued to its last unit delivered (fake time, s)
-  for (int batch = 0; batch < 12; ++batch) {
-    const ArqTime start = transfer.now();
-    const std::size_t target = transfer.delivered().size() + 80;
-    transfer.queue(80);
-    while (transfer.delivered().size() < target && transfer.now() < start + 10s) transfer.run(transfer.now() + 1ms, false);
-    REQUIRE(transfer.delivered().size() == target);
-    took.push_back(std::chrono::duration<double>(transfer.now() - start).count());
-    transfer.run(transfer.now() + slow.delay, false);  // the answers' way back
-  }
-  const double floor = 0.135 + 80 * (kPayload + kOverhead) / slow.rate;  // one way + serialisation
-  CAPTURE(took, floor, transfer.pacer().train_rate() * 8 / 1e6, pacer_phase_name(transfer.pacer().phase()),
-          pacer_jump_name(transfer.pacer()), transfer.pacer().pacing_rate() * 8 / 1e6);
-  CHECK(transfer.pacer().train_rate() >= 0.9 * slow.rate);
-  CHECK(transfer.pacer().phase() == DatagramPacer::Phase::kCruise);
-  CHECK(transfer.pacer().pacing_rate() >= 0.85 * slow.rate);
-  for (std::size_t batch = 4; batch < took.size(); ++batch) CHECK(took[batch] <= 1.15 * floor);
-  CHECK(transfer.path().tail_drops() == 0);
-}
-
 namespace {
 
-// lp-perf's batches of 100 x 1 KiB (80 units), each sent when the last one's answers came back,
-// on a new geo path at `loss`: each batch's time, queued to its last unit delivered (fake time, s).
-std::vector<double> small_batches(PacedTransfer& transfer, int batches) {
+// lp-perf's batches of 100 x 1 KiB (80 units), each sent when the last one's answers came back
+// (`one_way` after its last unit arrived): each batch's time, queued to its last unit delivered
+// (fake time, s).
+std::vector<double> small_batches(PacedTransfer& transfer, int batches, ArqDuration one_way) {
   std::vector<double> took;
   for (int batch = 0; batch < batches; ++batch) {
     const ArqTime start = transfer.now();
@@ -1226,7 +1200,7 @@ std::vector<double> small_batches(PacedTransfer& transfer, int batches) {
     while (transfer.delivered().size() < target && transfer.now() < start + 10s) transfer.run(transfer.now() + 1ms, false);
     REQUIRE(transfer.delivered().size() == target);
     took.push_back(std::chrono::duration<double>(transfer.now() - start).count());
-    transfer.run(transfer.now() + 270ms, false);  // the answers' way back
+    transfer.run(transfer.now() + one_way, false);  // the answers' way back
   }
   return took;
 }
@@ -1238,6 +1212,24 @@ std::size_t late_batches(const std::vector<double>& took) {
 
 }  // namespace
 
+TEST_CASE("paced datagrams: on a slow link, small batches after start-up leave at the train's rate", "[pacer][jump][idle]") {
+  // 135 ms one way, 10 Mbit/s: lp-perf's 100 x 1 KiB batches (~80 units, 110 KB), each sent when
+  // the last one's answers came back. Start-up paces faster than half the train's rate (no jump)
+  // and leaves on its own bursts' queue; the bursts' samples measure the application. Cruising at
+  // them (2.66 Mbit/s) took each batch a round trip longer; the train's rate is the path's.
+  const PathProfile slow{.rate = 10e6 / 8, .delay = 135ms, .queue = 337'500};
+  PacedTransfer transfer(slow, 21, true, false, false, 540ms);
+  const std::vector<double> took = small_batches(transfer, 12, slow.delay);
+  const double floor = 0.135 + 80 * (kPayload + kOverhead) / slow.rate;  // one way + serialisation
+  CAPTURE(took, floor, transfer.pacer().train_rate() * 8 / 1e6, pacer_phase_name(transfer.pacer().phase()),
+          pacer_jump_name(transfer.pacer()), transfer.pacer().pacing_rate() * 8 / 1e6);
+  CHECK(transfer.pacer().train_rate() >= 0.9 * slow.rate);
+  CHECK(transfer.pacer().phase() == DatagramPacer::Phase::kCruise);
+  CHECK(transfer.pacer().pacing_rate() >= 0.85 * slow.rate);
+  for (std::size_t batch = 4; batch < took.size(); ++batch) CHECK(took[batch] <= 1.15 * floor);
+  CHECK(transfer.path().tail_drops() == 0);
+}
+
 TEST_CASE("tail repairs: a new session's first batches on a lossy path are protected too", "[pacer][fec][loss]") {
   // Repairs are sized for a loss estimate; with none before 200 units sent, a new session's first
   // batches had no repairs, and at 1 % loss a lost unit made 11 of 60 batches (6 sessions x 10)
@@ -1246,7 +1238,7 @@ TEST_CASE("tail repairs: a new session's first batches on a lossy path are prote
   std::vector<double> all;
   for (std::uint64_t seed = 30; seed < 36; ++seed) {
     PacedTransfer transfer(geo_path(0.01), seed, true, true, false, 540ms);
-    const std::vector<double> took = small_batches(transfer, 10);
+    const std::vector<double> took = small_batches(transfer, 10, 270ms);
     late += late_batches(took);
     all.insert(all.end(), took.begin(), took.end());
   }
@@ -1258,7 +1250,7 @@ TEST_CASE("tail repairs: at 2 % loss the estimate is the path's loss, and small 
   // Counting only fast re-sends, the units repairs recovered before three ACKs showed them missing
   // (a burst's last dozen) were left out, and the repairs sized for what they had left.
   PacedTransfer transfer(geo_path(0.02), 23, true, true, false, 540ms);
-  const std::vector<double> took = small_batches(transfer, 30);
+  const std::vector<double> took = small_batches(transfer, 30, 270ms);
   const lp::ArqStats stats = transfer.stats();
   const double estimate = lp::TailFecSender::loss_estimate(transfer.pacer().loss_ppm(), stats);
   CAPTURE(estimate, stats.messages_seen_missing, stats.fast_retransmits, stats.messages_sent, transfer.repairs_sent(), took);
