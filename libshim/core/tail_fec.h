@@ -15,7 +15,8 @@
 // Symbols: length u16 | unit | zero padding, every symbol of a block as long as its longest unit's.
 // Blocks: the units of the tail in sequence order, split into near-equal blocks of at most
 // kMaxBlockUnits; each gets as many repairs as keep its chance of losing more than that below
-// kTailFailure / blocks at the measured loss rate (x kLossMargin). At a loss rate of 0, none.
+// kTailFailure / blocks (a tail under kFullShareUnits: its share of it) at the estimated loss rate
+// (x kLossMargin, loss_estimate()). At a loss rate of 0, none.
 #pragma once
 
 #include <cstddef>
