@@ -418,15 +418,17 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
   }
   // A dead peer: silent for LONGPIPE_DEAD_PEER_MS while its host refuses or resets connections.
   // A silent path (nothing answers) keeps its session, window and probes: outages end.
+  const auto last_error = [this] {  // built only for a failure: handle_timeout runs every turn
+    return counters_.last_connection_error.empty() ? std::string() : "; last error: " + counters_.last_connection_error;
+  };
   if (!peer_said_goodbye_ && refused_since_heard_ && silent_for > config_.dead_peer_timeout) {
     actions.failure = "no sign of life for " + std::to_string(config_.dead_peer_timeout.count()) +
-                      " ms (LONGPIPE_DEAD_PEER_MS) and its host refuses or resets connections" +
-                      (counters_.last_connection_error.empty() ? "" : "; last error: " + counters_.last_connection_error);
+                      " ms (LONGPIPE_DEAD_PEER_MS) and its host refuses or resets connections" + last_error();
     return actions;
   }
   if (!peer_said_goodbye_ && config_.silent_path_timeout.count() > 0 && silent_for > config_.silent_path_timeout) {
     actions.failure = "the path has been silent for " + std::to_string(config_.silent_path_timeout.count()) +
-                      " ms (LONGPIPE_SILENT_PATH_MS)" + (counters_.last_connection_error.empty() ? "" : "; last error: " + counters_.last_connection_error);
+                      " ms (LONGPIPE_SILENT_PATH_MS)" + last_error();
     return actions;
   }
   // Streams established before a silence may be stuck behind TCP's backed-off retransmission
