@@ -206,11 +206,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       return;
     case HandshakeStep::kIdentityPresented: {
       connection.note_handshake_answer(now);  // CHALLENGE -> AUTH
-      Session* known = &session_for(connection.peer_endpoint, now);
-      if (!known->identity_matches(handshake.peer_token()) && known->peer_gone()) {
-        known = &replace_gone_session(*known, now);  // a new process at a gone one's endpoint
-      }
-      Session& session = *known;
+      Session& session = session_identified(connection.peer_endpoint, handshake.peer_token(), now);
       if (!session.identity_matches(handshake.peer_token())) {
         // A key holder claiming a live peer's endpoint, or that peer restarted without a goodbye
         // while we still hold its old session (which ends after LONGPIPE_DEAD_PEER_MS of silence).
@@ -232,7 +228,8 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         close_connection(connection, "carrier offers crossed", now);
         return;
       }
-      handshake.accept_identity(authenticator_.identity_token(connection.peer_endpoint), connection.output());
+      // The token this session's peer has from us: under the name we know it by.
+      handshake.accept_identity(authenticator_.identity_token(session.peer()), connection.output());
       connection.session = &session;
       mark_flush(connection);
       establish(connection, now);
@@ -284,6 +281,27 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);
       return;
   }
+}
+
+Session& Endpoint::session_identified(const std::string& announced, const std::vector<std::byte>& token,
+                                      Clock::time_point now) {
+  const auto named = sessions_.find(announced);
+  if (named == sessions_.end() || !named->second->bound_to(token)) {
+    // A process we dialled by another name than the one it announces (127.0.0.1 for site-a:7636)
+    // dials us back: the token is the one it presented on our dial. Only it and we know that
+    // token, so no key holder can join a session this way.
+    for (auto& [peer, session] : sessions_) {
+      if (!session->failed() && session->bound_to(token)) {
+        ++statistics_.accepted_by_alias;
+        return *session;
+      }
+    }
+  }
+  Session* known = &session_for(announced, now);
+  if (!known->identity_matches(token) && known->peer_gone()) {
+    known = &replace_gone_session(*known, now);  // a new process at a gone one's endpoint
+  }
+  return *known;
 }
 
 // 0.5-RTT data: DATA right behind our AUTH and IDENTIFY, sealed under keys of both nonces, but only

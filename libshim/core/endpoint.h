@@ -144,6 +144,10 @@ class Endpoint {
   // good (Session::peer_gone): `gone` ends (a failure if it had unacknowledged messages) and a
   // fresh session takes its place.
   Session& replace_gone_session(Session& gone, Clock::time_point now);
+  // The session a dialler's IDENTIFY (`token`, `announced` in its HELLO) belongs to: the one of
+  // that name, replaced if its process is gone, or the one that knows the process by another name.
+  Session& session_identified(const std::string& announced, const std::vector<std::byte>& token,
+                              Clock::time_point now);
   void note_malformed(Connection& connection, const std::string& what, Clock::time_point now);
   void note_host_refused(Connection& connection);
   void note_rejected(Connection& connection);

@@ -167,7 +167,9 @@ HandshakeStep Handshake::accept_identity(const std::vector<std::byte>& identity_
 
 void Handshake::refuse_identity(std::vector<std::byte>& out) {
   // In clear: the dialler does not open our frames before our proof (which we do not send).
-  encode_close(out, CloseReason::kIdentityRefused, "this endpoint's session belongs to another process");
+  encode_close(out, CloseReason::kIdentityRefused,
+               "this endpoint's session belongs to another process (a restart without a goodbye, or this "
+               "process reached us before under another name than the one dialled now)");
   state_ = State::kFinished;
 }
 

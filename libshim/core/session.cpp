@@ -180,6 +180,10 @@ bool Session::identity_matches(const std::vector<std::byte>& token) {
   return Authenticator::proofs_match(token, peer_token_);
 }
 
+bool Session::bound_to(const std::vector<std::byte>& token) const {
+  return !peer_token_.empty() && Authenticator::proofs_match(token, peer_token_);
+}
+
 void Session::note_dial_error(const std::string& why) {
   counters_.last_connection_error = why;
   ++counters_.connect_failures;

@@ -126,6 +126,8 @@ class Session {
   // Binds the session to the peer's identity token (the first authenticated connection's) or
   // checks a later one against it (constant time). False: another process claims this session.
   bool identity_matches(const std::vector<std::byte>& token);
+  // Whether the session is bound to `token` (constant time); binds nothing.
+  bool bound_to(const std::vector<std::byte>& token) const;
   // Whether a peer identity is bound (some connection of this session was ever established).
   bool identity_bound() const { return !peer_token_.empty(); }
   // The application named this peer (send()): the session may dial it. A session only the peer

@@ -98,6 +98,7 @@ std::string to_json(const EngineReport& report) {
       << ",\"refused_frames\":" << report.endpoint.refused_frames
       << ",\"identity_refused\":" << report.endpoint.identity_refused
       << ",\"sessions_replaced\":" << report.endpoint.sessions_replaced
+      << ",\"accepted_by_alias\":" << report.endpoint.accepted_by_alias
       << ",\"held_datagrams\":{\"held\":" << report.endpoint.held_datagrams
       << ",\"released\":" << report.endpoint.held_datagrams_released
       << ",\"expired\":" << report.endpoint.held_datagrams_expired

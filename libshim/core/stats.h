@@ -101,6 +101,8 @@ struct EndpointStatistics {
   std::uint64_t identity_refused = 0;  // connections refused for claiming another process's session
   // Sessions of a peer that said goodbye, replaced by a new process at its endpoint.
   std::uint64_t sessions_replaced = 0;
+  // Connections dialled by a peer we know under another name than the one it announces.
+  std::uint64_t accepted_by_alias = 0;
   // Datagrams that came before their session's keys (a dialler's first DATA, read before its
   // IDENTIFY: datagram_pen.h): held, handed on, dropped after the hold time, dropped for room.
   std::uint64_t held_datagrams = 0;
