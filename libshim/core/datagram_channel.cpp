@@ -50,9 +50,10 @@ void DatagramChannel::rekey(const TrafficKeys& datagram_keys, bool outgoing, Pro
   pacer_.forget_in_flight();
 }
 
-void DatagramChannel::warm_start(double rate, ArqDuration min_rtt) {
+void DatagramChannel::warm_start(double rate, ArqDuration min_rtt, std::int64_t loss_ppm) {
   warm_start_offered_ = true;
   warm_start_rate_ = rate;
+  known_loss_ppm_ = loss_ppm;
   (void)pacer_.seed(rate, min_rtt);  // its state (seed_state) says whether it was taken
 }
 
@@ -100,7 +101,7 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
         pacer_.on_application_limited();
         if (!config_.datagram_fec) break;
         // The burst's last new unit has left: repairs over its last round trip.
-        const double loss = TailFecSender::loss_estimate(pacer_.loss_ppm(), arq.stats());
+        const double loss = TailFecSender::loss_estimate(pacer_.loss_ppm(), arq.stats(), known_loss_ppm_);
         for (RepairSymbol& repair : fec_sender_.protect_tail(arq, now, pacer_.min_rtt().value_or(config_.rtt), loss)) {
           repairs_.push_back(std::move(repair));
         }

@@ -99,8 +99,9 @@ class DatagramChannel {
   bool take_received(Arq& arq, std::vector<ArqPayload>& messages);
 
   // A validated warm start (path_keeper.cpp): the cached rate (bytes/s) and minimum RTT seed the
-  // pacer if it has no ACK yet (DatagramPacer::seed). Offered once.
-  void warm_start(double rate, ArqDuration min_rtt);
+  // pacer if it has no ACK yet (DatagramPacer::seed), and the cached loss (-1: none measured) may
+  // raise the tail repairs' prior (TailFecSender::loss_estimate). Offered once.
+  void warm_start(double rate, ArqDuration min_rtt, std::int64_t loss_ppm);
   bool warm_start_offered() const { return warm_start_offered_; }
   // What the session learnt of the path, for the warm-start cache: the pacer's measurements (its
   // rate once start-up was over, or a confirmed seed's while it has none of its own; its minimum
@@ -127,6 +128,7 @@ class DatagramChannel {
   std::uint64_t timeouts_seen_ = 0;
   bool warm_start_offered_ = false;
   double warm_start_rate_ = 0;  // the cached rate offered (bytes/s)
+  std::int64_t known_loss_ppm_ = -1;  // the cached loss offered
   std::deque<std::vector<std::byte>> outgoing_;
   ArqPayload partial_;  // units of the message being reassembled
   std::uint64_t datagrams_sent_ = 0;

@@ -126,7 +126,7 @@ void PathKeeper::refresh(Session& session) {
   // gets its channel at the carrier agreement, which may come after the look-up: hence here.
   if (DatagramChannel* channel = session.datagram(); channel != nullptr && !channel->warm_start_offered() &&
                                                      path.warm_start_used()) {
-    channel->warm_start(seed_rate(*path.warm_start()), path.warm_start()->min_rtt);
+    channel->warm_start(seed_rate(*path.warm_start()), path.warm_start()->min_rtt, path.warm_start()->loss_ppm);
   }
   // With the hints both set the fallback keeps judging by them (tcp_socket.cpp), as before.
   const double judged_bdp = path.judged_bdp_bytes(config_.bandwidth_mbit * 1e6 / 8,

@@ -155,3 +155,16 @@ TEST_CASE("tail repairs: the loss estimate starts from a prior and follows what 
   CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(0.05).epsilon(0.02));
   CHECK(TailFecSender::loss_estimate(20'000, stats) == Approx(0.02));  // the pacer's, once it has one
 }
+
+TEST_CASE("tail repairs: on a path the cache knows to lose more, its loss is the prior, and evidence still wins", "[fec]") {
+  lp::ArqStats stats;
+  CHECK(TailFecSender::loss_estimate(-1, stats, 50'000) == Approx(0.05));
+  // A cached loss under the prior is a floor, not proof: the prior stands.
+  CHECK(TailFecSender::loss_estimate(-1, stats, 0) == Approx(TailFecSender::kPriorLoss));
+  CHECK(TailFecSender::loss_estimate(-1, stats, 10'000) == Approx(TailFecSender::kPriorLoss));
+  stats.messages_sent = 100;  // a first batch of 100 units, none seen missing
+  CHECK(TailFecSender::loss_estimate(-1, stats, 50'000) > 0.03);  // still mostly the path's
+  stats.messages_sent = 20'000;
+  CHECK(TailFecSender::loss_estimate(-1, stats, 50'000) < 0.002);  // the path changed: it follows
+  CHECK(TailFecSender::loss_estimate(10'000, stats, 50'000) == Approx(0.01));  // the pacer's first
+}
