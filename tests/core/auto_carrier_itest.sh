@@ -50,6 +50,13 @@ show_servers() {
   done
 }
 
+# run_failed N WHY: run N's output and the servers', then the failure.
+run_failed() {
+  cat "$WORK/run$1.out" >&2
+  show_servers
+  fail "$2"
+}
+
 # run N PORT [SIZE]: one fresh lp-perf run in site a (20 x SIZE, 1K by default, one batch) with the cache $CACHE.
 run() {
   local n=$1 port=$2 size=${3:-1K}
@@ -74,7 +81,7 @@ wait_for_server serve-a
 # an alias has its own test (engine_security_test; libshim/README.md, "A peer reached by another
 # name than its own is one session").
 LONGPIPE_PATH_CACHE=$CACHE LONGPIPE_STATS=$WORK/run0.json "$WAN" exec a "$PERF" run --peer site-a:$((PORT + 5)) \
-  --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run0.out" 2>&1 || { cat "$WORK/run0.out" >&2; show_servers; fail "run 0 failed"; }
+  --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run0.out" 2>&1 || run_failed 0 "run 0 failed"
 [[ $(field 0 's["carrier"]') == tcp ]] || fail "run 0: carrier $(field 0 's["carrier"]') on a new short path"
 [[ $(field 0 's["spill_streams"]') == 8 ]] || fail "run 0: $(field 0 's["spill_streams"]') spill streams, expected 8"
 early=$(field 0 's["early_messages"]')
@@ -87,7 +94,7 @@ for n in 10 1; do
   size=1K
   ((n == 1)) && size=64K
   rm -f "$CACHE"
-  run $n $PORT $size || { cat "$WORK/run$n.out" >&2; show_servers; fail "run $n failed"; }
+  run $n $PORT $size || run_failed $n "run $n failed"
   [[ $(field $n 's["carrier"]') == udp ]] || fail "run $n: carrier $(field $n 's["carrier"]') on a new long path (20 x $size)"
   [[ $(field $n 's["spill_streams"]') == 0 && $(field $n 's["early_messages"]') -gt 0 ]] ||
     fail "run $n: $(field $n 's["spill_streams"]') spill streams, $(field $n 's["early_messages"]') early messages on datagrams (want 0, >0)"
@@ -97,7 +104,7 @@ pass "a new long path: datagrams decided at CHALLENGE for 20 x 1 KiB and 20 x 64
 # A warm-start entry of this path: 220 ms, 50 Mbit/s (1.4 MB, 95 initial windows: carrier_choice.h).
 printf '# longpipe path cache 1\n10.77.0.2 %s 220000 6250000 200 4000000 8000000\n' "$(date +%s)" >"$CACHE.known"
 cp "$CACHE.known" "$CACHE"
-run 2 $PORT || { cat "$WORK/run2.out" >&2; show_servers; fail "run 2 failed"; }
+run 2 $PORT || run_failed 2 "run 2 failed"
 [[ $(field 2 's["carrier"]') == udp ]] || fail "run 2: carrier $(field 2 's["carrier"]') on a known path"
 [[ $(field 2 's["spill_streams"]') == 0 && $(field 2 's["early_messages"]') -gt 0 ]] ||
   fail "run 2: $(field 2 's["spill_streams"]') spill streams, $(field 2 's["early_messages"]') early messages on datagrams (want 0, >0)"
@@ -113,19 +120,19 @@ PIDS+=($!)
 sleep 0.5
 serve no-udp $((PORT + 1))
 cp "$CACHE.known" "$CACHE"
-run 3 $((PORT + 1)) || { cat "$WORK/run3.out" >&2; show_servers; fail "run 3 failed (datagrams chosen, acceptor without UDP)"; }
+run 3 $((PORT + 1)) || run_failed 3 "run 3 failed (datagrams chosen, acceptor without UDP)"
 [[ $(field 3 's["carrier"]') == tcp ]] || fail "run 3: carrier $(field 3 's["carrier"]')"
 pass "datagrams chosen, the acceptor's UDP socket not bound: tcp, everything delivered"
 
 serve tcp $((PORT + 2)) LONGPIPE_CARRIER=tcp
 cp "$CACHE.known" "$CACHE"
-run 4 $((PORT + 2)) || { cat "$WORK/run4.out" >&2; show_servers; fail "run 4 failed (datagrams chosen, acceptor set to tcp)"; }
+run 4 $((PORT + 2)) || run_failed 4 "run 4 failed (datagrams chosen, acceptor set to tcp)"
 [[ $(field 4 's["carrier"]') == tcp ]] || fail "run 4: carrier $(field 4 's["carrier"]')"
 pass "datagrams chosen, the acceptor set to tcp: tcp, everything delivered"
 
 serve udp $((PORT + 3)) LONGPIPE_CARRIER=udp
 rm -f "$CACHE"
-run 5 $((PORT + 3)) 64K || { cat "$WORK/run5.out" >&2; show_servers; fail "run 5: a new long path's auto dialler and a udp acceptor did not agree"; }
+run 5 $((PORT + 3)) 64K || run_failed 5 "run 5: a new long path's auto dialler and a udp acceptor did not agree"
 [[ $(field 5 's["carrier"]') == udp ]] || fail "run 5: carrier $(field 5 's["carrier"]') against a udp acceptor"
 # This path known as tcp's: 220 ms at 0.2 MB/s (44 KB: far below the warm start's 32 initial windows).
 printf '# longpipe path cache 1\n10.77.0.2 %s 220000 200000 20 4000000 8000000\n' "$(date +%s)" >"$CACHE"
@@ -140,7 +147,7 @@ B_CACHE=$WORK/b-paths
 serve verdict $((PORT + 4)) LONGPIPE_PATH_CACHE="$B_CACHE"
 verdict_server=${PIDS[-1]}
 cp "$CACHE.known" "$CACHE"
-run 6 $((PORT + 4)) || { cat "$WORK/run6.out" >&2; show_servers; fail "run 6 failed"; }
+run 6 $((PORT + 4)) || run_failed 6 "run 6 failed"
 [[ $(field 6 's["carrier"]') == udp ]] || fail "run 6: carrier $(field 6 's["carrier"]') on a known path"
 kill -TERM "$verdict_server"
 wait "$verdict_server" || true  # it saves its path cache as it stops
@@ -150,7 +157,7 @@ read -r _ _ _ b_rate _ _ _ _ b_verdict < <(grep '^10\.77\.0\.1 ' "$B_CACHE" 2>/d
 # dial_from_b N PORT: one fresh lp-perf run in site b against a server in site a, with site b's cache.
 dial_from_b() {
   LONGPIPE_PATH_CACHE=$B_CACHE LONGPIPE_STATS=$WORK/run$1.json "$WAN" exec b "$PERF" run --peer site-a:"$2" \
-    --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$1.out" 2>&1 || { cat "$WORK/run$1.out" >&2; show_servers; fail "run $1 failed"; }
+    --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run$1.out" 2>&1 || run_failed $1 "run $1 failed"
 }
 dial_from_b 7 $((PORT + 5))
 [[ $(field 7 's["carrier"]') == udp ]] || fail "run 7: carrier $(field 7 's["carrier"]'): site b did not heed site a's verdict"
