@@ -180,7 +180,14 @@ std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime no
     const ArqTime ack = ack_may_go(arq, now) ? *due : *due + kMultiAckWait;
     wake = wake ? std::min(*wake, ack) : ack;
   }
-  if (outgoing_.size() < kMaxQueued && pacer_.window_open() && (arq.next_transmit_bytes() || !repairs_.empty())) {
+  // A tail owed its repairs counts as something to send: the pump that finds the ARQ empty makes
+  // them, and it may never come otherwise. When the application submits slower than the pacer
+  // lets units go, each pump ends on the pacer's gap after one unit; after the last one nothing
+  // woke the channel until some other timer (~300 ms later on geo: the repairs arrived after the
+  // receiver's SACKs had already asked for the unit they would have recovered).
+  const bool tail_owed = config_.datagram_fec && fec_sender_.owes_repairs(arq);
+  if (outgoing_.size() < kMaxQueued && pacer_.window_open() &&
+      (arq.next_transmit_bytes() || !repairs_.empty() || tail_owed)) {
     const ArqTime paced = std::max(now, pacer_.next_send_time());
     wake = wake ? std::min(*wake, paced) : paced;
   }

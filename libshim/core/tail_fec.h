@@ -88,6 +88,9 @@ class TailFecSender {
   // The sender ran out of new units at `now`: repair symbols over the tail not yet protected
   // (empty when nothing new was sent since the last call or `loss` is 0).
   std::vector<RepairSymbol> protect_tail(const Arq& arq, ArqTime now, ArqDuration min_rtt, double loss);
+  // Whether units were sent since the last protect_tail: a tail is owed its repairs once the
+  // sender runs out of new units.
+  bool owes_repairs(const Arq& arq) const { return arq.transmitted_end() > protected_end_; }
 
  private:
   std::uint64_t protected_end_ = 0;  // units below were covered by an earlier tail (or were old)
