@@ -41,7 +41,8 @@
 //     in flight and restarts whenever an ACK acknowledges something new; when it expires, every
 //     in-flight message not SACKed is queued for retransmission (as TCP with SACK marks them lost)
 //     and the RTO backs off once. SACK ranges free copies early and drive fast retransmit: a message
-//     is re-sent once fast_retransmit_threshold ACKs have acknowledged messages transmitted after it.
+//     is re-sent once fast_retransmit_threshold ACKs have acknowledged messages transmitted after it,
+//     or once fast_retransmit_messages such messages have been acknowledged (however few ACKs).
 //
 // Tunables (ArqConfig in arq_types.h documents each; validate() checks ranges), defaults:
 //   send/receive window 4096 messages and 64 MiB; initial_rto 1 s, min_rto 200 ms, max_rto 60 s,

@@ -99,6 +99,7 @@ ArqDataFrame ArqSender::transmit(std::uint64_t seq, ArqTime now) {
   if (tracks_loss()) unacked_by_order_.emplace(message.send_order, seq);
   message.last_sent = now;
   message.loss_evidence = 0;
+  message.acked_after = 0;
   highest_transmitted_end_ = std::max(highest_transmitted_end_, seq + 1);
   if (config_.mode == ArqMode::kDatagram && !retransmit_timer_) retransmit_timer_ = now + rtt_.rto();
   return ArqDataFrame{.seq = seq, .payload = message.payload};
@@ -126,7 +127,10 @@ void ArqSender::note_acknowledged(const Outstanding& message, Progress& progress
   // re-send waited for the RTO: the tail of every 100 MiB batch at 5 % loss on geo.
   const bool for_last_copy = message.transmissions == 1 ||
                              (min_rtt_ && progress.now - message.last_sent >= *min_rtt_);
-  if (for_last_copy) progress.latest_send_order = std::max(progress.latest_send_order, message.send_order);
+  if (for_last_copy) {
+    progress.latest_send_order = std::max(progress.latest_send_order, message.send_order);
+    if (config_.fast_retransmit_messages != 0) progress.send_orders.push_back(message.send_order);
+  }
   // Karn's rule: a message sent more than once cannot tell which copy the ACK is for.
   if (message.transmissions == 1 && (!progress.sample_sent || *progress.sample_sent < message.last_sent)) {
     progress.sample_sent = message.last_sent;
@@ -195,14 +199,20 @@ void ArqSender::queue_retransmission(std::uint64_t seq) {
   unacked_by_order_.erase(at(seq).send_order);  // a candidate again once re-sent
 }
 
-void ArqSender::fast_retransmit(const Progress& progress) {
+void ArqSender::fast_retransmit(Progress& progress) {
   if (!tracks_loss()) return;
+  std::sort(progress.send_orders.begin(), progress.send_orders.end());
   // The candidates sent before the newest message this ACK acknowledged: each gains evidence.
   for (auto it = unacked_by_order_.begin(); it != unacked_by_order_.end() && it->first < progress.latest_send_order;) {
     const std::uint64_t seq = it->second;
+    const std::uint64_t order = it->first;
     ++it;
-    if (at(seq).loss_evidence == 0) ++counters_.messages_seen_missing;
-    if (++at(seq).loss_evidence >= config_.fast_retransmit_threshold) {
+    Outstanding& message = at(seq);
+    if (message.loss_evidence == 0) ++counters_.messages_seen_missing;
+    const auto later = std::upper_bound(progress.send_orders.begin(), progress.send_orders.end(), order);
+    message.acked_after += static_cast<std::uint64_t>(progress.send_orders.end() - later);
+    if (++message.loss_evidence >= config_.fast_retransmit_threshold ||
+        (config_.fast_retransmit_messages != 0 && message.acked_after >= config_.fast_retransmit_messages)) {
       queue_retransmission(seq);
       ++counters_.fast_retransmits;
     }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "arq_types.h"
 #include "rtt_estimator.h"
@@ -53,6 +54,7 @@ class ArqSender {
     ArqTime first_sent{};
     ArqTime last_sent{};
     std::uint32_t loss_evidence = 0;        // ACKs showing later-sent messages arrived
+    std::uint64_t acked_after = 0;          // later-sent messages those ACKs acknowledged
     bool sacked = false;
     bool resent_before_tail = false;        // re-sent while new messages waited, no tail copies yet
   };
@@ -61,6 +63,7 @@ class ArqSender {
     ArqTime now{};
     bool any = false;
     std::uint64_t latest_send_order = 0;    // newest transmission among them
+    std::vector<std::uint64_t> send_orders; // of each (fast_retransmit_messages)
     std::optional<ArqTime> sample_sent;     // newest first-and-only transmission (Karn's rule)
   };
 
@@ -70,7 +73,7 @@ class ArqSender {
   void note_acknowledged(const Outstanding& message, Progress& progress);
   void apply_cumulative(std::uint64_t cumulative, Progress& progress);
   void apply_sack(const std::vector<ArqSackRange>& sack, Progress& progress);
-  void fast_retransmit(const Progress& progress);
+  void fast_retransmit(Progress& progress);
   ArqDataFrame transmit(std::uint64_t seq, ArqTime now);
   bool tracks_loss() const { return config_.mode == ArqMode::kDatagram && config_.fast_retransmit_threshold != 0; }
   void queue_retransmission(std::uint64_t seq);

@@ -81,6 +81,11 @@ struct ArqConfig {
   // Fast retransmit (datagram mode): a message is re-sent before its RTO when this many ACKs have
   // selectively acknowledged later messages since it was last sent. 0 disables.
   std::uint32_t fast_retransmit_threshold = 3;
+  // ... or when this many messages sent after it have been acknowledged, by however few ACKs
+  // (0: off). A receiver that acknowledges once per read turn sends a burst's tail two or three
+  // ACKs, each for dozens of messages: its holes never met the threshold above and waited for
+  // the RTO (on geo at 5 % loss, a batch of 100 answers with 8 lost: 0.74 s after the ACK).
+  std::uint32_t fast_retransmit_messages = 0;
 
   // Datagram mode: a retransmission that leaves while no new message waits (the tail of a burst)
   // goes this many times (1: once). A lost re-send is found only once something sent after it is

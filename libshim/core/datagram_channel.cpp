@@ -29,6 +29,9 @@ void configure_for_datagrams(ArqConfig& arq, const Config& config) {
   arq.ack_every_messages = kDatagramAckEvery;
   arq.ack_delay = config.ack_delay > ArqDuration::zero() ? ArqDuration(config.ack_delay) : ArqDuration(kDatagramAckDelay);
   arq.ack_new_holes_only = true;
+  // What fast_retransmit_threshold ACKs of kDatagramAckEvery units each acknowledge: the same
+  // evidence when ACKs come one per turn, each for many units (a burst's tail).
+  arq.fast_retransmit_messages = kDatagramAckEvery * arq.fast_retransmit_threshold;
   // With the tail's repairs (new units), its recent re-sends get copies (tail_fec.h).
   if (config.datagram_fec) arq.copy_recent_resends_rtts = TailFecSender::kTailRoundTrips;
 }

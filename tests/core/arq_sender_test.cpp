@@ -285,6 +285,33 @@ TEST_CASE("datagram mode: fast retransmit after enough SACK evidence, before the
   }
 }
 
+TEST_CASE("datagram mode: a hole is re-sent once enough later messages are acknowledged, by however few ACKs",
+          "[arq][sender]") {
+  // A receiver that acknowledges once per read turn sends a burst's tail a few ACKs, each for
+  // many messages: counting ACKs alone, its holes waited for the RTO.
+  ArqConfig config = datagram_config();
+  config.fast_retransmit_messages = 12;
+  Arq arq = with_messages(config, 20);
+  transmit_all(arq, at(0ms));
+  SECTION("one ACK for 14 later messages") {
+    REQUIRE(arq.on_ack(ack(0, {{1, 15}}), at(100ms)));
+    CHECK(transmit_all(arq, at(101ms)) == std::vector<std::uint64_t>{0});
+    CHECK(arq.stats().fast_retransmits == 1);
+  }
+  SECTION("two ACKs for 6 each: 12 in all") {
+    REQUIRE(arq.on_ack(ack(0, {{1, 7}}), at(100ms)));
+    CHECK(transmit_all(arq, at(101ms)).empty());  // 6 later ones may be a reordering
+    REQUIRE(arq.on_ack(ack(0, {{1, 13}}), at(102ms)));
+    CHECK(transmit_all(arq, at(103ms)) == std::vector<std::uint64_t>{0});
+  }
+  SECTION("off, one ACK is one piece of evidence") {
+    Arq counting = with_messages(datagram_config(), 20);
+    transmit_all(counting, at(0ms));
+    REQUIRE(counting.on_ack(ack(0, {{1, 15}}), at(100ms)));
+    CHECK(transmit_all(counting, at(101ms)).empty());
+  }
+}
+
 TEST_CASE("datagram mode: a lost re-send is found by later re-sends' ACKs, before the RTO", "[arq][sender]") {
   // The tail of a burst: messages 0-3 were lost, nothing new is left to send, and the re-send of
   // 0 is lost too. The ACKs of the re-sends of 1-3 that come at least a minimum RTT after them

@@ -299,6 +299,7 @@ class PacedTransfer {
     config.ack_every_messages = lp::kDatagramAckEvery;  // and the receiver's ACKs: one per 4 units,
     config.ack_delay = lp::kDatagramAckDelay;           // or 1 ms, at once on a new or filled hole
     config.ack_new_holes_only = true;
+    config.fast_retransmit_messages = lp::kDatagramAckEvery * config.fast_retransmit_threshold;
     return config;
   }
 
