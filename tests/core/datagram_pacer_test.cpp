@@ -1284,3 +1284,39 @@ TEST_CASE("tail repairs: on a path the cache knows to lose 5 %, a new session's 
   CHECK(late_known <= 2);
   CHECK(late_known < late_unknown);
 }
+
+TEST_CASE("paced datagrams: a round of small answers says nothing of the path: start-up stays", "[pacer][loss][startup]") {
+  // The answering end of lp-perf on geo at 5 % loss: rounds of 100 one-unit answers, the sender
+  // dry after each. One round ended by the ARQ's timeout (an ACK lost: all 100 marked lost), or
+  // one delayed by a loaded host, ended start-up, and cruise took what the answers had delivered
+  // (0.1-0.24 Mbit/s): each later batch of answers 0.3-0.7 s late.
+  const bool timeout = GENERATE(true, false);
+  CAPTURE(timeout);
+  DatagramPacer pacer(540ms);
+  std::uint64_t id = 0;
+  ArqTime now = at(0ms);
+  auto answer_round = [&](ArqDuration ack_after) {
+    for (int answer = 0; answer < 100; ++answer) pacer.on_sent(now, id++, 80);
+    pacer.on_application_limited();
+    now += ack_after;
+    pacer.on_ack(now, id, {});
+  };
+  answer_round(540ms);
+  answer_round(540ms);
+  const double before = pacer.pacing_rate();
+  if (timeout) {
+    for (int answer = 0; answer < 100; ++answer) pacer.on_sent(now, id++, 80);
+    pacer.on_application_limited();
+    now += 900ms;
+    pacer.on_timeout();  // the ARQ re-sends all 100
+    for (int resent = 0; resent < 100; ++resent) pacer.on_sent(now, id++, 80);
+    now += 540ms;
+    pacer.on_ack(now, id, {});
+  } else {
+    answer_round(800ms);  // a round trip 260 ms long: a queue, if the sender had been busy
+  }
+  for (int round = 0; round < 4; ++round) answer_round(540ms);
+  CAPTURE(pacer_phase_name(pacer.phase()), before * 8 / 1e6, pacer.pacing_rate() * 8 / 1e6);
+  CHECK(pacer.phase() == DatagramPacer::Phase::kStartup);
+  CHECK(pacer.pacing_rate() >= 0.9 * before);
+}
