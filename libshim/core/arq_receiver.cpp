@@ -21,6 +21,7 @@ bool ArqReceiver::on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
     return false;
   }
   if (seq == next_expected_) {
+    note_arrival(seq);
     const bool fills_gap = !held_.empty();
     accept_in_order(seq, std::move(payload));
     ++unacked_messages_;
@@ -36,11 +37,18 @@ bool ArqReceiver::on_data(std::uint64_t seq, ArqPayload payload, ArqTime now) {
   // A new hole (above the highest held) or one filled (below it): tell the sender now (SACK,
   // fast retransmit). Continuing the highest held range, with ack_new_holes_only: nothing new.
   const bool continues_highest = !held_ranges_.empty() && held_ranges_.rbegin()->second == seq;
+  note_arrival(seq);
   hold_out_of_order(seq, std::move(payload));
   ++unacked_messages_;
   const bool news = !(config_.ack_new_holes_only && continues_highest);
   want_ack(now, news || config_.ack_delay == ArqDuration::zero() || unacked_messages_ >= config_.ack_every_messages);
   return true;
+}
+
+void ArqReceiver::note_arrival(std::uint64_t seq) {
+  if (seq < highest_end_) return;  // a hole filled
+  counters_.messages_skipped += seq - highest_end_;
+  highest_end_ = seq + 1;
 }
 
 void ArqReceiver::accept_in_order(std::uint64_t seq, ArqPayload payload) {
@@ -140,6 +148,7 @@ void ArqReceiver::add_stats(ArqStats& stats) const {
   stats.messages_delivered = counters_.messages_delivered;
   stats.bytes_delivered = counters_.bytes_delivered;
   stats.duplicates_dropped = counters_.duplicates_dropped;
+  stats.messages_skipped = counters_.messages_skipped;
   stats.out_of_window_dropped = counters_.out_of_window_dropped;
   stats.acks_sent = counters_.acks_sent;
   stats.max_held_out_of_order_messages = counters_.max_held_out_of_order_messages;

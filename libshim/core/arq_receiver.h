@@ -44,6 +44,8 @@ class ArqReceiver {
   void add_stats(ArqStats& stats) const;
 
  private:
+  // Counts the messages `seq` overtook (messages_skipped).
+  void note_arrival(std::uint64_t seq);
   void accept_in_order(std::uint64_t seq, ArqPayload payload);
   void hold_out_of_order(std::uint64_t seq, ArqPayload payload);
   bool fits_window(std::uint64_t seq, std::size_t bytes) const;
@@ -51,6 +53,7 @@ class ArqReceiver {
 
   ArqConfig config_;
   std::uint64_t next_expected_ = 0;              // = cumulative ACK
+  std::uint64_t highest_end_ = 0;                // one past the highest message received
   std::map<std::uint64_t, ArqPayload> held_;     // out of order, all > next_expected_
   // The held sequence numbers as merged ranges (begin -> end): an ACK lists up to 640 of them, and
   // building it from held_ walked every held unit (thousands on geo) for every ACK.

@@ -166,6 +166,9 @@ struct ArqStats {
   std::uint64_t messages_delivered = 0;       // handed out by receive()
   std::uint64_t bytes_delivered = 0;
   std::uint64_t duplicates_dropped = 0;
+  // Messages a later one overtook on arrival (datagram mode: lost, then re-sent or recovered, or
+  // reordered): the loss of the path towards us, which the tail repairs' estimate also weighs.
+  std::uint64_t messages_skipped = 0;
   std::uint64_t out_of_window_dropped = 0;
   std::uint64_t acks_sent = 0;
   std::uint64_t held_out_of_order_messages = 0;   // now

@@ -36,13 +36,18 @@ std::size_t TailFecSender::repairs_for(std::size_t units, double loss, double fa
 }
 
 double TailFecSender::loss_estimate(std::int64_t pacer_loss_ppm, const ArqStats& stats, std::int64_t known_loss_ppm) {
-  if (pacer_loss_ppm >= 0) return static_cast<double>(pacer_loss_ppm) / 1e6;
+  // What the path towards us lost, once enough came: the repairs' success hides the path's loss
+  // from the evidence below (the peer acknowledges a unit its repairs recovered with the units
+  // around it, no hole shown).
+  const double received = static_cast<double>(stats.messages_received);
+  const double towards_us = received >= kMinReceivedEvidence ? static_cast<double>(stats.messages_skipped) / received : 0;
+  if (pacer_loss_ppm >= 0) return std::max(towards_us, static_cast<double>(pacer_loss_ppm) / 1e6);
   const double known = static_cast<double>(known_loss_ppm) / 1e6;
   const bool higher = known > kPriorLoss;
   const double prior = higher ? known : kPriorLoss;
   const double weight = higher ? kKnownPriorTransmissions : kPriorTransmissions;
   const double transmissions = static_cast<double>(stats.messages_sent + stats.messages_retransmitted);
-  return (static_cast<double>(stats.messages_seen_missing) + prior * weight) / (transmissions + weight);
+  return std::max(towards_us, (static_cast<double>(stats.messages_seen_missing) + prior * weight) / (transmissions + weight));
 }
 
 std::vector<RepairSymbol> TailFecSender::protect_tail(const Arq& arq, ArqTime now, ArqDuration min_rtt, double loss) {

@@ -82,6 +82,13 @@ class TailFecSender {
   // pacer's re-sends without a queue (repairs leave out what they recovered: 2.2 % measured on a
   // 5 % link) or TCP's, a floor of the path's loss, not proof that it loses nothing.
   static constexpr double kKnownPriorTransmissions = 200;
+  // The path's loss towards us (ArqStats::messages_skipped over the units received) counts too,
+  // once this many units came: an end that answers each message with one (lp-perf's server)
+  // had its repairs sized from its own ACKs' evidence, which its repairs' success hid (the peer
+  // acknowledges recovered units as received, no hole shown): at 5 % loss its estimate fell, a
+  // tail of 76 answers got 4 repairs, and one batch in six was a round trip late. Paths lose
+  // much alike both ways; where they do not, the larger is the safe side (repairs cost bytes).
+  static constexpr double kMinReceivedEvidence = 100;
   // The loss rate (0..1) to size repairs for; `known_loss_ppm`: the cache's (-1: none).
   static double loss_estimate(std::int64_t pacer_loss_ppm, const ArqStats& stats, std::int64_t known_loss_ppm = -1);
 

@@ -73,6 +73,19 @@ TEST_CASE("out-of-order frames are held and released in order", "[arq][receiver]
   CHECK(arq.stats().max_held_out_of_order_messages == 3);
 }
 
+TEST_CASE("messages a later one overtook are counted once, however they come later", "[arq][receiver]") {
+  Arq arq(datagram_config());
+  deliver(arq, 0);
+  deliver(arq, 3);  // 1 and 2 overtaken
+  deliver(arq, 4);
+  deliver(arq, 2);  // a hole filled: nothing new
+  deliver(arq, 7);  // 5 and 6
+  deliver(arq, 7);  // a duplicate: nothing
+  deliver(arq, 1);
+  CHECK(arq.stats().messages_skipped == 4);
+  CHECK(arq.stats().messages_received == 6);
+}
+
 TEST_CASE("duplicates and old frames are dropped, counted and re-acknowledged at once", "[arq][receiver]") {
   ArqConfig config = datagram_config();
   config.ack_delay = 100ms;  // even with delayed ACKs

@@ -168,3 +168,20 @@ TEST_CASE("tail repairs: on a path the cache knows to lose more, its loss is the
   CHECK(TailFecSender::loss_estimate(-1, stats, 50'000) < 0.002);  // the path changed: it follows
   CHECK(TailFecSender::loss_estimate(10'000, stats, 50'000) == Approx(0.01));  // the pacer's first
 }
+
+TEST_CASE("tail repairs: what the path towards us lost counts too, once enough came", "[fec]") {
+  // An end that answers: its own evidence says little loss (its repairs recovered what was lost,
+  // and the peer acknowledged those units with the others), the units it received say 5 %.
+  lp::ArqStats stats;
+  stats.messages_sent = 2000;
+  stats.messages_seen_missing = 10;
+  stats.messages_received = 99;
+  stats.messages_skipped = 5;
+  CHECK(TailFecSender::loss_estimate(-1, stats) < 0.01);  // too few received to tell
+  stats.messages_received = 2000;
+  stats.messages_skipped = 100;
+  CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(0.05));
+  CHECK(TailFecSender::loss_estimate(20'000, stats) == Approx(0.05));  // above the pacer's too
+  stats.messages_skipped = 0;
+  CHECK(TailFecSender::loss_estimate(-1, stats) < 0.01);  // the larger of the two
+}
