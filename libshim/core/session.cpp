@@ -177,7 +177,7 @@ bool Session::identity_matches(const std::vector<std::byte>& token) {
     peer_token_ = token;
     return true;
   }
-  return Authenticator::proofs_match(token, peer_token_);
+  return bound_to(token);
 }
 
 bool Session::bound_to(const std::vector<std::byte>& token) const {
