@@ -226,7 +226,7 @@ bool ArqSender::on_ack(const ArqAck& ack, ArqTime now) {
   }
   ++counters_.acks_received;
   peer_window_messages_ = std::max<std::uint32_t>(ack.window_messages, 1);  // 0 would stall forever
-  Progress progress;
+  Progress progress(acked_send_orders_);
   progress.now = now;
   apply_cumulative(ack.cumulative, progress);
   apply_sack(ack.sack, progress);

@@ -60,10 +60,12 @@ class ArqSender {
   };
   // What one ACK newly acknowledged, for the RTT sample and fast retransmit.
   struct Progress {
+    // `orders`: the sender's scratch vector (no allocation per ACK on the bulk path), emptied here.
+    explicit Progress(std::vector<std::uint64_t>& orders) : send_orders(orders) { send_orders.clear(); }
     ArqTime now{};
     bool any = false;
-    std::uint64_t latest_send_order = 0;    // newest transmission among them
-    std::vector<std::uint64_t> send_orders; // of each (fast_retransmit_messages)
+    std::uint64_t latest_send_order = 0;     // newest transmission among them
+    std::vector<std::uint64_t>& send_orders; // of each (fast_retransmit_messages)
     std::optional<ArqTime> sample_sent;     // newest first-and-only transmission (Karn's rule)
   };
 
@@ -102,6 +104,7 @@ class ArqSender {
   // sent before its newest acknowledged message (the holes), not the whole window: on geo that is
   // 7000+ units, with an ACK every datagram or two.
   std::map<std::uint64_t, std::uint64_t> unacked_by_order_;
+  std::vector<std::uint64_t> acked_send_orders_;  // Progress::send_orders of the ACK being applied
   // The SACKed sequence ranges above base_seq_, merged (begin -> end). Every ACK repeats the
   // ranges of the one before it; without this each ACK walked every SACKed unit again.
   std::map<std::uint64_t, std::uint64_t> sacked_ranges_;

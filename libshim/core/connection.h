@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -32,6 +33,9 @@ class Connection {
   Connection(Handshake handshake, Clock::time_point now);
 
   bool outgoing() const { return handshake_.outgoing(); }
+  // Unique in this process, never reused (an address may be, once a connection is gone): what a
+  // session's datagram channel files this connection's keys under.
+  std::uint64_t id() const { return id_; }
   Handshake& handshake() { return handshake_; }
   const Handshake& handshake() const { return handshake_; }
 
@@ -105,6 +109,7 @@ class Connection {
   }
 
  private:
+  std::uint64_t id_;
   Handshake handshake_;
   FrameReader reader_;
   std::vector<std::byte> output_;

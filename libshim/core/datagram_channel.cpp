@@ -38,19 +38,60 @@ void configure_for_datagrams(ArqConfig& arq, const Config& config) {
 
 DatagramChannel::DatagramChannel(const Config& config) : config_(config), pacer_(config.rtt, config.start_jump, config.pacing_catch_up) {}
 
-void DatagramChannel::rekey(const Handshake& handshake) {
+void DatagramChannel::add_keys(std::uint64_t owner, const Handshake& handshake) {
   if (!handshake.datagram_keys()) return;
-  rekey(*handshake.datagram_keys(), handshake.outgoing(), handshake.protection());
+  add_keys(owner, *handshake.datagram_keys(), handshake.outgoing(), handshake.protection());
 }
 
-void DatagramChannel::rekey(const TrafficKeys& datagram_keys, bool outgoing, Protection protection) {
-  crypto_ = std::make_unique<DatagramCrypto>(datagram_keys, outgoing, protection);
+void DatagramChannel::add_keys(std::uint64_t owner, const TrafficKeys& datagram_keys, bool outgoing,
+                               Protection protection) {
+  for (const KeySet& set : key_sets_) {
+    if (set.owner == owner) return;
+  }
+  if (key_sets_.size() == kMaxKeySets) {
+    // The oldest that does not seal goes (a connection's keys are never replaced while it seals).
+    auto oldest = key_sets_.begin();
+    if (oldest->crypto.get() == sealing_) ++oldest;
+    if (oldest->crypto.get() == last_opened_) last_opened_ = nullptr;
+    key_sets_.erase(oldest);
+  }
+  key_sets_.push_back({owner, std::make_unique<DatagramCrypto>(datagram_keys, outgoing, protection)});
+}
+
+bool DatagramChannel::seal_with(std::uint64_t owner) {
+  auto set = std::find_if(key_sets_.begin(), key_sets_.end(), [&](const KeySet& s) { return s.owner == owner; });
+  if (set == key_sets_.end()) return false;
+  sealing_ = set->crypto.get();
   ++key_epoch_;
-  outgoing_.clear();  // sealed under the old keys: the peer would refuse them (the ARQ re-sends)
-  // Neither these nor the datagrams in flight will ever be acknowledged. Counted in flight they
+  outgoing_.clear();  // sealed under other keys: the peer may refuse them (the ARQ re-sends)
+  // Neither these nor the datagrams in flight may ever be acknowledged. Counted in flight they
   // kept the window shut, so nothing was transmitted and no retransmission timer ran: the session
   // stalled for good (both ends dialling at once replaces the first control connection).
   pacer_.forget_in_flight();
+  return true;
+}
+
+DatagramCrypto::Opened DatagramChannel::open(std::span<std::byte> datagram) {
+  DatagramCrypto* first = last_opened_ != nullptr ? last_opened_ : sealing_;
+  if (key_sets_.size() <= 1 || first == nullptr) {
+    if (first == nullptr) return {DatagramCrypto::Verdict::kUnauthentic, {}, {}};
+    return first->open(datagram);
+  }
+  open_scratch_.assign(datagram.begin(), datagram.end());
+  DatagramCrypto::Opened opened = first->open(datagram);
+  bool replayed = opened.verdict == DatagramCrypto::Verdict::kReplayed;
+  if (opened.verdict != DatagramCrypto::Verdict::kUnauthentic && !replayed) return opened;  // opened, or malformed under any key
+  for (auto set = key_sets_.rbegin(); set != key_sets_.rend(); ++set) {
+    if (set->crypto.get() == first) continue;
+    std::copy(open_scratch_.begin(), open_scratch_.end(), datagram.begin());
+    opened = set->crypto->open(datagram);
+    if (opened.verdict == DatagramCrypto::Verdict::kOpened) {
+      last_opened_ = set->crypto.get();
+      return opened;
+    }
+    replayed = replayed || opened.verdict == DatagramCrypto::Verdict::kReplayed;
+  }
+  return {replayed ? DatagramCrypto::Verdict::kReplayed : DatagramCrypto::Verdict::kUnauthentic, {}, {}};
 }
 
 void DatagramChannel::warm_start(double rate, ArqDuration min_rtt, std::int64_t loss_ppm) {
@@ -80,7 +121,7 @@ void DatagramChannel::submit(Arq& arq, ArqPayload packed) {
 }
 
 void DatagramChannel::push(std::vector<std::byte> datagram) {
-  crypto_->seal(datagram);
+  sealing_->seal(datagram);
   ++datagrams_sent_;
   outgoing_.push_back(std::move(datagram));
 }
@@ -91,7 +132,7 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
     timeouts_seen_ = timeouts;
     pacer_.on_timeout();  // the ARQ presumed everything in flight lost
   }
-  if (!crypto_) return;
+  if (sealing_ == nullptr) return;
   bool data_sent = false;  // this turn: an ACK owed goes with it
   while (outgoing_.size() < kMaxQueued && pacer_.can_send(now)) {
     auto frame = arq.poll_transmit(now);
@@ -141,7 +182,7 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
 }
 
 void DatagramChannel::acknowledge_now(Arq& arq) {
-  if (crypto_ && arq.ack_deadline()) send_ack(arq.make_ack());
+  if (sealing_ != nullptr && arq.ack_deadline()) send_ack(arq.make_ack());
 }
 
 void DatagramChannel::send_ack(const ArqAck& ack) {
@@ -176,7 +217,7 @@ bool DatagramChannel::ack_may_go(const Arq& arq, ArqTime now) const {
 }
 
 std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime now) const {
-  if (!crypto_) return std::nullopt;  // nothing can go before the keys (rekey comes with an event)
+  if (sealing_ == nullptr) return std::nullopt;  // nothing can go before the keys (seal_with comes with an event)
   std::optional<ArqTime> wake = arq.retransmit_deadline();
   if (auto due = arq.ack_deadline()) {
     // A long ACK held back goes when enough data came (pump after that read) or at the latest here.
@@ -199,8 +240,7 @@ std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime no
 
 DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::byte> datagram, ArqTime now,
                                                       std::string& why) {
-  if (!crypto_) return Verdict::kUnauthentic;  // no keys yet: nothing can be checked
-  DatagramCrypto::Opened opened = crypto_->open(datagram);
+  DatagramCrypto::Opened opened = open(datagram);  // no keys yet: nothing can be checked
   switch (opened.verdict) {
     case DatagramCrypto::Verdict::kOpened: break;
     case DatagramCrypto::Verdict::kMalformed: why = opened.why; return Verdict::kMalformed;

@@ -1,9 +1,10 @@
 // DatagramChannel: a session's DATA and ACK path over the datagram (UDP) carrier. Pure: it
 // decides and seals; the driver (datagram_port.h) moves its datagrams through the UDP socket.
 //
-// A session on the datagram carrier keeps one TCP connection, its control connection (stream 0):
-// the handshake that proves the peer and yields the keys, keep-alives, CLOSE, and the dead-peer
-// and silent-path logic, all unchanged. Its messages travel as datagrams:
+// A session on the datagram carrier keeps its TCP connections, the control connections (stream 0,
+// and those of its first dials that came up with it under auto): the handshakes that prove the
+// peer and yield the keys, keep-alives, CLOSE, and the dead-peer and silent-path logic, all
+// unchanged. Its messages travel as datagrams:
 //   - Fragments. A message (up to LONGPIPE_MAX_MESSAGE) is split into units of at most
 //     kDatagramUnit bytes, each one ARQ message of its own (flags byte | bytes; the last unit of a
 //     message is flagged), so a lost datagram costs one unit's retransmission, not the message's:
@@ -19,9 +20,12 @@
 //   - Repairs (LONGPIPE_DATAGRAM_FEC, tail_fec.h): when the ARQ has no new unit left to send, the
 //     channel sends repair datagrams over the units of the last round trip, paced after the ARQ's
 //     own datagrams; received ones recover lost units, which the ARQ takes as received.
-//   - Keys: DatagramCrypto from the control connection's keys, renewed (rekey) whenever a control
-//     connection is installed; datagrams sealed under the old keys are then refused by the peer
-//     and re-sent by the ARQ, which carrier_reset() re-sends anyway.
+//   - Keys: each of the session's connections gives a DatagramCrypto (add_keys); datagrams are
+//     sealed under one (seal_with: the session chooses) and opened under any, so that the ends need
+//     not agree on which connection keys them: a session's first dials race, and either end may
+//     authenticate the other's connections in any order (libshim/README.md, "A lost handshake
+//     segment"). Datagrams sealed under keys the peer does not hold (yet) are refused there and
+//     re-sent by the ARQ, which the session's carrier_reset() re-sends anyway.
 #pragma once
 
 #include <cstdint>
@@ -65,14 +69,19 @@ class DatagramChannel {
 
   explicit DatagramChannel(const Config& config);
 
-  // A control connection was installed: new keys from its handshake. What was sealed under the
-  // old keys (queued or in flight) is dropped from the pacer's count: the peer refuses it, and
-  // the ARQ's carrier_reset() sends it again under the new keys.
-  void rekey(const Handshake& handshake);
-  // The same from the keys themselves (`outgoing`: we dialled the control connection).
-  void rekey(const TrafficKeys& datagram_keys, bool outgoing, Protection protection);
-  bool keyed() const { return crypto_ != nullptr; }
-  // Changes with every rekey (the driver re-reads the peer's address then).
+  // Connection `owner` of the session carried a handshake: received datagrams may be sealed under
+  // its keys from now on (nothing if the handshake derived none). The most recent kMaxKeySets
+  // are kept (a connection that went still has datagrams in flight).
+  void add_keys(std::uint64_t owner, const Handshake& handshake);
+  // The same from the keys themselves (`outgoing`: we dialled the connection).
+  void add_keys(std::uint64_t owner, const TrafficKeys& datagram_keys, bool outgoing, Protection protection);
+  // Seal under `owner`'s keys (added before; false if not) from now on. What was sealed under
+  // others (queued or in flight) is dropped from the pacer's count: the peer may refuse it, and
+  // the ARQ's carrier_reset() sends it again.
+  bool seal_with(std::uint64_t owner);
+  static constexpr std::size_t kMaxKeySets = 4;
+  bool keyed() const { return sealing_ != nullptr; }
+  // Changes with every seal_with (the driver re-reads the peer's address then).
   std::uint64_t key_epoch() const { return key_epoch_; }
 
   // --- sending ---
@@ -123,7 +132,17 @@ class DatagramChannel {
 
   const Config& config_;
   DatagramPacer pacer_;
-  std::unique_ptr<DatagramCrypto> crypto_;
+  struct KeySet {
+    std::uint64_t owner;
+    std::unique_ptr<DatagramCrypto> crypto;
+  };
+  // Opens `datagram` in place under the key set that opened the last one, else under each of the
+  // others (a failed open leaves garbage in place: each try works on a copy).
+  DatagramCrypto::Opened open(std::span<std::byte> datagram);
+  std::vector<KeySet> key_sets_;  // oldest first
+  DatagramCrypto* sealing_ = nullptr;
+  DatagramCrypto* last_opened_ = nullptr;
+  std::vector<std::byte> open_scratch_;  // the sealed datagram, while open() tries more than one key set
   std::uint64_t key_epoch_ = 0;
   std::uint64_t timeouts_seen_ = 0;
   bool warm_start_offered_ = false;

@@ -24,9 +24,9 @@ void DatagramPort::refresh(Endpoint& endpoint) {
       current.emplace(&session, known->second);
       continue;
     }
-    // New keys: a new control connection, whose peer address may differ (a reconnect from
+    // New keys: a new sealing connection, whose peer address may differ (a reconnect from
     // another interface). Without one, the address known before stays.
-    const Connection* control = session.streams().slots() > 0 ? session.streams().stream(0) : nullptr;
+    const Connection* control = session.datagram_keys_connection();
     Peer peer;
     if (control != nullptr && control->link &&
         peer_datagram_address(control->link->poll_fd(), parse_host_port(session.peer(), true).port, peer.address)) {

@@ -4,8 +4,9 @@
 // only (engine.cpp).
 //
 // Demultiplexing: a peer's datagrams come from its endpoint's port (its UDP socket is bound beside
-// its TCP listener) at the address its control connection comes from, so the session of a datagram
-// is the one whose control connection's peer address (with the endpoint's port) is the source.
+// its TCP listener) at the address its connections come from, so the session of a datagram is the
+// one whose sealing connection's peer address (Session::datagram_keys_connection, with the
+// endpoint's port) is the source.
 // A datagram from an unknown address, or one that does not open under that session's keys, is
 // dropped and counted: anybody can send a datagram, so none closes anything. One exception: a
 // datagram from the address of a connection still in its handshake (HELLO read, IDENTIFY not yet)
@@ -60,7 +61,7 @@ class DatagramPort {
     DatagramAddress address;
     std::uint64_t epoch = 0;
   };
-  // Learns each session's peer address (again after each rekey), forgets sessions that are gone.
+  // Learns each session's peer address (again after each seal_with), forgets sessions that are gone.
   void refresh(Endpoint& endpoint);
   void deliver(Session& session, const DatagramAddress& from, std::span<std::byte> bytes, Clock::time_point now,
                Endpoint& endpoint);

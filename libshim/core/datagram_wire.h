@@ -9,10 +9,10 @@
 // ReplayWindow refuses any sequence seen before. A malformed, unauthentic or replayed datagram is
 // dropped and counted; it never closes anything (anyone can send a datagram).
 //
-// Keys: per session, per direction, derived with HKDF from the session's control connection's
-// traffic keys (derive_datagram_keys, frame_cipher.h; handshake.h keeps them): a new key pair
-// whenever the control connection is re-established, never a nonce reused under a key (the
-// sequence starts at 0 with each key pair and never wraps: 2^64 datagrams).
+// Keys: per connection, per direction, derived with HKDF from the connection's traffic keys
+// (derive_datagram_keys, frame_cipher.h; handshake.h keeps them); a session's channel seals under
+// one connection's and opens under any of its connections' (datagram_channel.h). Never a nonce
+// reused under a key (the sequence starts at 0 with each key pair and never wraps: 2^64 datagrams).
 #pragma once
 
 #include <array>
@@ -84,7 +84,7 @@ class ReplayWindow {
   std::array<std::uint64_t, kSize / 64> seen_{};  // bit (seq % kSize) for seq in (highest - kSize, highest]
 };
 
-// Both directions' datagram ciphers of a session, from its control connection's traffic keys.
+// Both directions' datagram ciphers of one connection, from its traffic keys.
 class DatagramCrypto {
  public:
   // `outgoing`: we dialled the control connection. `keys`: its datagram keys (Handshake::datagram_keys).

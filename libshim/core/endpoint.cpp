@@ -187,8 +187,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       const bool deciding = !session->offer;
       const CarrierOffer offer = offer_for(*session, connection);
       handshake.set_carrier_offer(offer.encode());
-      if (deciding && !offer_binds_tcp(offer)) abandon_spill_streams(*session, now);
-      if (connection.state == ConnectionState::kClosed) return;  // a spill stream, abandoned just now
+      if (deciding && !offer_binds_tcp(offer)) abandon_spill_streams(*session, connection, now);
     }
   }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
@@ -442,8 +441,8 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   if (actions.failure) fail_session(session, *actions.failure, now);
 }
 
-void Endpoint::abandon_spill_streams(Session& session, Clock::time_point now) {
-  const std::vector<Connection*> abandoned = session.abandon_spill_attempts();
+void Endpoint::abandon_spill_streams(Session& session, const Connection& deciding, Clock::time_point now) {
+  const std::vector<Connection*> abandoned = session.abandon_spill_attempts(deciding);
   if (abandoned.empty()) return;
   if (session.spill_granted()) --spill_sessions_;  // its spill streams were never used
   for (Connection* attempt : abandoned) {

@@ -111,7 +111,8 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     result.carrier_error = agree_carrier_with(connection);
     if (result.carrier_error) return result;
   }
-  if (datagram_ && connection.stream == 0) datagram_->rekey(connection.handshake());
+  if (result.loser != nullptr) forget(*result.loser);  // replaced: the new one seals if the loser did
+  if (datagram_) key_datagrams(connection, now);
   // The first of our probes to get through carries the stream; the later ones would only replace
   // it again (the newer wins between two of ours) and send the whole window once more. Those the
   // peer may already hold (IDENTIFY sent) go on: abandoning one the peer took for the stream
@@ -157,11 +158,43 @@ std::optional<std::string> Session::confirm(Connection& connection, Clock::time_
   ever_established_ = true;
   if (connection.link) counters_.tuning = connection.link->tuning();
   counters_.protection = protection_name(connection.handshake().protection());
+  if (datagram_) key_datagrams(connection, now);
   return std::nullopt;
+}
+
+void Session::key_datagrams(Connection& connection, Clock::time_point now) {
+  datagram_->add_keys(connection.id(), connection.handshake());
+  if (sealing_ == nullptr) {
+    if (datagram_->seal_with(connection.id())) sealing_ = &connection;
+    return;
+  }
+  // Our first dials' AUTH and IDENTIFY left together, and the peer answers each as it reads it:
+  // one proven well before the sealer means the sealer's were lost (TCP re-sends them after its
+  // RTO, over a second on a long path), and the peer holds our datagrams unopened until then.
+  if (&connection != sealing_ && sealing_->awaiting_peer_proof && connection.authenticated() && reseal_to_ == nullptr) {
+    reseal_to_ = &connection;
+    const auto round_trip = Clock::duration(path_.handshake_rtt().value_or(config_.rtt));
+    reseal_at_ = now + std::max<Clock::duration>(kMinResealWait, round_trip / kResealWaitShare);
+  }
+}
+
+void Session::forget(const Connection& connection) {
+  if (&connection == sealing_) sealing_ = nullptr;  // its keys still open; the next attached one seals
+  if (&connection == reseal_to_) reseal_to_ = nullptr;
+}
+
+void Session::reseal_if_due(Clock::time_point now) {
+  if (reseal_to_ == nullptr || now < reseal_at_) return;
+  Connection* proven = std::exchange(reseal_to_, nullptr);
+  if (sealing_ == nullptr || !sealing_->awaiting_peer_proof || !datagram_->seal_with(proven->id())) return;
+  sealing_ = proven;
+  ++counters_.datagram_reseals;
+  arq_.carrier_reset(now);  // what went under the old keys waits unopened at the peer: again
 }
 
 void Session::detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now) {
   counters_.last_connection_error = why;
+  forget(connection);
   if (streams_.remove(connection)) {
     next_dial_ = now + backoff_;
     // The lost stream's messages are somewhere between here and the peer: send every
@@ -215,6 +248,7 @@ std::optional<std::string> Session::on_frame(Connection& connection, const Frame
       if (close.reason == CloseReason::kDuplicate && streams_.remove(connection)) {
         // The peer keeps another connection for this stream: not a loss; it carries the stream.
         connection.session = nullptr;
+        forget(connection);
         if (streams_.established() > 0) arq_.carrier_reset(now);
       }
       return "peer closed the connection: " + close.text;
@@ -248,8 +282,11 @@ void Session::deliver(Message message, std::vector<Message>& batch) {
 }
 
 void Session::pump(Clock::time_point now) {
-  // Datagrams flow on the keys of the last control connection even while it is being replaced.
-  if (datagram_) datagram_->pump(arq_, now);
+  // Datagrams flow on the keys of the last sealing connection even while it is being replaced.
+  if (datagram_) {
+    reseal_if_due(now);
+    datagram_->pump(arq_, now);
+  }
   Connection* first = streams_.first();
   if (first == nullptr) return;
   if (datagram_) {
@@ -332,11 +369,12 @@ std::vector<std::size_t> Session::spill_slots_to_dial() const {
   return slots;
 }
 
-std::vector<Connection*> Session::abandon_spill_attempts() {
+std::vector<Connection*> Session::abandon_spill_attempts(const Connection& deciding) {
   std::vector<Connection*> abandoned;
   for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
     if (!StreamScheduler::is_spill_slot(slot)) continue;
     for (Connection* attempt : std::vector<Connection*>(streams_.attempts(slot))) {
+      if (attempt == &deciding) continue;
       streams_.remove(*attempt);
       abandoned.push_back(attempt);
     }
@@ -470,6 +508,7 @@ Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
   if (failed_) return wake;
   if (datagram_) {
     if (auto deadline = datagram_->next_deadline(arq_, now)) wake = std::min(wake, *deadline);
+    if (reseal_to_ != nullptr) wake = std::min(wake, reseal_at_);
   } else if (streams_.first() != nullptr) {  // nothing can be sent without a connection
     if (auto deadline = arq_.next_deadline()) wake = std::min(wake, *deadline);
     // pump() stops at a stream's high-water mark; once the carrier has taken that output (a write
@@ -506,6 +545,7 @@ Session::Clock::time_point Session::next_deadline(Clock::time_point now) const {
 
 std::vector<Connection*> Session::fail() {
   failed_ = true;
+  sealing_ = reseal_to_ = nullptr;  // the connections are closed
   std::vector<Connection*> connections;
   for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
     if (Connection* c = streams_.stream(slot)) connections.push_back(c);

@@ -73,8 +73,11 @@ class Session {
   bool may_agree_early(const Connection& connection) const;
   // auto decided datagrams at CHALLENGE on a path its cache did not know: the spill streams dialled
   // with the first dials (in case it decided tcp) are not needed. Removes those still in their
-  // handshake (all of them: none sends IDENTIFY before the decision) and returns them to be closed.
-  std::vector<Connection*> abandon_spill_attempts();
+  // handshake (all of them: none sends IDENTIFY before the decision) but `deciding`, and returns
+  // them to be closed. A spill stream whose CHALLENGE came first stays: the session's own first
+  // dials lost a SYN or their CHALLENGE (a second or more to TCP's timers), and it carries the
+  // datagrams' keys (datagram_keys_connection) and the control frames as well as they would.
+  std::vector<Connection*> abandon_spill_attempts(const Connection& deciding);
   // The peer's auto verdict on the path, from its offer (PathSnapshot::peer_verdict): 1 datagrams,
   // 0 tcp, -1 not heard (not agreed yet, or the peer was set to tcp or udp).
   int peer_verdict() const { return peer_verdict_; }
@@ -82,6 +85,14 @@ class Session {
   // DATA and ACK travel as datagrams and the one TCP connection (stream 0) is the control connection.
   DatagramChannel* datagram() { return datagram_.get(); }
   const DatagramChannel* datagram() const { return datagram_.get(); }
+  // The connection whose keys seal our datagrams (null before one, or once it is gone): the first
+  // of the session's connections to attach, whichever stream (a first dial whose SYN or handshake
+  // segment was lost does not hold up the datagrams), replaced when it goes, or when another of our
+  // first dials is proven by the peer and it is not within kResealWaitShare of a round trip
+  // (its AUTH or the peer's answer was lost: the peer cannot open what we seal under its keys).
+  const Connection* datagram_keys_connection() const { return sealing_; }
+  static constexpr int kResealWaitShare = 8;
+  static constexpr std::chrono::milliseconds kMinResealWait{10};
 
   // An authenticated connection joins. If the tie-break rejects it or an older one, that loser is
   // returned (the caller closes it with CLOSE(duplicate)); `attached` says whether this one stays.
@@ -226,6 +237,13 @@ class Session {
   // datagram session (its ARQ is still empty). Returns why the ends cannot agree, if they cannot.
   std::optional<std::string> agree_carrier_with(const Connection& connection);
   void send_keepalives(Clock::time_point now);
+  // A connection attached (or was confirmed) on a datagram session: its keys open datagrams, and
+  // seal them if nothing seals; a proven one may be the replacement for an unproven sealer.
+  void key_datagrams(Connection& connection, Clock::time_point now);
+  // The reseal decided by key_datagrams, once its wait is over (pump).
+  void reseal_if_due(Clock::time_point now);
+  // `connection` leaves the session (closed, or replaced): no pointer to it is kept.
+  void forget(const Connection& connection);
 
   std::string peer_;
   const Config& config_;
@@ -244,6 +262,9 @@ class Session {
   bool spill_granted_ = false;
   bool spill_forgone_ = false;
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
+  Connection* sealing_ = nullptr;       // datagram_keys_connection()
+  Connection* reseal_to_ = nullptr;     // proven while sealing_ was not: seals at reseal_at_ if
+  Clock::time_point reseal_at_{};       // sealing_ is still unproven then
   bool may_dial_ = false;
   bool carrier_agreed_ = false;
   int peer_verdict_ = -1;

@@ -29,6 +29,7 @@ void write_session(std::ostream& out, const SessionReport& session) {
       << ",\"last_connection_error\":" << json_string(s.last_connection_error) << ",\"path_probes\":" << s.path_probes
       << ",\"spill_streams\":" << s.spill_streams << ",\"spilled_messages\":" << s.spilled_messages
       << ",\"early_messages\":" << s.early_messages
+      << ",\"datagram_reseals\":" << s.datagram_reseals
       << ",\"engine_stalls\":" << s.engine_stalls << ",\"rejected_connections\":" << s.rejected_connections
       << ",\"malformed_frames\":" << s.malformed_frames << ",\"refused_frames\":" << s.refused_frames
       << ",\"identity_refused\":" << s.identity_refused << ",\"protection\":" << json_string(s.protection)

@@ -38,6 +38,12 @@ lp::TrafficKeys keys() {
   return k;
 }
 
+// Seals under `k`, filed as connection `owner`'s keys (what a session does for its sealing connection).
+void use_keys(lp::DatagramChannel& channel, std::uint64_t owner, const lp::TrafficKeys& k, bool outgoing) {
+  channel.add_keys(owner, k, outgoing, lp::Protection::kEncrypt);
+  REQUIRE(channel.seal_with(owner));
+}
+
 std::vector<std::byte> sealed_data(lp::DatagramCrypto& crypto, std::uint64_t seq) {
   std::vector<std::byte> datagram;
   lp::begin_datagram(datagram);
@@ -79,7 +85,7 @@ struct ReceivingChannel {
     configure_for_datagrams(arq_config, config);
     return arq_config;
   }
-  ReceivingChannel() { channel.rekey(keys(), false, lp::Protection::kEncrypt); }
+  ReceivingChannel() { use_keys(channel, 1, keys(), false); }
   // One DATA unit from the peer, accepted.
   void arrive(std::uint64_t seq, lp::ArqTime now) {
     auto datagram = sealed_data(peer, seq);
@@ -94,6 +100,37 @@ struct ReceivingChannel {
 };
 
 }  // namespace
+
+TEST_CASE("datagram channel: opens under any of its connections' keys, each datagram once", "[datagram][wire]") {
+  const lp::Config config = udp_config_without_repairs();
+  lp::ArqConfig arq_config;
+  configure_for_datagrams(arq_config, config);
+  lp::Arq arq(arq_config);
+  lp::DatagramChannel channel(config);  // the acceptor of two connections; seals under the first
+  lp::TrafficKeys first = keys(), second = keys(), unknown = keys();
+  second.dialler_to_acceptor[0] = std::byte{0x51};
+  unknown.dialler_to_acceptor[0] = std::byte{0x52};
+  channel.add_keys(10, first, false, lp::Protection::kEncrypt);
+  channel.add_keys(11, second, false, lp::Protection::kEncrypt);
+  REQUIRE(channel.seal_with(10));
+  lp::DatagramCrypto peer_first(first, true, lp::Protection::kEncrypt), peer_second(second, true, lp::Protection::kEncrypt),
+      stranger(unknown, true, lp::Protection::kEncrypt);
+  std::string why;
+  const auto verdict = [&](std::vector<std::byte> datagram) { return channel.on_datagram(arq, datagram, lp::ArqTime{}, why); };
+  // The peer sealed under the second connection's keys (its first was lost on the way): opened.
+  const auto under_second = sealed_data(peer_second, 1);
+  CHECK(verdict(under_second) == lp::DatagramChannel::Verdict::kAccepted);
+  CHECK(verdict(sealed_data(peer_first, 2)) == lp::DatagramChannel::Verdict::kAccepted);
+  // Each key's replay window holds: the same datagram again is a replay, whichever key is tried first.
+  CHECK(verdict(under_second) == lp::DatagramChannel::Verdict::kReplayed);
+  for (int i = 0; i < 5; ++i) sealed_data(stranger, 3);  // past the datagram sequences seen (those would be replays)
+  CHECK(verdict(sealed_data(stranger, 3)) == lp::DatagramChannel::Verdict::kUnauthentic);
+  auto altered = sealed_data(peer_second, 4);
+  altered.back() ^= std::byte{1};
+  CHECK(verdict(altered) == lp::DatagramChannel::Verdict::kUnauthentic);
+  CHECK(verdict(sealed_data(peer_second, 5)) == lp::DatagramChannel::Verdict::kAccepted);  // the failures left nothing behind
+  CHECK(arq.stats().messages_received == 3u);
+}
 
 TEST_CASE("datagram wire: sealed datagrams open once, on the other side only", "[datagram][wire]") {
   lp::DatagramCrypto dialler(keys(), true, lp::Protection::kEncrypt);
@@ -177,8 +214,8 @@ TEST_CASE("datagram channel: new keys while a window is in flight do not stall t
   lp::DatagramChannel a(config), b(config);
   lp::TrafficKeys losing = keys(), winning = keys();
   losing.dialler_to_acceptor[0] = losing.acceptor_to_dialler[0] = std::byte{0x99};
-  a.rekey(losing, true, lp::Protection::kEncrypt);   // a's first control connection (it dialled)
-  b.rekey(winning, false, lp::Protection::kEncrypt);  // b kept the one a accepted... in the end both do
+  use_keys(a, 1, losing, true);   // a's first control connection (it dialled)
+  use_keys(b, 2, winning, false);  // b kept the one a accepted... in the end both do
   lp::ArqPayload packed(400'000, std::byte{5});
   a.submit(a_arq, packed);
   lp::ArqTime now{};
@@ -195,7 +232,7 @@ TEST_CASE("datagram channel: new keys while a window is in flight do not stall t
   REQUIRE(refused > 0);
   REQUIRE_FALSE(a.pacer().window_open());  // a window in flight: nothing more may go yet
   // The tie-break's winner reaches a: new keys, everything unacknowledged goes again.
-  a.rekey(winning, true, lp::Protection::kEncrypt);
+  use_keys(a, 2, winning, true);
   a_arq.carrier_reset(now);
   // From here a plain lossless exchange must deliver the message, without waiting for a timeout.
   std::vector<lp::ArqPayload> messages;
@@ -232,8 +269,8 @@ struct DelayedPair {
 
   explicit DelayedPair(const lp::Config& c)
       : config(c), arq_config(configured(c)), a_arq(arq_config), b_arq(arq_config), a(config), b(config) {
-    a.rekey(keys(), true, lp::Protection::kEncrypt);
-    b.rekey(keys(), false, lp::Protection::kEncrypt);
+    use_keys(a, 1, keys(), true);
+    use_keys(b, 1, keys(), false);
   }
   static lp::ArqConfig configured(const lp::Config& c) {
     lp::ArqConfig arq;
@@ -615,7 +652,8 @@ struct EarlyDatagrams {
 
   // Seals the messages under the handshake's datagram keys, as the engine's first flight would.
   void seal(const lp::Handshake& handshake, std::size_t count) {
-    channel.rekey(handshake);
+    channel.add_keys(1, handshake);
+    REQUIRE(channel.seal_with(1));
     for (std::size_t i = 0; i < count; ++i) {
       channel.submit(arq, lp::pack_message(numbered(static_cast<std::uint32_t>(i), 100)));
     }
