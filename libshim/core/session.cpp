@@ -369,6 +369,14 @@ std::vector<std::size_t> Session::spill_slots_to_dial() const {
   return slots;
 }
 
+std::optional<std::size_t> Session::spare_control_slot_to_dial() const {
+  constexpr std::size_t kSpareSlot = 1;
+  if (ever_established_ || !datagram_ || streams_.own_streams() != 1) return std::nullopt;
+  const bool free = (kSpareSlot >= streams_.slots() || streams_.stream(kSpareSlot) == nullptr) &&
+                    streams_.attempts(kSpareSlot).empty();
+  return free ? std::optional<std::size_t>(kSpareSlot) : std::nullopt;
+}
+
 std::vector<Connection*> Session::abandon_spill_attempts(const Connection& deciding) {
   std::vector<Connection*> abandoned;
   for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
@@ -451,6 +459,7 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
     actions.dial = streams_.slots_to_dial();
     if (!actions.dial.empty()) {
       for (std::size_t slot : spill_slots_to_dial()) actions.dial.push_back(slot);
+      if (auto spare = spare_control_slot_to_dial()) actions.dial.push_back(*spare);
       if (peer_said_goodbye_) last_heard_ = now, peer_said_goodbye_ = false;
       next_dial_ = now + backoff_;
       // The back-off stops at a few round trips of the path (and LONGPIPE_CONNECT_RETRY_MAX_MS).

@@ -229,6 +229,10 @@ class Session {
   // until a connection was established (the peer may not have been listening yet); never after: a
   // reconnection carries on without them.
   std::vector<std::size_t> spill_slots_to_dial() const;
+  // LONGPIPE_CARRIER=udp: a second control connection (slot 1) dialled with the first until one was
+  // established, as auto's second stream is: a lost segment of one handshake then costs nothing
+  // (datagram_keys_connection). It stays up beside stream 0 and is not redialled.
+  std::optional<std::size_t> spare_control_slot_to_dial() const;
   // The bandwidth-delay product a window is judged against (PathEstimator::judged_bdp_bytes).
   double judged_bdp() const;
   // What we offer: the decided offer, or before one is made our setting as it stands.

@@ -835,7 +835,8 @@ TEST_CASE("endpoint: on the datagram carrier the dialler's first DATA datagrams 
   session.datagram()->submit(session.arq(), pack_message(message));  // as the driver moves the outbox
   dialler.service(session, kStart, false);
   const auto dials = dialler.take_dials();
-  REQUIRE(dials.size() == 1u);  // the control connection
+  REQUIRE(dials.size() == 2u);  // the control connection and its spare (Session::spare_control_slot_to_dial)
+  CHECK(dials[1]->stream == 1u);
   Connection& out = *dials.front();
   out.link = std::make_unique<FastOpenLink>(false, false, 0);
   const auto connected = kStart + 540ms;
