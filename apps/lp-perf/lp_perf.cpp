@@ -168,7 +168,7 @@ int run(const Options& options) {
   const Config config = Config::from_environment();
   const double link_rate = options.link_rate_mbit.value_or(config.bandwidth_mbit);
   std::string peer = options.peer;
-  if (peer.find(':') == std::string::npos) peer += ":" + std::to_string(kDefaultPort);
+  if (peer.find(':') == std::string::npos) peer.append(":").append(std::to_string(kDefaultPort));  // not += ":" + ...: GCC 12 -O3 -Wrestrict false positive
   Engine engine(config);
   Runner runner(options, engine, peer);
   const double X = static_cast<double>(options.count);
