@@ -574,7 +574,7 @@ TEST_CASE("endpoint: only its first kSpillingSessions sessions dial spill stream
   std::map<std::string, std::size_t> dialled_by_peer;
   const std::size_t peers = Endpoint::kSpillingSessions + 2;
   for (std::size_t i = 0; i < peers; ++i) {
-    const std::string peer = "b" + std::to_string(i) + ":1";
+    const std::string peer = std::string("b").append(std::to_string(i)).append(":1");  // not "b" + ...: GCC 12 -O3 -Wrestrict false positive
     Session& session = endpoint.session_for(peer, kStart);
     session.allow_dialling();
     endpoint.service(session, kStart, false);
