@@ -82,7 +82,8 @@ class Session {
   // 0 tcp, -1 not heard (not agreed yet, or the peer was set to tcp or udp).
   int peer_verdict() const { return peer_verdict_; }
   // The datagram path of a session on the datagram carrier (LONGPIPE_CARRIER=udp), else null: then
-  // DATA and ACK travel as datagrams and the one TCP connection (stream 0) is the control connection.
+  // DATA and ACK travel as datagrams and the TCP connections (stream 0, and a first dial's second
+  // stream, spare or spill stream that came up) carry the handshakes and control frames.
   DatagramChannel* datagram() { return datagram_.get(); }
   const DatagramChannel* datagram() const { return datagram_.get(); }
   // The connection whose keys seal our datagrams (null before one, or once it is gone): the first
