@@ -73,10 +73,8 @@ bool DatagramChannel::seal_with(std::uint64_t owner) {
 
 DatagramCrypto::Opened DatagramChannel::open(std::span<std::byte> datagram) {
   DatagramCrypto* first = last_opened_ != nullptr ? last_opened_ : sealing_;
-  if (key_sets_.size() <= 1 || first == nullptr) {
-    if (first == nullptr) return {DatagramCrypto::Verdict::kUnauthentic, {}, {}};
-    return first->open(datagram);
-  }
+  if (first == nullptr) return {DatagramCrypto::Verdict::kUnauthentic, {}, {}};  // no keys yet: nothing can be checked
+  if (key_sets_.size() == 1) return first->open(datagram);
   open_scratch_.assign(datagram.begin(), datagram.end());
   DatagramCrypto::Opened opened = first->open(datagram);
   bool replayed = opened.verdict == DatagramCrypto::Verdict::kReplayed;
@@ -240,7 +238,7 @@ std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime no
 
 DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::byte> datagram, ArqTime now,
                                                       std::string& why) {
-  DatagramCrypto::Opened opened = open(datagram);  // no keys yet: nothing can be checked
+  DatagramCrypto::Opened opened = open(datagram);
   switch (opened.verdict) {
     case DatagramCrypto::Verdict::kOpened: break;
     case DatagramCrypto::Verdict::kMalformed: why = opened.why; return Verdict::kMalformed;

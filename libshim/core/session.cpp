@@ -112,7 +112,7 @@ Session::Attachment Session::attach(Connection& connection, const std::string& l
     if (result.carrier_error) return result;
   }
   if (result.loser != nullptr) forget(*result.loser);  // replaced: the new one seals if the loser did
-  if (datagram_) key_datagrams(connection, now);
+  if (datagram_ && !proven) key_datagrams(connection, now);  // a proven one: confirm() below
   // The first of our probes to get through carries the stream; the later ones would only replace
   // it again (the newer wins between two of ours) and send the whole window once more. Those the
   // peer may already hold (IDENTIFY sent) go on: abandoning one the peer took for the stream
@@ -362,19 +362,17 @@ std::vector<std::size_t> Session::spill_slots_to_dial() const {
   const bool may_be_tcp = tcp_certain() || (!offer && judgement_before_dial == DialJudgement::kAtHandshake);
   if (ever_established_ || spill_forgone_ || datagram_ || !may_be_tcp) return slots;
   for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + config_.spill_streams; ++slot) {
-    if ((slot >= streams_.slots() || streams_.stream(slot) == nullptr) && streams_.attempts(slot).empty()) {
-      slots.push_back(slot);
-    }
+    if (streams_.free_to_dial(slot)) slots.push_back(slot);
   }
   return slots;
 }
 
 std::optional<std::size_t> Session::spare_control_slot_to_dial() const {
   constexpr std::size_t kSpareSlot = 1;
-  if (ever_established_ || !datagram_ || streams_.own_streams() != 1) return std::nullopt;
-  const bool free = (kSpareSlot >= streams_.slots() || streams_.stream(kSpareSlot) == nullptr) &&
-                    streams_.attempts(kSpareSlot).empty();
-  return free ? std::optional<std::size_t>(kSpareSlot) : std::nullopt;
+  if (ever_established_ || !datagram_ || streams_.own_streams() != 1 || !streams_.free_to_dial(kSpareSlot)) {
+    return std::nullopt;
+  }
+  return kSpareSlot;
 }
 
 std::vector<Connection*> Session::abandon_spill_attempts(const Connection& deciding) {

@@ -242,8 +242,9 @@ class Session {
   // datagram session (its ARQ is still empty). Returns why the ends cannot agree, if they cannot.
   std::optional<std::string> agree_carrier_with(const Connection& connection);
   void send_keepalives(Clock::time_point now);
-  // A connection attached (or was confirmed) on a datagram session: its keys open datagrams, and
-  // seal them if nothing seals; a proven one may be the replacement for an unproven sealer.
+  // A connection of a datagram session attached before the peer proved itself, or proven
+  // (confirm): its keys open datagrams, and seal them if nothing seals; a proven one may be the
+  // replacement for an unproven sealer.
   void key_datagrams(Connection& connection, Clock::time_point now);
   // The reseal decided by key_datagrams, once its wait is over (pump).
   void reseal_if_due(Clock::time_point now);

@@ -35,7 +35,7 @@ bool StreamScheduler::holds(const Connection& connection) const {
 std::vector<std::size_t> StreamScheduler::slots_to_dial() const {
   std::vector<std::size_t> slots;
   for (std::size_t slot = 0; slot < own_streams_; ++slot) {
-    if (streams_[slot] == nullptr && dialling_[slot].empty()) slots.push_back(slot);
+    if (free_to_dial(slot)) slots.push_back(slot);
   }
   return slots;
 }

@@ -70,6 +70,10 @@ class StreamScheduler {
   }
   // Whether `connection` is one of our attempts in progress for its slot.
   bool is_attempt(const Connection& connection) const;
+  // Whether `slot` has neither a connection nor an attempt of ours (a slot not made yet has none).
+  bool free_to_dial(std::size_t slot) const {
+    return (slot >= streams_.size() || streams_[slot] == nullptr) && attempts(slot).empty();
+  }
   const std::vector<Connection*>& streams() const { return streams_; }
 
   std::size_t established() const;
