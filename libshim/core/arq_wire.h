@@ -8,7 +8,7 @@
 namespace lp {
 
 inline AckFrame to_wire(const ArqAck& ack) {
-  AckFrame frame{ack.cumulative, ack.window_messages, {}};
+  AckFrame frame{ack.cumulative, ack.window_messages, {}, {}};
   for (const auto& range : ack.sack) frame.ranges.push_back({range.begin, range.end});
   return frame;
 }

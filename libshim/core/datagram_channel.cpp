@@ -15,6 +15,13 @@ constexpr std::byte kLastUnit{1};
 
 std::size_t units_for(std::size_t bytes) { return std::max<std::size_t>(1, (bytes + kDatagramUnit - 1) / kDatagramUnit); }
 
+// The peer's arrival times for the pacer; none if it reported none (it has received no DATA yet).
+std::optional<DatagramPacer::Arrivals> pacer_arrivals(const AckArrivals& wire) {
+  if (wire.newest_ns == 0) return std::nullopt;
+  const std::chrono::nanoseconds newest(static_cast<std::int64_t>(wire.newest_ns & INT64_MAX));
+  return DatagramPacer::Arrivals{newest, newest - std::chrono::nanoseconds(wire.first_ns), wire.count};
+}
+
 }  // namespace
 
 void configure_for_datagrams(ArqConfig& arq, const Config& config) {
@@ -184,6 +191,15 @@ void DatagramChannel::acknowledge_now(Arq& arq) {
 }
 
 void DatagramChannel::send_ack(const ArqAck& ack) {
+  // When the DATA it answers arrived (the sender's packet train measures the path by them). The
+  // further datagrams of a long ACK count none: they report no arrival the first did not.
+  AckArrivals arrivals;
+  arrivals.newest_ns = static_cast<std::uint64_t>(std::max<std::int64_t>(newest_arrival_, 0));
+  if (data_since_ack_ > 0) {
+    const std::int64_t first = std::clamp<std::int64_t>(newest_arrival_ - first_arrival_since_ack_, 0, UINT32_MAX);
+    arrivals.first_ns = static_cast<std::uint32_t>(first);
+    arrivals.count = static_cast<std::uint16_t>(std::min<std::uint64_t>(data_since_ack_, UINT16_MAX));
+  }
   data_since_ack_ = 0;
   // One ACK datagram per kDatagramSackRanges ranges, lowest first, each a complete ACK of its
   // own (the same cumulative point): a long list of holes (5 % loss of a 10 MB window is ~350)
@@ -195,9 +211,13 @@ void DatagramChannel::send_ack(const ArqAck& ack) {
     part.sack.assign(ack.sack.begin() + static_cast<std::ptrdiff_t>(first),
                      ack.sack.begin() + static_cast<std::ptrdiff_t>(first + count));
     first += count;
+    AckFrame frame = to_wire(part);
+    frame.arrivals = arrivals;
+    arrivals.count = 0;
+    arrivals.first_ns = 0;
     std::vector<std::byte> datagram;
     begin_datagram(datagram);
-    encode_ack(datagram, to_wire(part));
+    encode_ack(datagram, frame);
     push(std::move(datagram));
   } while (first < ack.sack.size());
 }
@@ -236,8 +256,8 @@ std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime no
   return wake;
 }
 
-DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::byte> datagram, ArqTime now,
-                                                      std::string& why) {
+DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::byte> datagram,
+                                                      std::int64_t arrival_ns, ArqTime now, std::string& why) {
   DatagramCrypto::Opened opened = open(datagram);
   switch (opened.verdict) {
     case DatagramCrypto::Verdict::kOpened: break;
@@ -254,7 +274,8 @@ DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::b
         why = "DATA unit refused by the ARQ";
         return Verdict::kMalformed;
       }
-      ++data_since_ack_;
+      if (data_since_ack_++ == 0) first_arrival_since_ack_ = arrival_ns;
+      newest_arrival_ = std::max(newest_arrival_, arrival_ns);
       fec_receiver_.on_data(arq, data.sequence, now);
       return Verdict::kAccepted;
     }
@@ -266,12 +287,13 @@ DatagramChannel::Verdict DatagramChannel::on_datagram(Arq& arq, std::span<std::b
       return Verdict::kAccepted;
     }
     if (frame.type == FrameType::kAck) {
-      const ArqAck ack = from_wire(decode_ack(frame.payload));
+      const AckFrame wire = decode_ack(frame.payload);
+      const ArqAck ack = from_wire(wire);
       if (!arq.on_ack(ack, now)) {
         why = "ACK acknowledges units never sent";
         return Verdict::kMalformed;
       }
-      pacer_.on_ack(now, ack.cumulative, ack.sack);
+      pacer_.on_ack(now, ack.cumulative, ack.sack, pacer_arrivals(wire.arrivals));
       if (tail_started_ && arq.all_acknowledged()) {
         tail_total_ += std::chrono::duration_cast<ArqDuration>(now - *tail_started_);
         ++tails_;
@@ -295,6 +317,11 @@ DatagramStatistics DatagramChannel::statistics() const {
   s.warm_start = pacer_.warm_seed() ? pacer_seed_name(pacer_.seed_state()) : "none";
   s.start_jump = pacer_jump_name(pacer_);
   s.train_rate_mbit = pacer_.train_rate() * 8 / 1e6;
+  s.trains = pacer_.trains();
+  for (std::size_t i = 0; i < static_cast<std::size_t>(DatagramPacer::TrainRefusal::kCount); ++i) {
+    const auto why = static_cast<DatagramPacer::TrainRefusal>(i);
+    if (pacer_.train_refusals(why) > 0) s.train_refusals.emplace_back(train_refusal_name(why), pacer_.train_refusals(why));
+  }
   s.pacing_rate_mbit = pacer_.pacing_rate() * 8 / 1e6;
   s.bandwidth_mbit = pacer_.bandwidth() * 8 / 1e6;
   s.window_bytes = pacer_.window_bytes();

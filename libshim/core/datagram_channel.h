@@ -101,8 +101,11 @@ class DatagramChannel {
 
   // --- receiving ---
   enum class Verdict { kAccepted, kMalformed, kUnauthentic, kReplayed };
-  // One received datagram (opened in place). `why` says what was malformed.
-  Verdict on_datagram(Arq& arq, std::span<std::byte> datagram, ArqTime now, std::string& why);
+  // One received datagram (opened in place), which the kernel received at `arrival_ns` (its
+  // clock: UdpCarrier::Sink; the ACKs report the arrival times of DATA). `why` says what was
+  // malformed.
+  Verdict on_datagram(Arq& arq, std::span<std::byte> datagram, std::int64_t arrival_ns, ArqTime now,
+                      std::string& why);
   // Whole messages the ARQ has in order, appended to `messages`. False: a peer's units do not
   // form a message within LONGPIPE_MAX_MESSAGE (the partial one is dropped).
   bool take_received(Arq& arq, std::vector<ArqPayload>& messages);
@@ -153,6 +156,8 @@ class DatagramChannel {
   std::uint64_t datagrams_sent_ = 0;
   std::uint64_t datagrams_received_ = 0;
   std::uint64_t data_since_ack_ = 0;  // DATA datagrams accepted since the last ACK went
+  std::int64_t first_arrival_since_ack_ = 0;  // ... the first one's arrival (kernel clock, ns)
+  std::int64_t newest_arrival_ = 0;           // the newest DATA datagram's arrival (0: none yet)
   // Burst tails, measured (statistics): from when a burst of at least kMeasuredTailUnits new units
   // ran out to when the peer had acknowledged everything: one round trip if nothing was lost at
   // the end, two or more if the last round trip's losses waited for re-sends.

@@ -174,26 +174,25 @@ constexpr std::uint64_t kTrainDatagrams = 64;
 // train's last begins the train's next burst.
 constexpr ArqDuration kTrainGap = std::chrono::milliseconds(1);
 static_assert(kTrainDatagrams * kDatagramBytes <= kInitialWindowBytes, "the train opens the first window");
-// Fewer datagrams, or fewer ACKs after the first, say too little: a few ACKs bunched by a busy
-// receiver would decide the rate.
+// Fewer datagrams say too little.
 constexpr std::uint64_t kMinTrainDatagrams = 16;
-constexpr std::uint64_t kMinTrainAcks = 8;
-// The ACKs after the first must cover at least half the train, and none of them more than a
-// quarter of it: a receiver that stalled reads what piled up in one turn and acknowledges it at
-// once, which makes the train look faster than the bottleneck (on the emulated geo link a stalled
-// receiver turned 4.7 ms of arrivals into 0.15-0.7 ms of replies at load 9).
+// The arrivals measured must cover at least half the train's bytes. They are the receiver's
+// kernel's receive times, which the ACKs report (wire_frame.h, AckArrivals), not the ACKs' own:
+// a receiver that stalled read what piled up in one turn and acknowledged it at once, which made a
+// train timed by its ACKs look faster than the bottleneck (on the emulated geo link a stalled
+// receiver turned 4.7 ms of arrivals into 0.15-0.7 ms of replies at load 9), and refusing such
+// trains (an ACK covering more than a quarter of a burst, fewer than 8 ACKs) left a loaded host's
+// start-up doubling from its first window for ~5 round trips (the CFD demo's 128x64 row, 3.9x).
 constexpr std::uint64_t kTrainCoverDivisor = 2;
-constexpr std::uint64_t kTrainLargestAckDivisor = 4;
-// The ACKs must be spread at least this much more than the sends were: else the train measured
-// the sender (an application that handed its data over slowly), not the bottleneck.
+// The arrivals must be spread at least this much more than the sends were: else the train
+// measured the sender (an application that handed its data over slowly), not the bottleneck.
 constexpr double kTrainSpread = 2.0;
 // ... and over at least this long: the sender itself hands a 64-datagram train to the emulated
-// link in 0.65 ms (1.2 Gbit/s), so ACKs spread over less were read and answered in one turn by a
-// stalled receiver. On geo under load 12-18 two of four trains read 8.9 and 12.1 Gbit/s that way
-// (ACKs within ~0.1 ms; the sends' own span, taken when the pacer was told, was shorter still),
-// the jump paced at half of it for a round trip and lost 1429 and 5669 datagrams at the queue.
-// Rates above ~0.75 Gbit/s are not measured from a first window: start-up doubles there.
-constexpr ArqDuration kMinTrainAckSpan = std::chrono::milliseconds(1);
+// link in 0.65 ms (1.2 Gbit/s), so arrivals spread over less were bunched on the way (timed by
+// the ACKs, before the arrival times: on geo under load 12-18 two of four trains read 8.9 and 12.1
+// Gbit/s, the jump paced at half of it for a round trip and lost 1429 and 5669 datagrams at the
+// queue). Rates above ~0.75 Gbit/s are not measured from a first window: start-up doubles there.
+constexpr ArqDuration kMinTrainArrivalSpan = std::chrono::milliseconds(1);
 // The jump paces at this share of the train's rate. A train measures the bottleneck's capacity,
 // not what other flows leave of it (their packets barely interleave with a burst this short), so
 // it stays below the whole: from there start-up (kJumpCeilingGain), with its delay test, finds the
@@ -225,7 +224,7 @@ constexpr double kTrainFloorShare = 0.9;
 
 static_assert(kBandwidthWindowRounds == 10, "DatagramPacer::kRing holds kBandwidthWindowRounds");
 
-double seconds_of(ArqDuration d) { return std::chrono::duration<double>(d).count(); }
+double seconds_of(std::chrono::duration<double> d) { return d.count(); }
 
 }  // namespace
 
@@ -235,6 +234,18 @@ const char* pacer_seed_name(DatagramPacer::Seed seed) {
     case DatagramPacer::Seed::kSeeded: return "seeded";
     case DatagramPacer::Seed::kConfirmed: return "confirmed";
     case DatagramPacer::Seed::kRejected: return "rejected";
+  }
+  return "?";
+}
+
+const char* train_refusal_name(DatagramPacer::TrainRefusal why) {
+  switch (why) {
+    case DatagramPacer::TrainRefusal::kSenderPaced: return "sender_paced";
+    case DatagramPacer::TrainRefusal::kFewDatagrams: return "few_datagrams";
+    case DatagramPacer::TrainRefusal::kLittleMeasured: return "little_measured";
+    case DatagramPacer::TrainRefusal::kShortSpan: return "short_span";
+    case DatagramPacer::TrainRefusal::kSlowerThanStartup: return "slower_than_startup";
+    case DatagramPacer::TrainRefusal::kCount: break;
   }
   return "?";
 }
@@ -410,6 +421,8 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
     leave_train(sent);
     ++ack_bursts_[sent.burst].datagrams;
     ack_bursts_[sent.burst].bytes += sent.bytes;
+  } else {
+    ++acked_outside_train_;
   }
   // A re-sent datagram's ACK may be for its earlier copy (Karn): it dates nothing.
   if (!sent.retransmission && (!newest || sent.send_index > newest->send_index)) newest = sent;
@@ -423,10 +436,12 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
   outstanding_.erase(it);
 }
 
-void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack) {
+void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack,
+                           std::optional<Arrivals> arrivals) {
   std::optional<Sent> newest;
   const std::uint64_t delivered_before = delivered_;
   ack_bursts_.assign(train_bursts_.size(), {});
+  acked_outside_train_ = 0;
   while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
   for (const ArqSackRange& range : sack) {
     for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
@@ -436,23 +451,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     }
   }
   if (delivered_ > delivered_before) train_open_ = false;  // later datagrams are paced by what the ACKs show
-  for (std::size_t b = 0; b < ack_bursts_.size(); ++b) {
-    if (ack_bursts_[b].datagrams == 0) continue;
-    // A burst's first ACK starts its clock; the bytes the later ones deliver over the time since
-    // then are the bottleneck's rate.
-    TrainBurst& burst = train_bursts_[b];
-    train_acked_ = true;
-    if (!burst.first_ack) {
-      burst.first_ack = burst.last_ack = now;
-      continue;
-    }
-    ++burst.acks;
-    burst.before_last_ack = burst.last_ack;  // measure_train leaves the last ACK out
-    burst.bytes_before_last = burst.bytes_after_first;
-    burst.bytes_after_first += ack_bursts_[b].bytes;
-    burst.largest_ack = std::max(burst.largest_ack, ack_bursts_[b].datagrams);
-    burst.last_ack = now;
-  }
+  time_train_arrivals(now, arrivals);
   if (!newest) {
     // Only re-sent datagrams were acknowledged (a loss episode): no sample, but rounds go on.
     if (delivered_ > delivered_before && now - round_started_ >= min_rtt_.value_or(initial_rtt_)) end_round(now);
@@ -546,41 +545,80 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
 // one (datagram_wire.h), so the train's last units wait for that delay (1-2 ms at the event loop's
 // millisecond resolution) whenever its end falls between two ACKs. Measured to its last ACK, the
 // train on geo read 108-150 Mbit/s of 155 in four runs (one ACK per datagram: 153-170).
+void DatagramPacer::time_train_arrivals(ArqTime now, const std::optional<Arrivals>& arrivals) {
+  const std::chrono::nanoseconds newest =
+      arrivals ? arrivals->newest : duration_cast<std::chrono::nanoseconds>(now.time_since_epoch());
+  std::size_t bursts_acked = 0;
+  for (const AckedInBurst& acked : ack_bursts_) bursts_acked += acked.datagrams > 0;
+  // The ACK's arrival times are its burst's alone if it delivered nothing else.
+  const bool alone = bursts_acked == 1 && acked_outside_train_ == 0;
+  for (std::size_t b = 0; b < ack_bursts_.size(); ++b) {
+    const AckedInBurst& acked = ack_bursts_[b];
+    if (acked.datagrams == 0) continue;
+    train_acked_ = true;
+    TrainBurst& burst = train_bursts_[b];
+    if (!burst.arrivals_from) {
+      // The burst's first ACK starts its clock: at the first arrival it reports, if every one it
+      // counts is this burst's (what arrived after it is measured); else at its newest.
+      if (alone && arrivals && arrivals->count >= 2 && arrivals->count == acked.datagrams) {
+        burst.arrivals_from = arrivals->first;
+        burst.measured_bytes = acked.bytes * (acked.datagrams - 1) / acked.datagrams;
+      } else {
+        burst.arrivals_from = newest;
+      }
+      burst.arrivals_to = newest;
+      continue;
+    }
+    // What a later ACK delivered arrived after the previous one's newest and by its own newest:
+    // unless it also delivered others (its newest may be theirs), or reports no later arrival
+    // (a long ACK's further datagrams, datagram_channel.h).
+    if (!alone || newest <= burst.arrivals_to) continue;
+    burst.measured_bytes += acked.bytes;
+    burst.arrivals_to = newest;
+  }
+}
+
 void DatagramPacer::measure_train() {
   ++trains_;
-  // Each burst on its own: its ACKs must be spread more than its sends (else it measured the
-  // sender), and none may cover more than a quarter of it (a stalled receiver's lump). The train
-  // is the sum of the bursts that pass.
-  std::uint64_t sent = 0, sent_bytes = 0, acks = 0, bytes_after_first = 0, bytes_measured = 0;
-  ArqDuration ack_span{0};
+  // Each burst on its own: its arrivals must be spread more than its sends (else it measured the
+  // sender). The train is the sum of the bursts that pass.
+  std::uint64_t sent = 0, sent_bytes = 0, bytes_measured = 0;
+  std::chrono::nanoseconds arrival_span{0};
   for (const TrainBurst& burst : train_bursts_) {
-    if (!burst.first_ack || burst.acks == 0) continue;
-    const ArqDuration burst_ack_span = duration_cast<ArqDuration>(burst.before_last_ack - *burst.first_ack);
+    if (!burst.arrivals_from || burst.measured_bytes == 0) continue;
+    const std::chrono::nanoseconds burst_arrival_span = burst.arrivals_to - *burst.arrivals_from;
     const ArqDuration burst_send_span = duration_cast<ArqDuration>(burst.last_sent - burst.first_sent);
-    if (burst.largest_ack * kTrainLargestAckDivisor > burst.sent ||
-        seconds_of(burst_ack_span) < kTrainSpread * seconds_of(burst_send_span)) {
+    if (seconds_of(burst_arrival_span) < kTrainSpread * seconds_of(burst_send_span)) {
+      refuse_train(TrainRefusal::kSenderPaced);
       continue;
     }
     sent += burst.sent;
     sent_bytes += burst.sent_bytes;
-    acks += burst.acks;
-    bytes_after_first += burst.bytes_after_first;
-    bytes_measured += burst.bytes_before_last;
-    ack_span += burst_ack_span;
+    bytes_measured += burst.measured_bytes;
+    arrival_span += burst_arrival_span;
   }
-  const bool enough = sent >= kMinTrainDatagrams && acks >= kMinTrainAcks &&
-                      bytes_after_first * kTrainCoverDivisor >= sent_bytes && ack_span >= kMinTrainAckSpan;
+  std::optional<TrainRefusal> refusal;
+  if (sent < kMinTrainDatagrams) {
+    refusal = TrainRefusal::kFewDatagrams;
+  } else if (bytes_measured * kTrainCoverDivisor < sent_bytes) {
+    refusal = TrainRefusal::kLittleMeasured;
+  } else if (arrival_span < kMinTrainArrivalSpan) {
+    refusal = TrainRefusal::kShortSpan;
+  }
   train_acked_ = false;
   train_bursts_.clear();
+  if (phase_ != Phase::kStartup || seed_state_ != Seed::kNone) return;
   // Not a measurement of the bottleneck: start-up doubles on, and the next burst is another train.
-  if (!enough || phase_ != Phase::kStartup || seed_state_ != Seed::kNone) return;
-  train_rate_ = static_cast<double>(bytes_measured) / seconds_of(ack_span);
+  if (refusal) return refuse_train(*refusal);
+  train_rate_ = static_cast<double>(bytes_measured) / seconds_of(arrival_span);
   const double jump_rate = kJumpShare * train_rate_;
   // Only a jump: a train slower than start-up already paces says nothing new.
-  if (jump_rate <= pacing_rate()) return;
+  if (jump_rate <= pacing_rate()) return refuse_train(TrainRefusal::kSlowerThanStartup);
   jump_state_ = Jump::kTaken;
   start_seeded(jump_rate);
 }
+
+void DatagramPacer::refuse_train(TrainRefusal why) { ++train_refusals_[static_cast<std::size_t>(why)]; }
 
 bool DatagramPacer::queue_seen(ArqDuration smallest_rtt) const {
   return min_rtt_ && smallest_rtt > *min_rtt_ + std::clamp(*min_rtt_ / 8, kStartupDelayMin, kStartupDelayMax);
@@ -823,7 +861,11 @@ void DatagramPacer::end_round(ArqTime now) {
       break;
     case Phase::kCruise:
       if (pacing_gain_ == kProbeGain) {
-        pacing_gain_ = kDrainAfterProbeGain;  // the probe's queue goes in the next round
+        // The probe's queue goes in the next round. A probe the application left short of data
+        // built none: draining after it only slowed the next small batch (at 0.75 x, 34 ms late
+        // at 10 Mbit/s, the paced-datagrams test of lp-perf's 1 KiB batches).
+        pacing_gain_ = busy_round ? kDrainAfterProbeGain : 1.0;
+        if (!busy_round) cycle_step_ = 0;
       } else if (pacing_gain_ == kDrainAfterProbeGain) {
         // The probe's own datagrams were acknowledged in this round: did they find room?
         const bool room = bandwidth() >= bandwidth_before_probe_ * kProbeGrowth && !queue_during_probe;

@@ -32,11 +32,12 @@
 //     and a drain phase empties the queue the seed built.
 //   - A start-up jump (issue 11, LONGPIPE_START_JUMP, on by default; the constructor's default is
 //     off) on a new path: the first datagrams leave as a packet train (up to 64), each burst of it
-//     back to back; the bottleneck spreads each burst, so the spacing of its ACKs measures the
-//     bottleneck's rate after one round trip. The pacer then paces at three quarters of that rate
-//     as it would at a warm start's seed (judged the same way over the next round trip of ACKs)
-//     instead of doubling from the first window for ten round trips. Too few ACKs, or ACKs bunched
-//     by a stalled receiver: no jump, start-up goes on doubling.
+//     back to back; the bottleneck spreads each burst, so the times its datagrams reached the
+//     receiver, which its ACKs report (Arrivals), measure the bottleneck's rate after one round
+//     trip, however late a loaded receiver read and answered them. The pacer then paces at three
+//     quarters of that rate as it would at a warm start's seed (judged the same way over the next
+//     round trip of ACKs) instead of doubling from the first window for ten round trips. Too little
+//     measured, or arrivals bunched on the way: no jump, start-up goes on doubling.
 //   - Until a busy round measured the path after start-up, the estimate is at least nine tenths of
 //     the train's rate: bursts smaller than the path (each acknowledged before the next) measure
 //     the application, and cruising at their rate made each one take a round trip longer.
@@ -47,6 +48,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -83,8 +85,18 @@ class DatagramPacer {
   // A datagram no ACK will name (a repair symbol, tail_fec.h) left at `now`: it takes its share of
   // the pacing rate, not of the window (it is never acknowledged, so it would stay in flight).
   void on_unacknowledged_sent(ArqTime now, std::size_t bytes);
-  // An ACK: everything below `cumulative` and in `sack` is delivered.
-  void on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack);
+  // When the datagrams an ACK answers arrived, by the receiver's clock (wire_frame.h,
+  // AckArrivals): the newest DATA datagram's arrival, the first one's since the receiver's previous
+  // ACK, and how many arrived since then (0: `first` says nothing).
+  struct Arrivals {
+    std::chrono::nanoseconds newest{0};
+    std::chrono::nanoseconds first{0};
+    std::uint32_t count = 0;
+  };
+  // An ACK: everything below `cumulative` and in `sack` is delivered. Without `arrivals`, the
+  // datagrams are taken to have arrived when the ACK did (a receiver that answers at once).
+  void on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack,
+              std::optional<Arrivals> arrivals = std::nullopt);
   // The ARQ's retransmission timer expired: everything in flight is presumed lost.
   void on_timeout();
   // The session's datagram keys changed (a new control connection): what is in flight was sealed
@@ -112,6 +124,12 @@ class DatagramPacer {
   // The bottleneck rate the packet train measured (bytes per second; 0 = none yet).
   double train_rate() const { return train_rate_; }
   std::uint64_t trains() const { return trains_; }
+  // Why bursts and trains were not taken for a measurement of the bottleneck (measure_train), for
+  // the statistics: a burst whose arrivals were no more spread than its sends; a train whose
+  // passing bursts held too few datagrams, or whose measured arrivals covered too little of it or
+  // too short a time; one slower than start-up already paced.
+  enum class TrainRefusal { kSenderPaced, kFewDatagrams, kLittleMeasured, kShortSpan, kSlowerThanStartup, kCount };
+  std::uint64_t train_refusals(TrainRefusal why) const { return train_refusals_[static_cast<std::size_t>(why)]; }
   double bandwidth() const;                       // bytes per second (estimate of the bottleneck)
   double pacing_rate() const;                     // bytes per second
   std::size_t window_bytes() const;
@@ -157,20 +175,19 @@ class DatagramPacer {
     std::uint64_t train;              // the packet train it belongs to (0: none)
     std::size_t burst;                // ... and its burst (TrainBurst)
   };
-  // One burst of a packet train: datagrams sent back to back, and the ACKs that came for them.
+  // One burst of a packet train: datagrams sent back to back, and when they arrived (the ACKs'
+  // Arrivals): `measured_bytes` arrived after `arrivals_from` until `arrivals_to`.
   struct TrainBurst {
     ArqTime first_sent{}, last_sent{};
     std::uint64_t sent = 0, sent_bytes = 0;
-    std::optional<ArqTime> first_ack;
-    ArqTime last_ack{}, before_last_ack{};  // the ACK before the last (measure_train stops there)
-    std::uint64_t acks = 0;                 // ACKs after the first that delivered its datagrams
-    std::uint64_t bytes_after_first = 0;
-    std::uint64_t bytes_before_last = 0;    // bytes_after_first without the last ACK's
-    std::uint64_t largest_ack = 0;          // most of its datagrams one ACK (after the first) delivered
+    std::optional<std::chrono::nanoseconds> arrivals_from;
+    std::chrono::nanoseconds arrivals_to{0};
+    std::uint64_t measured_bytes = 0;
   };
   struct AckedInBurst {
     std::uint64_t datagrams = 0, bytes = 0;
   };
+  void time_train_arrivals(ArqTime now, const std::optional<Arrivals>& arrivals);
 
   void deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest);
   void mark_lost(std::map<std::uint64_t, Sent>::iterator it);
@@ -187,6 +204,7 @@ class DatagramPacer {
   void start_seeded(double rate);
   void leave_train(const Sent& sent);
   void measure_train();
+  void refuse_train(TrainRefusal why);
 
   ArqDuration initial_rtt_;
   Phase phase_ = Phase::kStartup;
@@ -257,9 +275,11 @@ class DatagramPacer {
   std::uint64_t train_outstanding_ = 0; // neither delivered nor lost yet
   std::vector<TrainBurst> train_bursts_;
   std::vector<AckedInBurst> ack_bursts_;  // of the ACK being handled, by burst
+  std::uint64_t acked_outside_train_ = 0;  // ... and its datagrams of no burst (re-sends, later ones)
   double train_rate_ = 0;
   bool train_floor_open_ = true;        // train_floor() applies (no busy cruise round, back-off or rejection yet)
   std::uint64_t trains_ = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(TrainRefusal::kCount)> train_refusals_{};
   std::uint64_t lost_bytes_ = 0;
 
   std::uint64_t backoffs_for_delay_ = 0;
@@ -280,5 +300,6 @@ const char* pacer_phase_name(DatagramPacer::Phase phase);
 const char* pacer_seed_name(DatagramPacer::Seed seed);
 // The jump's state for the statistics: off, waiting, or (taken) its seed's fate.
 const char* pacer_jump_name(const DatagramPacer& pacer);
+const char* train_refusal_name(DatagramPacer::TrainRefusal why);
 
 }  // namespace lp

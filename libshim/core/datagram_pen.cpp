@@ -2,26 +2,27 @@
 
 namespace lp {
 
-bool DatagramPen::hold(const DatagramAddress& from, std::span<const std::byte> bytes, Clock::time_point now) {
+bool DatagramPen::hold(const DatagramAddress& from, std::span<const std::byte> bytes, std::int64_t arrival_ns,
+                       Clock::time_point now) {
   expire(now);
   if (held_.size() >= kMaxDatagrams || bytes_ + bytes.size() > kMaxBytes) {
     ++counters_.overflowed;  // the newest goes: what is held is an in-order prefix of a flight
     return false;
   }
-  held_.push_back({from, now, std::vector<std::byte>(bytes.begin(), bytes.end())});
+  held_.push_back({from, now, arrival_ns, std::vector<std::byte>(bytes.begin(), bytes.end())});
   bytes_ += bytes.size();
   ++counters_.held;
   return true;
 }
 
-std::vector<std::vector<std::byte>> DatagramPen::release(const DatagramAddress& from, Clock::time_point now) {
+std::vector<DatagramPen::Released> DatagramPen::release(const DatagramAddress& from, Clock::time_point now) {
   expire(now);
-  std::vector<std::vector<std::byte>> released;
+  std::vector<Released> released;
   std::deque<Held> kept;
   for (Held& held : held_) {
     if (held.from == from) {
       bytes_ -= held.bytes.size();
-      released.push_back(std::move(held.bytes));
+      released.push_back({std::move(held.bytes), held.arrival_ns});
     } else {
       kept.push_back(std::move(held));
     }

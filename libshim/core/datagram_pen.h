@@ -42,10 +42,16 @@ class DatagramPen {
     std::uint64_t overflowed = 0;  // dropped: the pen was full
   };
 
-  // Holds a copy of `bytes` from `from`; false (counted) if the pen is full.
-  bool hold(const DatagramAddress& from, std::span<const std::byte> bytes, Clock::time_point now);
+  // Holds a copy of `bytes` from `from`, which the kernel received at `arrival_ns`
+  // (UdpCarrier::Sink); false (counted) if the pen is full.
+  bool hold(const DatagramAddress& from, std::span<const std::byte> bytes, std::int64_t arrival_ns,
+            Clock::time_point now);
+  struct Released {
+    std::vector<std::byte> bytes;
+    std::int64_t arrival_ns;
+  };
   // Takes the datagrams held from `from`, in arrival order (expired ones are dropped first).
-  std::vector<std::vector<std::byte>> release(const DatagramAddress& from, Clock::time_point now);
+  std::vector<Released> release(const DatagramAddress& from, Clock::time_point now);
   // Drops what waited longer than kHoldTime.
   void expire(Clock::time_point now);
 
@@ -58,6 +64,7 @@ class DatagramPen {
   struct Held {
     DatagramAddress from;
     Clock::time_point arrived;
+    std::int64_t arrival_ns;
     std::vector<std::byte> bytes;
   };
   std::deque<Held> held_;  // arrival order

@@ -41,10 +41,10 @@ void DatagramPort::refresh(Endpoint& endpoint) {
   for (const auto& [session, peer] : peers_) by_address_[peer.address] = session;
 }
 
-void DatagramPort::deliver(Session& session, const DatagramAddress&, std::span<std::byte> bytes,
+void DatagramPort::deliver(Session& session, std::span<std::byte> bytes, std::int64_t arrival_ns,
                            Clock::time_point now, Endpoint& endpoint) {
   std::string why;
-  switch (session.datagram()->on_datagram(session.arq(), bytes, now, why)) {
+  switch (session.datagram()->on_datagram(session.arq(), bytes, arrival_ns, now, why)) {
     case DatagramChannel::Verdict::kAccepted:
       session.heard_from_peer(now);  // authentic: the path and the peer are alive
       return;
@@ -80,12 +80,12 @@ void DatagramPort::on_readable(Endpoint& endpoint, std::vector<Message>& receive
   std::vector<Session*> touched;
   std::optional<std::vector<DatagramAddress>> handshaking;  // looked up once, if needed
   carrier_.receive(
-      [&](const DatagramAddress& from, std::span<std::byte> bytes) {
+      [&](const DatagramAddress& from, std::span<std::byte> bytes, std::int64_t arrival_ns) {
         auto it = by_address_.find(from);
         if (it == by_address_.end() || it->second->failed()) {
           if (!handshaking) handshaking = handshaking_addresses(endpoint);
           if (std::find(handshaking->begin(), handshaking->end(), from) != handshaking->end() &&
-              pen_.hold(from, bytes, Clock::now())) {
+              pen_.hold(from, bytes, arrival_ns, Clock::now())) {
             return;  // released to its session once its IDENTIFY is accepted
           }
           ++unknown_source_;
@@ -94,7 +94,7 @@ void DatagramPort::on_readable(Endpoint& endpoint, std::vector<Message>& receive
         }
         // The time each datagram is handled, not the turn's: a turn that moves thousands of
         // datagrams lasts long enough to shorten the RTT samples of ACKs read at its end.
-        deliver(*it->second, from, bytes, Clock::now(), endpoint);
+        deliver(*it->second, bytes, arrival_ns, Clock::now(), endpoint);
         if (touched.empty() || touched.back() != it->second) touched.push_back(it->second);
       },
       kReadBudget);
@@ -107,8 +107,8 @@ void DatagramPort::release_held(Endpoint& endpoint, std::vector<Message>& receiv
   pen_.expire(now);
   refresh(endpoint);  // a session keyed since the datagrams arrived
   for (const auto& [session, peer] : peers_) {
-    std::vector<std::vector<std::byte>> held = pen_.release(peer.address, now);
-    for (std::vector<std::byte>& bytes : held) deliver(*session, peer.address, bytes, now, endpoint);
+    std::vector<DatagramPen::Released> held = pen_.release(peer.address, now);
+    for (DatagramPen::Released& datagram : held) deliver(*session, datagram.bytes, datagram.arrival_ns, now, endpoint);
     if (!held.empty()) session->take_received(received);
     if (pen_.empty()) break;
   }

@@ -63,7 +63,7 @@ class DatagramPort {
   };
   // Learns each session's peer address (again after each seal_with), forgets sessions that are gone.
   void refresh(Endpoint& endpoint);
-  void deliver(Session& session, const DatagramAddress& from, std::span<std::byte> bytes, Clock::time_point now,
+  void deliver(Session& session, std::span<std::byte> bytes, std::int64_t arrival_ns, Clock::time_point now,
                Endpoint& endpoint);
   // The datagram addresses of accepted connections in their handshake (HELLO read): whose sessions
   // may install keys within a round trip.

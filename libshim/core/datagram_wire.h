@@ -53,11 +53,10 @@ constexpr std::chrono::milliseconds kDatagramRtoMargin{200};
 // ACK per read turn was one per datagram for a receiver woken per datagram, and with 1 % loss on
 // geo (a hole open nearly always) one per datagram even in larger turns: ~8200 wake-ups/s of the
 // sender's thread, each waiting for a CPU on a loaded host (libshim/README.md, "Fewer ACKs").
-//   - 4 units: the start-up jump's 64-datagram train (datagram_pacer.cpp) must get at least
-//     kMinTrainAcks = 8 ACKs after its first and none covering more than a quarter of it, so at
-//     most 7 units per ACK; 4 divides 64, so the train's last unit is ACKed at once (a delayed last
-//     ACK would stretch the span it measures): 16 ACKs. Fast retransmit (3 ACKs of evidence) then
-//     follows a hole after ~9 units instead of 3 (~0.7 ms at 155 Mbit/s).
+//   - 4 units: chosen when the start-up jump's 64-datagram train (datagram_pacer.cpp) was timed
+//     by its ACKs and needed 8 of them, none covering more than a quarter of it; since the ACKs
+//     report arrival times (protocol 6) any number measures it. Fast retransmit (3 ACKs of
+//     evidence) follows a hole after ~9 units instead of 3 (~0.7 ms at 155 Mbit/s).
 //   - 1 ms: the sender's pacing already works at millisecond resolution (kPacingSlack); below
 //     ~50 Mbit/s it decides, bounding ACKs to ~1000/s, and adds at most 1 ms to an RTT sample
 //     (the pacer's minimum RTT comes from the undelayed ones; the RTO's margin is 200 ms).

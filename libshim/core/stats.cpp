@@ -54,6 +54,11 @@ void write_session(std::ostream& out, const SessionReport& session) {
     out << ",\"datagram\":{\"datagrams_sent\":" << d.datagrams_sent << ",\"datagrams_received\":" << d.datagrams_received
         << ",\"pacer_phase\":" << json_string(d.pacer_phase) << ",\"warm_start\":" << json_string(d.warm_start)
         << ",\"start_jump\":" << json_string(d.start_jump) << ",\"train_rate_mbit\":" << d.train_rate_mbit
+        << ",\"trains\":" << d.trains << ",\"train_refusals\":{";
+    for (std::size_t i = 0; i < d.train_refusals.size(); ++i) {
+      out << (i ? "," : "") << json_string(d.train_refusals[i].first) << ":" << d.train_refusals[i].second;
+    }
+    out << "}"
         << ",\"pacing_rate_mbit\":" << d.pacing_rate_mbit
         << ",\"bandwidth_mbit\":" << d.bandwidth_mbit << ",\"window_bytes\":" << d.window_bytes
         << ",\"min_rtt_ms\":" << d.min_rtt_ms << ",\"lost_datagrams\":" << d.lost_datagrams

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arq.h"
@@ -21,6 +22,9 @@ struct DatagramStatistics {
   std::string warm_start;            // the pacer's seed: none, seeded, confirmed, rejected
   std::string start_jump;            // off, waiting, or the jump's fate: seeded, confirmed, rejected
   double train_rate_mbit = 0;        // the bottleneck rate the start-up jump's packet train measured
+  std::uint64_t trains = 0;          // packet trains measured (taken or not)
+  // Why bursts and trains were not taken (DatagramPacer::TrainRefusal's names), the nonzero ones.
+  std::vector<std::pair<std::string, std::uint64_t>> train_refusals;
   double pacing_rate_mbit = 0;       // Mbit/s on the wire
   double bandwidth_mbit = 0;         // the pacer's estimate of the bottleneck
   std::uint64_t window_bytes = 0;

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+#include <optional>
 
 #include "host_port.h"
 #include "system_call.h"
@@ -32,6 +34,29 @@ bool set_buffer(int fd, int forced_option, int option, std::size_t wanted) {
   if (::setsockopt(fd, SOL_SOCKET, forced_option, &value, sizeof value) == 0) return true;
   SystemCall("setsockopt SO_*BUF (UDP)", ::setsockopt(fd, SOL_SOCKET, option, &value, sizeof value));
   return false;
+}
+
+// Room for one SCM_TIMESTAMPNS control message per datagram read.
+constexpr std::size_t kControlSize = CMSG_SPACE(sizeof(timespec));
+
+std::int64_t nanoseconds_of(const timespec& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; }
+
+std::int64_t realtime_now_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return nanoseconds_of(now);
+}
+
+// The kernel's receive time of a datagram read with recvmmsg, if it gave one.
+std::optional<std::int64_t> kernel_arrival(msghdr& header) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&header); c != nullptr; c = CMSG_NXTHDR(&header, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS && c->cmsg_len >= CMSG_LEN(sizeof(timespec))) {
+      timespec t{};
+      std::memcpy(&t, CMSG_DATA(c), sizeof t);
+      return nanoseconds_of(t);
+    }
+  }
+  return std::nullopt;
 }
 
 std::size_t get_buffer(int fd, int option) {
@@ -83,6 +108,12 @@ UdpCarrier::UdpCarrier(const Config& config, std::uint16_t port) : buffers_(kBat
   tuning_.send_buffer = get_buffer(fd_.get(), SO_SNDBUF);
   tuning_.congestion = "datagram";
   if (!tuning_.forced) tuning_.note += "UDP socket buffers capped by net.core.[rw]mem_max (SO_*BUFFORCE needs root); ";
+  // Receive times: without them (an old kernel) a datagram is dated when it is read, and so is
+  // one that arrives in the moment before the kernel has turned them on (deferred work).
+  const int on = 1;
+  if (::setsockopt(fd_.get(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
+    tuning_.note += "no kernel receive times (SO_TIMESTAMPNS); ";
+  }
   SystemCall("bind UDP to port " + std::to_string(port) + " (beside the TCP listener)",
              ::bind(fd_.get(), reinterpret_cast<const sockaddr*>(&local.storage), local.length));
 }
@@ -94,22 +125,27 @@ std::size_t UdpCarrier::receive(const Sink& sink, std::size_t limit) {
     mmsghdr messages[kBatch] = {};
     iovec vectors[kBatch] = {};
     DatagramAddress from[kBatch];
+    alignas(cmsghdr) std::byte control[kBatch][kControlSize];
     for (std::size_t i = 0; i < batch; ++i) {
       vectors[i] = {buffers_.data() + i * kReceiveSize, kReceiveSize};
       messages[i].msg_hdr.msg_iov = &vectors[i];
       messages[i].msg_hdr.msg_iovlen = 1;
       messages[i].msg_hdr.msg_name = &from[i].storage;
       messages[i].msg_hdr.msg_namelen = sizeof from[i].storage;
+      messages[i].msg_hdr.msg_control = control[i];
+      messages[i].msg_hdr.msg_controllen = kControlSize;
     }
     const int count = ::recvmmsg(fd_.get(), messages, static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
     if (count < 0) {
       if (errno == EINTR) continue;
       return total;  // EAGAIN; or a pending ICMP error, reported once and gone: try on the next event
     }
+    const std::int64_t read_at = realtime_now_ns();
     for (int i = 0; i < count; ++i) {
       if (messages[i].msg_hdr.msg_flags & MSG_TRUNC) continue;  // longer than any datagram of ours
       from[i].length = messages[i].msg_hdr.msg_namelen;
-      sink(from[i], std::span(buffers_.data() + static_cast<std::size_t>(i) * kReceiveSize, messages[i].msg_len));
+      sink(from[i], std::span(buffers_.data() + static_cast<std::size_t>(i) * kReceiveSize, messages[i].msg_len),
+           kernel_arrival(messages[i].msg_hdr).value_or(read_at));
     }
     total += static_cast<std::size_t>(count);
     if (static_cast<std::size_t>(count) < batch) return total;

@@ -48,9 +48,13 @@ class UdpCarrier {
   int fd() const { return fd_.get(); }
   const SocketTuning& tuning() const { return tuning_; }
 
-  // Reads up to `limit` datagrams, calling `sink(from, bytes)` for each (the bytes are valid during
-  // the call only). Returns how many were read (fewer than `limit`: the socket is drained).
-  using Sink = std::function<void(const DatagramAddress&, std::span<std::byte>)>;
+  // Reads up to `limit` datagrams, calling `sink(from, bytes, arrival_ns)` for each (the bytes are
+  // valid during the call only). `arrival_ns`: when the kernel received it (SO_TIMESTAMPNS, on
+  // CLOCK_REALTIME), or when it was read if the kernel gave no time: a loaded receiver reads a
+  // burst late and in one turn, but the kernel's times keep the spacing the path gave it (the ACKs
+  // report it: wire_frame.h, AckArrivals). Returns how many were read (fewer than `limit`: the
+  // socket is drained).
+  using Sink = std::function<void(const DatagramAddress&, std::span<std::byte>, std::int64_t arrival_ns)>;
   std::size_t receive(const Sink& sink, std::size_t limit);
 
   // Sends datagrams from the front of `queue` to `to`, popping each one sent. Returns false when

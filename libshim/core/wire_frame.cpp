@@ -7,7 +7,7 @@
 namespace lp {
 namespace {
 
-constexpr std::size_t kAckFixedSize = 8 + 4 + 2;
+constexpr std::size_t kAckFixedSize = 8 + 4 + (8 + 4 + 2) + 2;
 
 // Big-endian appends to a byte vector.
 class ByteWriter {
@@ -199,6 +199,9 @@ AckFrame decode_ack(std::span<const std::byte> payload) {
   AckFrame ack;
   ack.cumulative = r.u64();
   ack.window_messages = r.u32();
+  ack.arrivals.newest_ns = r.u64();
+  ack.arrivals.first_ns = r.u32();
+  ack.arrivals.count = r.u16();
   const std::size_t count = r.u16();
   if (count > kMaxAckRanges) throw MalformedFrame("ACK has " + std::to_string(count) + " ranges (limit 256)");
   if (r.remaining() != count * 16) throw MalformedFrame("ACK range count disagrees with the frame length");
@@ -275,6 +278,9 @@ void encode_ack(std::vector<std::byte>& out, const AckFrame& ack) {
   ByteWriter w(out);
   w.u64(ack.cumulative);
   w.u32(ack.window_messages);
+  w.u64(ack.arrivals.newest_ns);
+  w.u32(ack.arrivals.first_ns);
+  w.u16(ack.arrivals.count);
   w.u16(static_cast<std::uint16_t>(count));
   for (std::size_t i = 0; i < count; ++i) {
     w.u64(ack.ranges[i].begin);

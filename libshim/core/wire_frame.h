@@ -14,8 +14,9 @@
 //   DATA      sequence u64 | message (body | source u32 | destination u32 | tag i32 | context i32 |
 //             flags u32: the header travels as a trailer so the receiver strips it without a copy;
 //             see message.h)
-//   ACK       cumulative u64 (next expected sequence) | receive window u32 | range count u16 |
-//             ranges (begin u64, end u64) received beyond the cumulative point
+//   ACK       cumulative u64 (next expected sequence) | receive window u32 | arrivals (newest u64 |
+//             first u32 | count u16: AckArrivals) | range count u16 | ranges (begin u64, end u64)
+//             received beyond the cumulative point
 //   KEEPALIVE (empty)
 //   CLOSE     reason u8 | text
 //
@@ -39,10 +40,11 @@ namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
 // 3: IDENTIFY carries the carrier offer. 4: REPAIR datagrams (the datagram carrier's forward error
-// correction, tail_fec.h). 5: CHALLENGE carries the acceptor's carrier offer too. A peer of another
-// version is refused at its first frame with "protocol version N (this side speaks 5)": every
-// process of a job runs one LongPipe.
-constexpr std::uint8_t kProtocolVersion = 5;
+// correction, tail_fec.h). 5: CHALLENGE carries the acceptor's carrier offer too. 6: ACK carries
+// the arrival times of what it acknowledges (AckArrivals). A peer of another version is refused at
+// its first frame with "protocol version N (this side speaks 6)": every process of a job runs one
+// LongPipe.
+constexpr std::uint8_t kProtocolVersion = 6;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;
 constexpr std::size_t kNonceSize = 32;
@@ -105,10 +107,21 @@ struct AckRange {
   std::uint64_t end = 0;    // one past the last
 };
 
+// When the DATA an ACK answers arrived at its receiver, by the receiver's clock (the kernel's
+// receive timestamps of the datagram carrier; a TCP ACK sends none): the sender's packet train
+// (datagram_pacer.h) measures the bottleneck from how the path spread its datagrams, not from when
+// a loaded receiver got round to reading and acknowledging them.
+struct AckArrivals {
+  std::uint64_t newest_ns = 0;  // arrival of the newest DATA datagram received (0: none reported)
+  std::uint32_t first_ns = 0;   // ... how long before it the first one since the previous ACK arrived
+  std::uint16_t count = 0;      // DATA datagrams received since the previous ACK
+};
+
 struct AckFrame {
   std::uint64_t cumulative = 0;
   std::uint32_t window_messages = 0;
   std::vector<AckRange> ranges;
+  AckArrivals arrivals;
 };
 
 struct DataFrame {

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "carrier_choice.h"
@@ -24,6 +25,7 @@
 #include "loopback_engine_config.h"
 #include "message.h"
 #include "raw_peer.h"
+#include "udp_carrier.h"
 
 using namespace std::chrono_literals;
 
@@ -61,6 +63,9 @@ lp::Message numbered(std::uint32_t index, std::size_t size) {
   return m;
 }
 
+// A datagram's receive time as the kernel would give it (UdpCarrier::Sink): here the fake clock's.
+std::int64_t kernel_time(lp::ArqTime t) { return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count(); }
+
 lp::Config udp_config() {
   lp::Config config = lp::test::loopback_engine_config("datagram-key", 3000ms);
   config.carrier = lp::CarrierChoice::kUdp;
@@ -87,10 +92,12 @@ struct ReceivingChannel {
   }
   ReceivingChannel() { use_keys(channel, 1, keys(), false); }
   // One DATA unit from the peer, accepted.
-  void arrive(std::uint64_t seq, lp::ArqTime now) {
+  void arrive(std::uint64_t seq, lp::ArqTime now) { arrive(seq, kernel_time(now), now); }
+  // ... which the kernel received at `arrival_ns`, read at `now`.
+  void arrive(std::uint64_t seq, std::int64_t arrival_ns, lp::ArqTime now) {
     auto datagram = sealed_data(peer, seq);
     std::string why;
-    REQUIRE(channel.on_datagram(arq, datagram, now, why) == lp::DatagramChannel::Verdict::kAccepted);
+    REQUIRE(channel.on_datagram(arq, datagram, arrival_ns, now, why) == lp::DatagramChannel::Verdict::kAccepted);
   }
 
   const lp::Config config = udp_config_without_repairs();
@@ -116,7 +123,7 @@ TEST_CASE("datagram channel: opens under any of its connections' keys, each data
   lp::DatagramCrypto peer_first(first, true, lp::Protection::kEncrypt), peer_second(second, true, lp::Protection::kEncrypt),
       stranger(unknown, true, lp::Protection::kEncrypt);
   std::string why;
-  const auto verdict = [&](std::vector<std::byte> datagram) { return channel.on_datagram(arq, datagram, lp::ArqTime{}, why); };
+  const auto verdict = [&](std::vector<std::byte> datagram) { return channel.on_datagram(arq, datagram, 0, lp::ArqTime{}, why); };
   // The peer sealed under the second connection's keys (its first was lost on the way): opened.
   const auto under_second = sealed_data(peer_second, 1);
   CHECK(verdict(under_second) == lp::DatagramChannel::Verdict::kAccepted);
@@ -224,7 +231,7 @@ TEST_CASE("datagram channel: new keys while a window is in flight do not stall t
   for (int step = 0; step < 50; ++step, now += 1ms) {  // well within the first RTO (1 s)
     a.pump(a_arq, now);
     for (auto& datagram : a.outgoing()) {
-      CHECK(b.on_datagram(b_arq, datagram, now, why) == lp::DatagramChannel::Verdict::kUnauthentic);
+      CHECK(b.on_datagram(b_arq, datagram, kernel_time(now), now, why) == lp::DatagramChannel::Verdict::kUnauthentic);
       ++refused;
     }
     a.outgoing().clear();
@@ -239,10 +246,10 @@ TEST_CASE("datagram channel: new keys while a window is in flight do not stall t
   for (int step = 0; step < 2000 && messages.empty(); ++step) {
     now += 1ms;
     a.pump(a_arq, now);
-    for (auto& datagram : a.outgoing()) REQUIRE(b.on_datagram(b_arq, datagram, now, why) == lp::DatagramChannel::Verdict::kAccepted);
+    for (auto& datagram : a.outgoing()) REQUIRE(b.on_datagram(b_arq, datagram, kernel_time(now), now, why) == lp::DatagramChannel::Verdict::kAccepted);
     a.outgoing().clear();
     b.pump(b_arq, now);
-    for (auto& datagram : b.outgoing()) REQUIRE(a.on_datagram(a_arq, datagram, now, why) == lp::DatagramChannel::Verdict::kAccepted);
+    for (auto& datagram : b.outgoing()) REQUIRE(a.on_datagram(a_arq, datagram, kernel_time(now), now, why) == lp::DatagramChannel::Verdict::kAccepted);
     b.outgoing().clear();
     REQUIRE(b.take_received(b_arq, messages));
   }
@@ -290,7 +297,7 @@ struct DelayedPair {
     a.outgoing().clear();
     std::string why;
     while (!to_b.empty() && to_b.front().first <= now) {
-      REQUIRE(b.on_datagram(b_arq, to_b.front().second, now, why) == lp::DatagramChannel::Verdict::kAccepted);
+      REQUIRE(b.on_datagram(b_arq, to_b.front().second, kernel_time(now), now, why) == lp::DatagramChannel::Verdict::kAccepted);
       to_b.pop_front();
     }
     REQUIRE(b.take_received(b_arq, messages));
@@ -300,7 +307,7 @@ struct DelayedPair {
     }
     b.outgoing().clear();
     while (!to_a.empty() && to_a.front().first <= now) {
-      REQUIRE(a.on_datagram(a_arq, to_a.front().second, now, why) == lp::DatagramChannel::Verdict::kAccepted);
+      REQUIRE(a.on_datagram(a_arq, to_a.front().second, kernel_time(now), now, why) == lp::DatagramChannel::Verdict::kAccepted);
       to_a.pop_front();
     }
   }
@@ -457,6 +464,85 @@ TEST_CASE("datagram channel: one ACK per kDatagramAckEvery units, at once on a n
   b.pump(arq, now);
   CHECK(b.outgoing().size() == 2);
   CHECK_FALSE(arq.ack_deadline());
+}
+
+TEST_CASE("datagram channel: an ACK reports when its DATA arrived, not when it was read", "[datagram][channel][ack]") {
+  // A loaded receiver reads a burst late and in one turn; the sender's packet train measures the
+  // path by the arrival times the ACK carries (datagram_pacer.h, start-up jump).
+  ReceivingChannel receiving;
+  lp::DatagramChannel& channel = receiving.channel;
+  std::vector<lp::ArqPayload> messages;
+  const lp::ArqTime read_at = lp::ArqTime{} + 5s;
+  const std::int64_t arrived = 1'700'000'000'000'000'000;  // the kernel's clock (CLOCK_REALTIME), not ours
+  const auto ack_read = [&](lp::ArqTime now) {
+    REQUIRE(channel.take_received(receiving.arq, messages));
+    channel.pump(receiving.arq, now);
+    REQUIRE(channel.outgoing().size() == 1);
+    auto opened = receiving.peer.open(channel.outgoing().front());
+    REQUIRE(opened.verdict == lp::DatagramCrypto::Verdict::kOpened);
+    REQUIRE(opened.frame->type == lp::FrameType::kAck);
+    const lp::AckFrame ack = lp::decode_ack(opened.frame->payload);
+    channel.outgoing().clear();
+    return ack;
+  };
+  for (std::uint64_t seq = 0; seq < 8; ++seq) receiving.arrive(seq, arrived + static_cast<std::int64_t>(seq) * 76'000, read_at);
+  const lp::AckFrame first = ack_read(read_at);
+  CHECK(first.cumulative == 8);
+  CHECK(first.arrivals.newest_ns == static_cast<std::uint64_t>(arrived + 7 * 76'000));
+  CHECK(first.arrivals.first_ns == 7 * 76'000u);
+  CHECK(first.arrivals.count == 8);
+  // The next ACK counts from there; the newest arrival carries on.
+  receiving.arrive(8, arrived + 9'000'000, read_at + 10ms);
+  const lp::AckFrame second = ack_read(read_at + 10ms + lp::kDatagramAckDelay);
+  CHECK(second.arrivals.newest_ns == static_cast<std::uint64_t>(arrived + 9'000'000));
+  CHECK(second.arrivals.first_ns == 0u);
+  CHECK(second.arrivals.count == 1);
+}
+
+TEST_CASE("the UDP carrier dates each datagram by when the kernel received it, not when it was read",
+          "[datagram][socket]") {
+  lp::Config config = udp_config();
+  lp::UdpCarrier carrier(config, 0);
+  sockaddr_in to{};
+  socklen_t length = sizeof to;
+  REQUIRE(::getsockname(carrier.fd(), reinterpret_cast<sockaddr*>(&to), &length) == 0);
+  const int sender = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  REQUIRE(sender >= 0);
+  const auto send_one = [&](char tag) {
+    REQUIRE(::sendto(sender, &tag, 1, 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 1);
+  };
+  const auto realtime_ns = [] {
+    timespec now{};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return std::int64_t{now.tv_sec} * 1'000'000'000 + now.tv_nsec;
+  };
+  // The kernel turns receive times on a moment after the socket asks (deferred work): until then
+  // a datagram is dated when it is read. Wait for that with probes.
+  bool dated = false;
+  for (int probe = 0; probe < 100 && !dated; ++probe) {
+    send_one('p');
+    std::this_thread::sleep_for(20ms);
+    carrier.receive([&](const lp::DatagramAddress&, std::span<std::byte>, std::int64_t arrival_ns) {
+      dated = realtime_ns() - arrival_ns >= 10'000'000;
+    }, 16);
+  }
+  REQUIRE(dated);
+  send_one('a');
+  std::this_thread::sleep_for(40ms);
+  send_one('b');
+  std::this_thread::sleep_for(40ms);  // both wait in the socket, read in one turn below
+  // By tag: under load the loopback may queue them in the other order (each waits in the backlog
+  // of the CPU that sent it), dated when they reached it.
+  std::map<char, std::int64_t> arrivals;
+  carrier.receive([&](const lp::DatagramAddress&, std::span<std::byte> bytes, std::int64_t arrival_ns) {
+    REQUIRE(bytes.size() == 1u);
+    arrivals[static_cast<char>(bytes[0])] = arrival_ns;
+  }, 16);
+  ::close(sender);
+  const std::int64_t read_ns = realtime_ns();
+  REQUIRE(arrivals.size() == 2u);
+  CHECK(arrivals['b'] - arrivals['a'] >= 35'000'000);  // 40 ms apart, though read together
+  CHECK(read_ns - arrivals['b'] >= 35'000'000);        // ... and before they were read
 }
 
 TEST_CASE("LONGPIPE_CARRIER is validated and names what it accepts", "[datagram][config]") {
@@ -798,14 +884,17 @@ TEST_CASE("datagram pen: held per address in arrival order, bounded, expired aft
   const auto bytes = [](std::uint8_t fill) { return std::vector<std::byte>(100, std::byte{fill}); };
   const Clock::time_point t0{};
   lp::DatagramPen pen;
-  CHECK(pen.hold(address(1), bytes(1), t0));
-  CHECK(pen.hold(address(2), bytes(9), t0));
-  CHECK(pen.hold(address(1), bytes(2), t0 + 1ms));
+  CHECK(pen.hold(address(1), bytes(1), 101, t0));
+  CHECK(pen.hold(address(2), bytes(9), 109, t0));
+  CHECK(pen.hold(address(1), bytes(2), 102, t0 + 1ms));
   SECTION("released to its address only, oldest first") {
     const auto released = pen.release(address(1), t0 + 2ms);
     REQUIRE(released.size() == 2u);
-    CHECK(released[0] == bytes(1));
-    CHECK(released[1] == bytes(2));
+    CHECK(released[0].bytes == bytes(1));
+    CHECK(released[1].bytes == bytes(2));
+    // Each keeps the kernel's receive time: the ACKs report it (a held first flight is measured too).
+    CHECK(released[0].arrival_ns == 101);
+    CHECK(released[1].arrival_ns == 102);
     CHECK(pen.size() == 1u);
     CHECK(pen.counters().released == 2u);
   }
@@ -817,14 +906,14 @@ TEST_CASE("datagram pen: held per address in arrival order, bounded, expired aft
   }
   SECTION("bounded: the newest beyond the room is dropped and counted") {
     std::size_t taken = 0;
-    for (std::size_t i = 0; i < lp::DatagramPen::kMaxDatagrams + 10; ++i) taken += pen.hold(address(3), bytes(3), t0 + 1ms);
+    for (std::size_t i = 0; i < lp::DatagramPen::kMaxDatagrams + 10; ++i) taken += pen.hold(address(3), bytes(3), 0, t0 + 1ms);
     CHECK(pen.size() == lp::DatagramPen::kMaxDatagrams);
     CHECK(taken == lp::DatagramPen::kMaxDatagrams - 3);
     CHECK(pen.counters().overflowed == 13u);
     // Bytes too: one datagram of the most a pen may hold in bytes does not fit beside the others.
     lp::DatagramPen by_bytes;
-    CHECK(by_bytes.hold(address(4), std::vector<std::byte>(lp::DatagramPen::kMaxBytes - 10), t0));
-    CHECK_FALSE(by_bytes.hold(address(4), bytes(4), t0));
+    CHECK(by_bytes.hold(address(4), std::vector<std::byte>(lp::DatagramPen::kMaxBytes - 10), 0, t0));
+    CHECK_FALSE(by_bytes.hold(address(4), bytes(4), 0, t0));
     CHECK(by_bytes.counters().overflowed == 1u);
   }
 }

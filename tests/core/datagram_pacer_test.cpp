@@ -49,6 +49,13 @@ struct PathProfile {
 struct Datagram {
   WireData data;
   std::shared_ptr<const lp::RepairSymbol> repair;
+  ArqTime arrived{};  // set by the path: when it reached the receiver's socket
+};
+
+// An ACK and the arrival times it reports (as the datagram channel sends them).
+struct TimedAck {
+  ArqAck ack;
+  DatagramPacer::Arrivals arrivals;
 };
 
 // The forward path: serialisation at `rate` behind a FIFO of at most `queue` bytes.
@@ -87,7 +94,10 @@ class Bottleneck {
   std::vector<Datagram> arrivals(ArqTime now) {
     std::vector<Datagram> out;
     auto end = in_flight_.upper_bound(now);
-    for (auto it = in_flight_.begin(); it != end; ++it) out.push_back(std::move(it->second));
+    for (auto it = in_flight_.begin(); it != end; ++it) {
+      out.push_back(std::move(it->second));
+      out.back().arrived = it->first;
+    }
     in_flight_.erase(in_flight_.begin(), end);
     return out;
   }
@@ -310,6 +320,10 @@ class PacedTransfer {
         continue;
       }
       const std::uint64_t seq = datagram.data.seq;
+      // The kernel's receive time, whenever this end gets round to reading it (wake_every).
+      const auto arrived = std::chrono::duration_cast<std::chrono::nanoseconds>(datagram.arrived.time_since_epoch());
+      if (arrivals_.count++ == 0) arrivals_.first = arrived;
+      arrivals_.newest = std::max(arrivals_.newest, arrived);
       (void)receiver_.on_data(seq, std::move(datagram.data.payload), now_);
       fec_receiver_.on_data(receiver_, seq, now_);
     }
@@ -320,10 +334,14 @@ class PacedTransfer {
       last_delivery_ = now_;
       fec_receiver_.on_delivered(delivery->seq, std::move(delivery->payload));
     }
-    if (auto ack = receiver_.poll_ack(now_)) acks_.send(*ack, now_);
-    for (const ArqAck& ack : acks_.arrivals(now_)) {
+    if (auto ack = receiver_.poll_ack(now_)) {
+      acks_.send(TimedAck{*ack, arrivals_}, now_);
+      arrivals_.count = 0;
+    }
+    for (const TimedAck& timed : acks_.arrivals(now_)) {
+      const ArqAck& ack = timed.ack;
       REQUIRE(sender_.on_ack(ack, now_));
-      pacer_.on_ack(now_, ack.cumulative, ack.sack);
+      pacer_.on_ack(now_, ack.cumulative, ack.sack, timed.arrivals);
     }
     sender_.on_timer(now_);
     if (const auto timeouts = sender_.stats().timeouts; timeouts != timeouts_) {
@@ -375,7 +393,8 @@ class PacedTransfer {
   Arq sender_, receiver_;
   DatagramPacer pacer_;
   Bottleneck forward_;
-  lp::test::SimLink<ArqAck> acks_;
+  lp::test::SimLink<TimedAck> acks_;
+  DatagramPacer::Arrivals arrivals_;  // of the DATA since the receiver's last ACK
   std::deque<ArqPayload> outbox_;  // a batch of 100 MiB is 75000 units: no vector erased at its front
   std::uint64_t queued_ = 0;
   std::vector<std::uint64_t> delivered_;
@@ -882,9 +901,11 @@ ArqTime reaches(PacedTransfer& transfer, double share, double rate, ArqTime limi
 // round trip later: `per_ack` datagrams per ACK, `gap` apart.
 // `send_gap`: the sends' own spacing (an application that hands its data over slowly).
 // `last_late`: the last ACK comes this much later still (the receiver's ACK delay, when the
-// train's end falls between two of its every-kDatagramAckEvery ACKs).
+// train's end falls between two of its every-kDatagramAckEvery ACKs); with `arrivals` each ACK
+// reports when its datagrams arrived (`gap` / `per_ack` apart), as the datagram channel's do;
+// without, the ACK times date them.
 DatagramPacer acknowledged_train(std::uint64_t count, std::uint64_t per_ack, ArqDuration gap,
-                                 ArqDuration send_gap = 0us, ArqDuration last_late = 0us) {
+                                 ArqDuration send_gap = 0us, ArqDuration last_late = 0us, bool arrivals = false) {
   DatagramPacer pacer(540ms, true);
   for (std::uint64_t id = 0; id < count; ++id) {
     const ArqTime when = at(0ms) + static_cast<int>(id) * send_gap;
@@ -893,8 +914,36 @@ DatagramPacer acknowledged_train(std::uint64_t count, std::uint64_t per_ack, Arq
   }
   ArqTime when = at(540ms);
   for (std::uint64_t acked = 0; acked < count; when += gap) {
+    const std::uint64_t first = acked;
     acked = std::min(count, acked + per_ack);
-    pacer.on_ack(acked == count ? when + last_late : when, acked, {});
+    std::optional<DatagramPacer::Arrivals> reported;
+    if (arrivals) {
+      const auto arrival = [&](std::uint64_t id) {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(at(540ms).time_since_epoch()) +
+               static_cast<int>(id + 1) * gap / per_ack;
+      };
+      reported = DatagramPacer::Arrivals{arrival(acked - 1), arrival(first), static_cast<std::uint32_t>(acked - first)};
+    }
+    pacer.on_ack(acked == count ? when + last_late : when, acked, {}, reported);
+  }
+  return pacer;
+}
+
+// The same train, read by a receiver that stalled: its datagrams arrived `arrival_gap` apart, but
+// it read them all at once a round trip after they left and acknowledged them `per_ack` at a time
+// within microseconds, each ACK reporting when its datagrams arrived (by the receiver's own clock,
+// which has nothing to do with the sender's).
+DatagramPacer train_read_late(std::uint64_t count, std::uint64_t per_ack, ArqDuration arrival_gap) {
+  DatagramPacer pacer(540ms, true);
+  for (std::uint64_t id = 0; id < count; ++id) pacer.on_sent(at(0ms), id, 1472);
+  const std::chrono::nanoseconds receiver_clock = std::chrono::hours(1000);
+  const auto arrival = [&](std::uint64_t id) { return receiver_clock + static_cast<int>(id) * arrival_gap; };
+  ArqTime when = at(600ms);
+  for (std::uint64_t acked = 0; acked < count; when += 10us) {
+    const std::uint64_t first = acked;
+    acked = std::min(count, acked + per_ack);
+    pacer.on_ack(when, acked, {},
+                 DatagramPacer::Arrivals{arrival(acked - 1), arrival(first), static_cast<std::uint32_t>(acked - first)});
   }
   return pacer;
 }
@@ -918,8 +967,10 @@ TEST_CASE("start-up jump: the train's ACK spacing sets the pacing rate after one
 
 TEST_CASE("start-up jump: a train's last ACK, delayed by the receiver, does not lower its rate", "[pacer][jump]") {
   // 62 datagrams 76 us apart, one ACK per kDatagramAckEvery: the last two units wait for the ACK
-  // delay (1-2 ms at the event loop's resolution). Measured to that ACK the train read 25 % low.
-  const DatagramPacer pacer = acknowledged_train(62, lp::kDatagramAckEvery, lp::kDatagramAckEvery * 76us, 0us, 1500us);
+  // delay (1-2 ms at the event loop's resolution). Measured to that ACK's time the train read 25 %
+  // low; the ACK reports when they arrived.
+  const DatagramPacer pacer =
+      acknowledged_train(62, lp::kDatagramAckEvery, lp::kDatagramAckEvery * 76us, 0us, 1500us, true);
   CAPTURE(pacer.train_rate() * 8 / 1e6, pacer_jump_name(pacer));
   CHECK(pacer.jump_state() == DatagramPacer::Jump::kTaken);
   CHECK(pacer.train_rate() == Approx(1472 / 76e-6).epsilon(0.02));
@@ -942,8 +993,19 @@ TEST_CASE("start-up jump: a small message before the first burst does not spoil 
   CHECK(pacer.train_rate() == Approx(1472 / 76e-6).epsilon(0.02));
 }
 
+TEST_CASE("start-up jump: a receiver that read the train late measures it by its arrival times", "[pacer][jump]") {
+  // The CFD demo on a loaded host: the consumer read the train in one or a few turns, so ACK times
+  // said nothing (the jump was refused and start-up took ~5 round trips to the stream's rate). The
+  // arrival times each ACK reports keep the bottleneck's spacing: 76 us a datagram at 155 Mbit/s.
+  const std::uint64_t per_ack = GENERATE(std::uint64_t{1}, std::uint64_t{4}, std::uint64_t{16}, std::uint64_t{64});
+  const DatagramPacer pacer = train_read_late(64, per_ack, 76us);
+  CAPTURE(per_ack, pacer.train_rate() * 8 / 1e6, pacer_jump_name(pacer));
+  CHECK(pacer.jump_state() == DatagramPacer::Jump::kTaken);
+  CHECK(pacer.train_rate() == Approx(1472 / 76e-6).epsilon(0.02));
+}
+
 TEST_CASE("start-up jump: ACKs bunched by a stalled receiver, or too few, make no jump", "[pacer][jump]") {
-  // Two ACKs for the whole train (the receiver read what piled up in one turn).
+  // Two ACKs for the whole train, timed by when they came (no arrival times): within 10 us.
   const DatagramPacer bunched = acknowledged_train(64, 32, 10us);
   // A train of 10 datagrams.
   const DatagramPacer short_train = acknowledged_train(10, 1, 76us);
@@ -953,8 +1015,16 @@ TEST_CASE("start-up jump: ACKs bunched by a stalled receiver, or too few, make n
   // ACK per read; on geo such trains read 8.9 and 12.1 Gbit/s): faster than the sender can hand a
   // train to the link.
   const DatagramPacer instant = acknowledged_train(64, 1, 1us);
-  for (const DatagramPacer* pacer : {&bunched, &short_train, &slow_sender, &instant}) {
-    CAPTURE(pacer->train_rate(), pacer_jump_name(*pacer));
+  using Refusal = DatagramPacer::TrainRefusal;
+  const std::pair<const DatagramPacer*, Refusal> cases[] = {{&bunched, Refusal::kShortSpan},
+                                                             {&short_train, Refusal::kFewDatagrams},
+                                                             {&slow_sender, Refusal::kSenderPaced},
+                                                             {&instant, Refusal::kShortSpan}};
+  for (const auto& [pacer, why] : cases) {
+    CAPTURE(pacer->train_rate(), pacer_jump_name(*pacer), train_refusal_name(why));
+    // Each says why, for the statistics (a loaded host's start-up that never jumped).
+    CHECK(pacer->trains() == 1);
+    CHECK(pacer->train_refusals(why) == 1);
     CHECK(pacer->jump_state() == DatagramPacer::Jump::kWaiting);
     CHECK(pacer->seed_state() == DatagramPacer::Seed::kNone);
     CHECK(pacer->phase() == DatagramPacer::Phase::kStartup);

@@ -866,7 +866,7 @@ TEST_CASE("endpoint: on the datagram carrier the dialler's first DATA datagrams 
   REQUIRE(accepted.datagram()->keyed());
   std::vector<std::byte> datagram = first_datagram;
   std::string why;
-  CHECK(accepted.datagram()->on_datagram(accepted.arq(), datagram, arrived, why) == DatagramChannel::Verdict::kAccepted);
+  CHECK(accepted.datagram()->on_datagram(accepted.arq(), datagram, 0, arrived, why) == DatagramChannel::Verdict::kAccepted);
   std::vector<Message> received;
   accepted.take_received(received);
   REQUIRE(received.size() == 1u);
@@ -939,7 +939,7 @@ struct TwoFirstDials {
     std::size_t opened = 0;
     for (auto& datagram : session.datagram()->outgoing()) {
       std::string why;
-      if (accepted.datagram()->on_datagram(accepted.arq(), datagram, now, why) == DatagramChannel::Verdict::kAccepted) ++opened;
+      if (accepted.datagram()->on_datagram(accepted.arq(), datagram, 0, now, why) == DatagramChannel::Verdict::kAccepted) ++opened;
     }
     session.datagram()->outgoing().clear();
     return opened;
@@ -1003,7 +1003,7 @@ TEST_CASE("endpoint: the first dials' proofs arriving a little apart change no k
   std::size_t opened = 0;
   for (auto& datagram : accepted.datagram()->outgoing()) {
     std::string why;
-    if (t.session.datagram()->on_datagram(t.session.arq(), datagram, t.challenged + 2s, why) == DatagramChannel::Verdict::kAccepted) ++opened;
+    if (t.session.datagram()->on_datagram(t.session.arq(), datagram, 0, t.challenged + 2s, why) == DatagramChannel::Verdict::kAccepted) ++opened;
   }
   CHECK(opened >= 1u);
   std::vector<Message> received;
@@ -1056,7 +1056,7 @@ TEST_CASE("endpoint: a spill stream whose CHALLENGE came first carries a datagra
   std::size_t opened = 0;
   for (auto& datagram : session.datagram()->outgoing()) {
     std::string why;
-    if (accepted.datagram()->on_datagram(accepted.arq(), datagram, challenged + 270ms, why) == DatagramChannel::Verdict::kAccepted) ++opened;
+    if (accepted.datagram()->on_datagram(accepted.arq(), datagram, 0, challenged + 270ms, why) == DatagramChannel::Verdict::kAccepted) ++opened;
   }
   CHECK(opened >= 1u);
   std::vector<Message> received;

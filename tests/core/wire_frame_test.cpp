@@ -49,7 +49,7 @@ TEST_CASE("frames survive any split of the byte stream") {
   const auto nonce = Authenticator::make_nonce();
   encode_hello(stream, nonce, 3, lp::Protection::kEncrypt, "site-a:7000");
   encode_data(stream, 42, packed);
-  encode_ack(stream, AckFrame{43, 4096, {{45, 47}}});
+  encode_ack(stream, AckFrame{43, 4096, {{45, 47}}, {0x0123456789abcdefull, 4'000'000'000u, 65535}});
   encode_keepalive(stream);
   encode_close(stream, CloseReason::kShutdown, "bye");
 
@@ -74,6 +74,10 @@ TEST_CASE("frames survive any split of the byte stream") {
     CHECK(ack.window_messages == 4096);
     REQUIRE(ack.ranges.size() == 1);
     CHECK(ack.ranges[0].begin == 45);
+    // The arrival times travel whole (the sender's packet train measures the path by them).
+    CHECK(ack.arrivals.newest_ns == 0x0123456789abcdefull);
+    CHECK(ack.arrivals.first_ns == 4'000'000'000u);
+    CHECK(ack.arrivals.count == 65535);
     CHECK(frames[3].first == FrameType::kKeepalive);
     CHECK(decode_close(frames[4].second).text == "bye");
   }
@@ -110,12 +114,12 @@ TEST_CASE("malformed payloads are rejected") {
   CHECK_THROWS_AS(decode_data(std::vector<std::byte>(8 + kMessageTrailerSize + 101), 100), MalformedFrame);
   CHECK_NOTHROW(decode_data(std::vector<std::byte>(8 + kMessageTrailerSize + 100), 100));
   std::vector<std::byte> ack;
-  encode_ack(ack, AckFrame{10, 1, {{12, 14}}});
+  encode_ack(ack, AckFrame{10, 1, {{12, 14}}, {}});
   std::vector<std::byte> ack_payload(ack.begin() + kFrameHeaderSize, ack.end());
   ack_payload.pop_back();
   CHECK_THROWS_AS(decode_ack(ack_payload), MalformedFrame);     // truncated range
   std::vector<std::byte> backwards;
-  encode_ack(backwards, AckFrame{10, 1, {{14, 12}}});
+  encode_ack(backwards, AckFrame{10, 1, {{14, 12}}, {}});
   CHECK_THROWS_AS(decode_ack({backwards.begin() + kFrameHeaderSize, backwards.end()}), MalformedFrame);
   CHECK_THROWS_AS(decode_close(std::vector<std::byte>{std::byte{99}}), MalformedFrame);
   CHECK_THROWS_AS(decode_fixed(std::vector<std::byte>(31), kMacSize, "AUTH"), MalformedFrame);

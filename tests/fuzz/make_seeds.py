@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs of
-protocol version 5 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
+protocol version 6 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
 changing a target's input layout or the wire format:
     tests/fuzz/make_seeds.py
 It overwrites only the files it writes: the other files in corpus/ are reproducers of past
@@ -12,7 +12,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE, IDENTIFY, REPAIR = range(1, 10)
 ENCRYPT, INTEGRITY_ONLY = 1, 2  # Protection
 TAG_SIZE = 16                   # frame_cipher.h
@@ -47,8 +47,9 @@ def data(sequence, body):
     return frame(DATA, struct.pack(">Q", sequence) + message(body))
 
 
-def ack(cumulative, window, ranges):
-    return frame(ACK, struct.pack(">QIH", cumulative, window, len(ranges)) +
+def ack(cumulative, window, ranges, arrivals=(0, 0, 0)):
+    # cumulative u64 | window u32 | arrivals (newest u64 | first u32 | count u16) | range count u16 | ranges
+    return frame(ACK, struct.pack(">QIQIHH", cumulative, window, *arrivals, len(ranges)) +
                  b"".join(struct.pack(">QQ", begin, end) for begin, end in ranges))
 
 
@@ -78,7 +79,7 @@ def frame_seeds():
     handshake = (hello(bytes(range(32)), 1, ENCRYPT, endpoint) + challenge(bytes(range(32, 64)), INTEGRITY_ONLY) +
                  frame(AUTH, bytes(range(64, 96))) + identify(bytes(range(96, 128))))
     write("frame", "handshake", bytes([0, 3]) + handshake)
-    session = (data(0, b"hello") + data(1, b"") + ack(2, 4096, [(4, 6), (9, 10)]) + frame(KEEPALIVE, b""))
+    session = (data(0, b"hello") + data(1, b"") + ack(2, 4096, [(4, 6), (9, 10)], (1_700_000_000_000_000_000, 76_000, 2)) + frame(KEEPALIVE, b""))
     write("frame", "session", bytes([AUTHENTICATED, 77]) + session)
     write("frame", "close", bytes([AUTHENTICATED, 5]) + close(1, b"engine shutting down"))
     write("frame", "repair", bytes([AUTHENTICATED, 31]) + repair(600, 200, 3, b"\x05\x78" + bytes(range(200))) +
