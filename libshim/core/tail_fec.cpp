@@ -46,8 +46,12 @@ double TailFecSender::loss_estimate(std::int64_t pacer_loss_ppm, const ArqStats&
   const bool higher = known > kPriorLoss;
   const double prior = higher ? known : kPriorLoss;
   const double weight = higher ? kKnownPriorTransmissions : kPriorTransmissions;
-  const double transmissions = static_cast<double>(stats.messages_sent + stats.messages_retransmitted);
-  return std::max(towards_us, (static_cast<double>(stats.messages_seen_missing) + prior * weight) / (transmissions + weight));
+  // Evidence is what ACKs have told: units acknowledged and transmissions seen missing. Units still
+  // in flight say nothing yet; counted as loss-free, a new session's first tail (100 units, no ACK
+  // back) was sized for a third of the prior.
+  const double missing = static_cast<double>(stats.messages_seen_missing);
+  const double told = static_cast<double>(stats.messages_acked) + missing;
+  return std::max(towards_us, (missing + prior * weight) / (told + weight));
 }
 
 std::vector<RepairSymbol> TailFecSender::protect_tail(const Arq& arq, ArqTime now, ArqDuration min_rtt, double loss) {

@@ -67,7 +67,8 @@ class TailFecSender {
 
   // Until the pacer knows the path's loss (DatagramPacer::loss_ppm: 5000 datagrams sent without a
   // queue; -1 before), the share of transmissions an ACK showed missing (ArqStats::
-  // messages_seen_missing), from a prior of kPriorLoss worth kPriorTransmissions: a new session's
+  // messages_seen_missing) among those ACKs told of (missing or acknowledged: units in flight are
+  // no evidence), from a prior of kPriorLoss worth kPriorTransmissions: a new session's
   // first tails get repairs too (lp-perf's answering end sends one-unit messages, and one of them
   // lost costs its batch a round trip), and a loss-free path's evidence outweighs it soon. Not the
   // fast re-sends: the units repairs recovered are seldom re-sent, and counting only those sized

@@ -149,11 +149,30 @@ TEST_CASE("tail repairs: the loss estimate starts from a prior and follows what 
   lp::ArqStats stats;
   CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(TailFecSender::kPriorLoss));
   stats.messages_sent = 10'000;
+  stats.messages_acked = 10'000;
   CHECK(TailFecSender::loss_estimate(-1, stats) < 0.001);  // a loss-free path outweighs the prior
   stats.messages_seen_missing = 500;
   stats.fast_retransmits = 100;  // most of the 500 recovered by repairs before a re-send
-  CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(0.05).epsilon(0.02));
+  // 500 of 10,500 told of (a unit the repairs recovered was seen missing and is acknowledged).
+  CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(0.0476).epsilon(0.01));
   CHECK(TailFecSender::loss_estimate(20'000, stats) == Approx(0.02));  // the pacer's, once it has one
+}
+
+TEST_CASE("tail repairs: units in flight are no evidence: a new session's first tail is sized from the prior", "[fec]") {
+  // A first burst of 100 units, its repairs computed as its last unit leaves: no ACK has come, so
+  // nothing is known of the path but the prior. Counting the 100 as loss-free transmissions sized
+  // them for 0.7 %: 3 repairs, which a 5 % path outlasts in three batches of four.
+  lp::ArqStats stats;
+  stats.messages_sent = 100;
+  CHECK(TailFecSender::loss_estimate(-1, stats) == Approx(TailFecSender::kPriorLoss));
+  Pair first;
+  first.burst(100, {}, at(0ms));
+  const std::size_t repairs = first.fec_sender.protect_tail(first.sender, at(1ms), 540ms, TailFecSender::loss_estimate(-1, first.sender.stats())).size();
+  CHECK(repairs == TailFecSender::repairs_for(100, TailFecSender::kPriorLoss * TailFecSender::kLossMargin, TailFecSender::kTailFailure));
+  CHECK(repairs >= 6);
+  // Once ACKs told of them, the same 100 units are evidence.
+  stats.messages_acked = 100;
+  CHECK(TailFecSender::loss_estimate(-1, stats) < TailFecSender::kPriorLoss / 2);
 }
 
 TEST_CASE("tail repairs: on a path the cache knows to lose more, its loss is the prior, and evidence still wins", "[fec]") {
@@ -162,9 +181,9 @@ TEST_CASE("tail repairs: on a path the cache knows to lose more, its loss is the
   // A cached loss under the prior is a floor, not proof: the prior stands.
   CHECK(TailFecSender::loss_estimate(-1, stats, 0) == Approx(TailFecSender::kPriorLoss));
   CHECK(TailFecSender::loss_estimate(-1, stats, 10'000) == Approx(TailFecSender::kPriorLoss));
-  stats.messages_sent = 100;  // a first batch of 100 units, none seen missing
+  stats.messages_sent = stats.messages_acked = 100;  // a first batch of 100 units, none seen missing
   CHECK(TailFecSender::loss_estimate(-1, stats, 50'000) > 0.03);  // still mostly the path's
-  stats.messages_sent = 20'000;
+  stats.messages_sent = stats.messages_acked = 20'000;
   CHECK(TailFecSender::loss_estimate(-1, stats, 50'000) < 0.002);  // the path changed: it follows
   CHECK(TailFecSender::loss_estimate(10'000, stats, 50'000) == Approx(0.01));  // the pacer's first
 }
@@ -173,7 +192,7 @@ TEST_CASE("tail repairs: what the path towards us lost counts too, once enough c
   // An end that answers: its own evidence says little loss (its repairs recovered what was lost,
   // and the peer acknowledged those units with the others), the units it received say 5 %.
   lp::ArqStats stats;
-  stats.messages_sent = 2000;
+  stats.messages_sent = stats.messages_acked = 2000;
   stats.messages_seen_missing = 10;
   stats.messages_received = 99;
   stats.messages_skipped = 5;
