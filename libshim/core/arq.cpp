@@ -61,6 +61,11 @@ void Arq::carrier_reset(ArqTime now) {
   receiver_.carrier_reset(now);
 }
 
+void Arq::resend_unread(ArqTime now) {
+  sender_.resend_unread(now);
+  receiver_.carrier_reset(now);
+}
+
 ArqStats Arq::stats() const {
   ArqStats stats = sender_.stats();
   receiver_.add_stats(stats);

@@ -138,6 +138,10 @@ class Arq {
   std::size_t sack_ranges() const { return receiver_.held_ranges(); }
   // The carrier was broken and re-established (or, in datagram mode, the path changed).
   void carrier_reset(ArqTime now);
+  // Datagram mode: the peer could read nothing we sent so far (sealed under keys it never proved).
+  // As carrier_reset, and each message's next copy counts as its first for loss detection
+  // (ArqSender::resend_unread); the ACKs we sent were unread too: one is owed at once.
+  void resend_unread(ArqTime now);
   ArqStats stats() const;
 
  private:

@@ -94,6 +94,7 @@ ArqDataFrame ArqSender::transmit(std::uint64_t seq, ArqTime now) {
     counters_.bytes_retransmitted += message.bytes;
   }
   ++message.transmissions;
+  if (message.unread_copies > 0 && message.transmissions == message.unread_copies + 1) message.first_sent = now;
   if (tracks_loss()) unacked_by_order_.erase(message.send_order);  // (if still there)
   message.send_order = ++transmissions_;
   if (tracks_loss()) unacked_by_order_.emplace(message.send_order, seq);
@@ -125,7 +126,7 @@ void ArqSender::note_acknowledged(const Outstanding& message, Progress& progress
   // order would make everything sent between the two copies look overtaken (a burst of spurious
   // fast retransmits after a reordering). Without re-sent messages as evidence at all, a lost
   // re-send waited for the RTO: the tail of every 100 MiB batch at 5 % loss on geo.
-  const bool for_last_copy = message.transmissions == 1 ||
+  const bool for_last_copy = message.transmissions - message.unread_copies == 1 ||
                              (min_rtt_ && progress.now - message.last_sent >= *min_rtt_);
   if (for_last_copy) {
     progress.latest_send_order = std::max(progress.latest_send_order, message.send_order);
@@ -283,6 +284,14 @@ void ArqSender::carrier_reset(ArqTime now) {
   // pacer counted the lost copies in flight never transmitted again, so no timeout ever freed the
   // pacer (the simultaneous-dial stall, libshim/README.md "Datagram carrier").
   if (config_.mode == ArqMode::kDatagram && in_flight) retransmit_timer_ = now + rtt_.rto();
+}
+
+void ArqSender::resend_unread(ArqTime now) {
+  for (std::uint64_t seq = base_seq_; seq < next_unsent_; ++seq) {
+    Outstanding& message = at(seq);
+    if (!message.sacked) message.unread_copies = message.transmissions;
+  }
+  carrier_reset(now);
 }
 
 std::optional<ArqTime> ArqSender::next_deadline() const { return retransmit_timer_; }

@@ -30,6 +30,11 @@ class ArqSender {
   // running while anything sent is unacknowledged (RFC 6298 5.1): whatever holds the re-sends back
   // (the pacer's window), a timeout still comes.
   void carrier_reset(ArqTime now);
+  // The same when the peer could read none of the copies sent so far (datagrams sealed under keys
+  // it never proved: a reseal). The next copy of each is its first readable one: its ACK is loss
+  // evidence as a first transmission's is, and the repairs' tail counts from it. Karn's rule still
+  // holds for RTT samples (an old copy may yet be read, when the reseal was a false alarm).
+  void resend_unread(ArqTime now);
 
   std::optional<ArqTime> next_deadline() const;
   std::optional<ArqTime> oldest_unacked_since() const;
@@ -57,6 +62,7 @@ class ArqSender {
     std::uint64_t acked_after = 0;          // later-sent messages those ACKs acknowledged
     bool sacked = false;
     bool resent_before_tail = false;        // re-sent while new messages waited, no tail copies yet
+    std::uint32_t unread_copies = 0;        // transmissions the peer could not read (resend_unread)
   };
   // What one ACK newly acknowledged, for the RTT sample and fast retransmit.
   struct Progress {

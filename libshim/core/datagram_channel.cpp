@@ -56,10 +56,11 @@ void DatagramChannel::add_keys(std::uint64_t owner, const TrafficKeys& datagram_
     if (set.owner == owner) return;
   }
   if (key_sets_.size() == kMaxKeySets) {
-    // The oldest that does not seal goes (a connection's keys are never replaced while it seals).
-    auto oldest = key_sets_.begin();
-    if (oldest->crypto.get() == sealing_) ++oldest;
-    if (oldest->crypto.get() == last_opened_) last_opened_ = nullptr;
+    // The oldest that neither seals nor opened the last datagram goes: a connection's keys are
+    // never replaced while it seals, nor the ones the peer seals under, as far as we know.
+    const auto oldest = std::find_if(key_sets_.begin(), key_sets_.end(), [this](const KeySet& set) {
+      return set.crypto.get() != sealing_ && set.crypto.get() != last_opened_;
+    });
     key_sets_.erase(oldest);
   }
   key_sets_.push_back({owner, std::make_unique<DatagramCrypto>(datagram_keys, outgoing, protection)});
@@ -131,6 +132,12 @@ void DatagramChannel::push(std::vector<std::byte> datagram) {
   outgoing_.push_back(std::move(datagram));
 }
 
+void DatagramChannel::resend_unread(Arq& arq, ArqTime now) {
+  arq.resend_unread(now);
+  repairs_.clear();  // over copies the peer could not read: the re-sent tail gets its own
+  fec_sender_.protect_again_from(arq.acknowledged_below());
+}
+
 void DatagramChannel::pump(Arq& arq, ArqTime now) {
   arq.on_timer(now);
   if (const std::uint64_t timeouts = arq.stats().timeouts; timeouts != timeouts_seen_) {
@@ -139,15 +146,20 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
   }
   if (sealing_ == nullptr) return;
   bool data_sent = false;  // this turn: an ACK owed goes with it
-  while (outgoing_.size() < kMaxQueued && pacer_.can_send(now)) {
-    auto frame = arq.poll_transmit(now);
+  while (outgoing_.size() < kMaxQueued && now >= pacer_.next_send_time()) {
+    // A full window holds units back, not a tail's repairs: no ACK names them, so they were never
+    // in it, and behind a first flight that filled the initial window they waited for the next
+    // timer (40-140 ms on geo), the units they would have recovered re-sent meanwhile.
+    const bool window_open = pacer_.window_open();
+    if (!window_open && (arq.next_transmit_bytes() || (repairs_.empty() && !fec_sender_.owes_repairs(arq)))) break;
+    auto frame = window_open ? arq.poll_transmit(now) : std::nullopt;
     if (!frame) {
       if (const std::uint64_t end = arq.transmitted_end(); end != tail_marked_end_) {
         if (end - tail_marked_end_ >= kMeasuredTailUnits) tail_started_ = now;
         tail_marked_end_ = end;
       }
       if (repairs_.empty()) {
-        pacer_.on_application_limited();
+        if (window_open) pacer_.on_application_limited();
         if (!config_.datagram_fec) break;
         // The burst's last new unit has left: repairs over its last round trip.
         const double loss = TailFecSender::loss_estimate(pacer_.loss_ppm(), arq.stats(), known_loss_ppm_);
@@ -248,8 +260,10 @@ std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime no
   // woke the channel until some other timer (~300 ms later on geo: the repairs arrived after the
   // receiver's SACKs had already asked for the unit they would have recovered).
   const bool tail_owed = config_.datagram_fec && fec_sender_.owes_repairs(arq);
-  if (outgoing_.size() < kMaxQueued && pacer_.window_open() &&
-      (arq.next_transmit_bytes() || !repairs_.empty() || tail_owed)) {
+  const bool units_wait = arq.next_transmit_bytes().has_value();
+  if (outgoing_.size() < kMaxQueued &&
+      ((pacer_.window_open() && (units_wait || !repairs_.empty() || tail_owed)) ||
+       (!units_wait && (!repairs_.empty() || tail_owed)))) {  // repairs go past a full window (pump)
     const ArqTime paced = std::max(now, pacer_.next_send_time());
     wake = wake ? std::min(*wake, paced) : paced;
   }

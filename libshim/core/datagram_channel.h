@@ -70,8 +70,9 @@ class DatagramChannel {
   explicit DatagramChannel(const Config& config);
 
   // Connection `owner` of the session carried a handshake: received datagrams may be sealed under
-  // its keys from now on (nothing if the handshake derived none). The most recent kMaxKeySets
-  // are kept (a connection that went still has datagrams in flight).
+  // its keys from now on (nothing if the handshake derived none). kMaxKeySets are kept (a
+  // connection that went still has datagrams in flight); a new one replaces the oldest that
+  // neither seals nor opened the last datagram received.
   void add_keys(std::uint64_t owner, const Handshake& handshake);
   // The same from the keys themselves (`outgoing`: we dialled the connection).
   void add_keys(std::uint64_t owner, const TrafficKeys& datagram_keys, bool outgoing, Protection protection);
@@ -79,6 +80,10 @@ class DatagramChannel {
   // others (queued or in flight) is dropped from the pacer's count: the peer may refuse it, and
   // the ARQ's carrier_reset() sends it again.
   bool seal_with(std::uint64_t owner);
+  // After a seal_with because the peer could not open what we sealed (it never proved those keys):
+  // everything unacknowledged goes again as a first flight would (Arq::resend_unread), its tail
+  // with repairs, which the unread ones did not give it.
+  void resend_unread(Arq& arq, ArqTime now);
   static constexpr std::size_t kMaxKeySets = 4;
   bool keyed() const { return sealing_ != nullptr; }
   // Changes with every seal_with (the driver re-reads the peer's address then).

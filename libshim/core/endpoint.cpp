@@ -187,7 +187,15 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       const bool deciding = !session->offer;
       const CarrierOffer offer = offer_for(*session, connection);
       handshake.set_carrier_offer(offer.encode());
-      if (deciding && !offer_binds_tcp(offer)) abandon_spill_streams(*session, connection, now);
+      if (deciding && !offer_binds_tcp(offer)) {
+        forgo_spill_for_datagrams(*session);
+      } else if (!deciding && !handshake.identity_sent() && session->spill_forgone() &&
+                 StreamScheduler::is_spill_slot(connection.stream) && !session->keep_as_key_backup(connection)) {
+        // Its CHALLENGE, after the session chose datagrams.
+        connection.session = nullptr;  // not a loss for the session
+        close_connection(connection, "not needed: the session chose datagrams", now);
+        return;
+      }
     }
   }
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
@@ -256,6 +264,7 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
           return;
         }
         pump(session, now);
+        retire_key_backups(session, now);
         return;
       }
       establish(connection, now);
@@ -434,6 +443,7 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
                                     : judge_before_dial_ ? judge_before_dial_(session.peer())
                                                          : DialJudgement::kAtHandshake;
   }
+  retire_key_backups(session, now);  // a reseal (in pump) may have proven our datagrams' keys
   Session::TimeoutActions actions = session.handle_timeout(now, reading_paused);
   keep_spill_budget(session, actions.dial);
   for (std::size_t stream : actions.dial) dial(session, stream, now, actions.attempt_limit);
@@ -441,13 +451,18 @@ void Endpoint::service(Session& session, Clock::time_point now, bool reading_pau
   if (actions.failure) fail_session(session, *actions.failure, now);
 }
 
-void Endpoint::abandon_spill_streams(Session& session, const Connection& deciding, Clock::time_point now) {
-  const std::vector<Connection*> abandoned = session.abandon_spill_attempts(deciding);
-  if (abandoned.empty()) return;
-  if (session.spill_granted()) --spill_sessions_;  // its spill streams were never used
-  for (Connection* attempt : abandoned) {
-    attempt->session = nullptr;  // not a loss for the session
-    close_connection(*attempt, "not needed: the session chose datagrams", now);
+void Endpoint::forgo_spill_for_datagrams(Session& session) {
+  if (session.spill_granted() && !session.spill_forgone()) --spill_sessions_;  // never used as streams
+  session.forgo_spill_for_datagrams();
+}
+
+void Endpoint::retire_key_backups(Session& session, Clock::time_point now) {
+  for (Connection* retired : session.retire_key_backups()) {
+    if (retired->state == ConnectionState::kEstablished) {
+      send_close(*retired, CloseReason::kDuplicate, "key backup not needed: the datagrams' keys are proven", now);
+    }
+    retired->session = nullptr;  // not a loss for the session
+    close_connection(*retired, "not needed: the datagrams' keys are proven", now);
   }
 }
 

@@ -132,9 +132,12 @@ class Endpoint {
   // Grants `session` its spill streams while the budget lasts; past it, drops them from `dials`.
   void keep_spill_budget(Session& session, std::vector<std::size_t>& dials);
   // auto decided datagrams at CHALLENGE (DialJudgement::kAtHandshake): the spill streams dialled in
-  // case it decided tcp are closed (but `deciding`, the one whose CHALLENGE decided: Session::
-  // abandon_spill_attempts), and the session's spill grant goes back to the budget.
-  void abandon_spill_streams(Session& session, const Connection& deciding, Clock::time_point now);
+  // case it decided tcp are not needed as streams (Session::forgo_spill_for_datagrams: one goes on
+  // as a key backup, the others are closed as their CHALLENGE comes), and the session's spill grant
+  // goes back to the budget.
+  void forgo_spill_for_datagrams(Session& session);
+  // Closes what Session::retire_key_backups hands back once our datagrams' keys are proven.
+  void retire_key_backups(Session& session, Clock::time_point now);
   void dial(Session& session, std::size_t stream, Clock::time_point now, Clock::duration attempt_limit);
   void pump(Session& session, Clock::time_point now);
   void mark_flush(Connection& connection);

@@ -183,13 +183,29 @@ void Session::forget(const Connection& connection) {
   if (&connection == reseal_to_) reseal_to_ = nullptr;
 }
 
+void Session::stream_left(Clock::time_point now) {
+  if (streams_.established() == 0) return;
+  if (!datagram_) {
+    // Duplicates are dropped at the peer.
+    arq_.carrier_reset(now);
+    return;
+  }
+  if (sealing_ != nullptr) return;
+  for (Connection* stream : streams_.streams()) {
+    if (stream != nullptr && stream->authenticated() && datagram_->seal_with(stream->id())) {
+      sealing_ = stream;
+      return;
+    }
+  }
+}
+
 void Session::reseal_if_due(Clock::time_point now) {
   if (reseal_to_ == nullptr || now < reseal_at_) return;
   Connection* proven = std::exchange(reseal_to_, nullptr);
   if (sealing_ == nullptr || !sealing_->awaiting_peer_proof || !datagram_->seal_with(proven->id())) return;
   sealing_ = proven;
   ++counters_.datagram_reseals;
-  arq_.carrier_reset(now);  // what went under the old keys waits unopened at the peer: again
+  datagram_->resend_unread(arq_, now);  // what went under the old keys waits unopened at the peer
 }
 
 void Session::detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now) {
@@ -197,9 +213,7 @@ void Session::detach(Connection& connection, bool was_attempt, const std::string
   forget(connection);
   if (streams_.remove(connection)) {
     next_dial_ = now + backoff_;
-    // The lost stream's messages are somewhere between here and the peer: send every
-    // unacknowledged one again on the streams that remain (duplicates are dropped there).
-    if (streams_.established() > 0) arq_.carrier_reset(now);
+    stream_left(now);
   } else if (was_attempt && connection.outgoing()) {
     ++counters_.connect_failures;
   }
@@ -246,10 +260,11 @@ std::optional<std::string> Session::on_frame(Connection& connection, const Frame
       const CloseFrame close = decode_close(frame.payload);
       if (close.reason == CloseReason::kShutdown) peer_said_goodbye_ = peer_left_ = true;
       if (close.reason == CloseReason::kDuplicate && streams_.remove(connection)) {
-        // The peer keeps another connection for this stream: not a loss; it carries the stream.
+        // The peer keeps another connection for this stream (or, on datagrams, no longer needs
+        // this key backup): not a loss.
         connection.session = nullptr;
         forget(connection);
-        if (streams_.established() > 0) arq_.carrier_reset(now);
+        stream_left(now);
       }
       return "peer closed the connection: " + close.text;
     }
@@ -375,18 +390,39 @@ std::optional<std::size_t> Session::spare_control_slot_to_dial() const {
   return kSpareSlot;
 }
 
-std::vector<Connection*> Session::abandon_spill_attempts(const Connection& deciding) {
-  std::vector<Connection*> abandoned;
-  for (std::size_t slot = 0; slot < streams_.slots(); ++slot) {
-    if (!StreamScheduler::is_spill_slot(slot)) continue;
+void Session::forgo_spill_for_datagrams() {
+  spill_forgone_ = true;
+  key_backups_open_ = kKeyBackups;
+  key_backups_live_ = true;
+}
+
+bool Session::keep_as_key_backup(Connection& spill) {
+  const bool keys_proven = sealing_ != nullptr && sealing_->authenticated();
+  if (datagram_ && key_backups_open_ > 0 && !keys_proven) {
+    --key_backups_open_;
+    return true;
+  }
+  streams_.remove(spill);
+  return false;
+}
+
+std::vector<Connection*> Session::retire_key_backups() {
+  if (!key_backups_live_ || sealing_ == nullptr || !sealing_->authenticated()) return {};
+  key_backups_live_ = false;
+  key_backups_open_ = 0;
+  std::vector<Connection*> retired;
+  for (std::size_t slot = kFirstSpillStream; slot < streams_.slots(); ++slot) {
     for (Connection* attempt : std::vector<Connection*>(streams_.attempts(slot))) {
-      if (attempt == &deciding) continue;
       streams_.remove(*attempt);
-      abandoned.push_back(attempt);
+      retired.push_back(attempt);
+    }
+    if (Connection* stream = streams_.stream(slot); stream != nullptr && stream != sealing_) {
+      forget(*stream);
+      streams_.remove(*stream);
+      retired.push_back(stream);
     }
   }
-  spill_forgone_ = true;
-  return abandoned;
+  return retired;
 }
 
 double Session::judged_bdp() const {

@@ -72,12 +72,29 @@ class Session {
   // libshim/README.md, "Security").
   bool may_agree_early(const Connection& connection) const;
   // auto decided datagrams at CHALLENGE on a path its cache did not know: the spill streams dialled
-  // with the first dials (in case it decided tcp) are not needed. Removes those still in their
-  // handshake (all of them: none sends IDENTIFY before the decision) but `deciding`, and returns
-  // them to be closed. A spill stream whose CHALLENGE came first stays: the session's own first
-  // dials lost a SYN or their CHALLENGE (a second or more to TCP's timers), and it carries the
-  // datagrams' keys (datagram_keys_connection) and the control frames as well as they would.
-  std::vector<Connection*> abandon_spill_attempts(const Connection& deciding);
+  // with the first dials (in case it decided tcp) are not needed as streams. They are not closed
+  // at once: the first kKeyBackups of them whose CHALLENGE comes go on to AUTH and IDENTIFY as key
+  // backups (keep_as_key_backup), the others are closed as their CHALLENGE comes or once our
+  // datagrams' keys are proven (retire_key_backups). A spill stream whose CHALLENGE came first
+  // (`deciding`) stays: the session's own first dials lost a SYN or their CHALLENGE (a second or
+  // more to TCP's timers), and it carries the datagrams' keys (datagram_keys_connection) and the
+  // control frames as well as they would.
+  void forgo_spill_for_datagrams();
+  // Why key backups: the peer opens our datagrams only under keys of a connection it proved (our
+  // AUTH and IDENTIFY read). With two first dials, a lost AUTH on the sealing one and any lost
+  // segment of the other's handshake left the first flight unopened until TCP's timers re-sent
+  // them (a second or more on a long path, then the whole flight again): about one cold start
+  // in twenty-five at 5 % loss. A backup proven by the peer is a reseal target as a first dial is.
+  // One is enough against random loss, and keeps a session's connections within the peer's
+  // DatagramChannel::kMaxKeySets (two first dials, one backup, one the peer may dial).
+  static constexpr std::size_t kKeyBackups = 1;
+  // `spill`, a spill stream of ours, had its CHALLENGE after the session chose datagrams: whether
+  // it goes on as a key backup. False: it is removed from the session here, to be closed.
+  bool keep_as_key_backup(Connection& spill);
+  // Once the peer proved the connection our datagrams are sealed under, the key backups and the
+  // spill streams still in their handshake have nothing left to do: removed and returned, to be
+  // closed with CLOSE(duplicate) (the peer takes that for no loss). Empty until then.
+  std::vector<Connection*> retire_key_backups();
   // The peer's auto verdict on the path, from its offer (PathSnapshot::peer_verdict): 1 datagrams,
   // 0 tcp, -1 not heard (not agreed yet, or the peer was set to tcp or udp).
   int peer_verdict() const { return peer_verdict_; }
@@ -151,6 +168,7 @@ class Session {
   bool spill_granted() const { return spill_granted_; }
   void grant_spill() { spill_granted_ = true; }
   void forgo_spill_streams() { spill_forgone_ = true; }
+  bool spill_forgone() const { return spill_forgone_; }
 
   // Messages the ARQ has in order, appended to `batch`.
   void take_received(std::vector<Message>& batch);
@@ -250,6 +268,11 @@ class Session {
   void reseal_if_due(Clock::time_point now);
   // `connection` leaves the session (closed, or replaced): no pointer to it is kept.
   void forget(const Connection& connection);
+  // A stream left while others stay: on TCP its messages are somewhere between here and the peer,
+  // so every unacknowledged one goes again on the others. Datagrams do not travel on the streams:
+  // nothing is re-sent, and if it sealed them, another proven connection's keys do from now on
+  // (the peer holds them: it proved that connection).
+  void stream_left(Clock::time_point now);
 
   std::string peer_;
   const Config& config_;
@@ -267,6 +290,8 @@ class Session {
   bool ever_established_ = false;
   bool spill_granted_ = false;
   bool spill_forgone_ = false;
+  std::size_t key_backups_open_ = 0;    // backups keep_as_key_backup may still take
+  bool key_backups_live_ = false;       // spill streams kept after choosing datagrams, not retired
   Clock::time_point gather_until_{};    // cold_gathering(): set at the first attach
   Connection* sealing_ = nullptr;       // datagram_keys_connection()
   Connection* reseal_to_ = nullptr;     // proven while sealing_ was not: seals at reseal_at_ if

@@ -19,6 +19,7 @@
 // (x kLossMargin, loss_estimate()). At a loss rate of 0, none.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -99,6 +100,9 @@ class TailFecSender {
   // Whether units were sent since the last protect_tail: a tail is owed its repairs once the
   // sender runs out of new units.
   bool owes_repairs(const Arq& arq) const { return arq.transmitted_end() > protected_end_; }
+  // Units from `seq` on go again as a first flight (Arq::resend_unread): their tail is owed
+  // repairs anew.
+  void protect_again_from(std::uint64_t seq) { protected_end_ = std::min(protected_end_, seq); }
 
  private:
   std::uint64_t protected_end_ = 0;  // units below were covered by an earlier tail (or were old)

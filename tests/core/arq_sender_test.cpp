@@ -338,6 +338,34 @@ TEST_CASE("datagram mode: a lost re-send is found by later re-sends' ACKs, befor
   }
 }
 
+TEST_CASE("datagram mode: after resend_unread the next copies count as first ones for loss, not for RTT samples",
+          "[arq][sender]") {
+  // A reseal: the peer could open none of the first copies (sealed under keys it never proved).
+  // With a carrier_reset every unit's next copy was a re-send, no RTT sample had come to date
+  // them (RFC 8985 6.2), so their ACKs were no evidence and a lost one waited for the RTO: a
+  // fresh process's first batch at 5 % loss 6x the floor instead of 3x.
+  Arq arq = with_messages(datagram_config(), 8);
+  transmit_all(arq, at(0ms));
+  const bool unread = GENERATE(true, false);
+  CAPTURE(unread);
+  if (unread) {
+    arq.resend_unread(at(300ms));
+  } else {
+    arq.carrier_reset(at(300ms));
+  }
+  REQUIRE(transmit_all(arq, at(300ms)) == std::vector<std::uint64_t>{0, 1, 2, 3, 4, 5, 6, 7});
+  for (std::uint64_t end = 2; end <= 4; ++end) REQUIRE(arq.on_ack(ack(0, {{1, end}}), at(600ms)));
+  if (unread) {
+    CHECK(transmit_all(arq, at(601ms)) == std::vector<std::uint64_t>{0});
+    CHECK(arq.stats().fast_retransmits == 1);
+  } else {
+    CHECK(transmit_all(arq, at(601ms)).empty());
+  }
+  CHECK(arq.stats().rtt_samples == 0);  // Karn: an old copy may yet be read (a false alarm)
+  CHECK(arq.stats().messages_sent == 8);
+  CHECK(arq.stats().timeouts == 0);
+}
+
 TEST_CASE("datagram mode: re-sends at the tail of a burst go tail_copies times, others once", "[arq][sender]") {
   ArqConfig config = datagram_config();
   config.tail_copies = 3;

@@ -382,6 +382,47 @@ TEST_CASE("datagram channel: a tail's repairs follow its last unit, however slow
   CHECK(a.statistics().repairs_sent > repairs_before);
 }
 
+TEST_CASE("datagram channel: a first flight that fills the window has its repairs right behind it", "[datagram][channel][fec]") {
+  // lp-perf's 100 x 1 KiB batch on a new path fills the first window (96 datagrams' worth). The
+  // repairs waited for an open window, which only an ACK brings a round trip later, or for another
+  // timer: 40 ms behind the flight on geo, 140 ms behind the re-sent flight after a reseal, and
+  // the units they would have recovered had been asked for meanwhile.
+  lp::Config config = udp_config();
+  config.rtt = 540ms;
+  std::size_t datagram_bytes = 0;
+  {
+    DelayedPair probe(config);
+    probe.a.submit(probe.a_arq, lp::ArqPayload(1000, std::byte{9}));
+    probe.a.pump(probe.a_arq, probe.now);
+    REQUIRE_FALSE(probe.a.outgoing().empty());
+    datagram_bytes = probe.a.outgoing().front().size() + lp::DatagramChannel::kIpUdpOverhead;
+  }
+  DelayedPair pair(config);
+  const std::size_t units = pair.a.pacer().window_bytes() / datagram_bytes + 1;  // the last one fills it
+  for (std::size_t unit = 0; unit < units; ++unit) pair.a.submit(pair.a_arq, lp::ArqPayload(1000, std::byte{9}));
+  // The flight leaves (a train, then paced); no ACK comes back.
+  pair.a.pump(pair.a_arq, pair.now);
+  while (pair.a_arq.transmitted_end() < units) {
+    const auto deadline = pair.a.next_deadline(pair.a_arq, pair.now);
+    REQUIRE(deadline.has_value());
+    REQUIRE(*deadline - pair.now <= 10ms);
+    pair.now = *deadline;
+    pair.a.pump(pair.a_arq, pair.now);
+  }
+  REQUIRE_FALSE(pair.a.pacer().window_open());
+  const lp::ArqTime last_unit = pair.now;
+  // The repairs at the pacer's pace behind it, not at the retransmission timer.
+  while (pair.a.statistics().repairs_sent == 0) {
+    const auto deadline = pair.a.next_deadline(pair.a_arq, pair.now);
+    REQUIRE(deadline.has_value());
+    REQUIRE(*deadline - last_unit <= 10ms);
+    pair.now = *deadline;
+    pair.a.pump(pair.a_arq, pair.now);
+  }
+  CHECK(pair.a_arq.transmitted_end() == units);  // repairs only: no unit past the window
+  CHECK(pair.a_arq.stats().messages_sent == units);
+}
+
 TEST_CASE("datagram channel: an ACK of several datagrams waits for data or kMultiAckWait", "[datagram][channel]") {
   // Sent once per read turn, ACKs of ~350 holes (five datagrams each) filled geo's return path at
   // 5 % loss, and the pacer read their queue as a standing one.

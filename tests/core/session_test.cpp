@@ -786,11 +786,12 @@ TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE
   };
 
   // The connect and HELLO -> CHALLENGE take `round_trip` each (no Fast Open).
+  Connection* in = nullptr;
   auto challenge_after = [&](Clock::duration round_trip) {
     out.link = std::make_unique<FastOpenLink>(false, false, 0);
     const auto connected = kStart + round_trip;
     dialler.on_connected(out, "", connected);
-    Connection* in = acceptor.on_accepted(std::make_unique<FastOpenLink>(false, false, 0), connected);
+    in = acceptor.on_accepted(std::make_unique<FastOpenLink>(false, false, 0), connected);
     REQUIRE(in != nullptr);
     deliver(out, acceptor, *in, connected);  // HELLO -> CHALLENGE
     deliver(*in, dialler, out, connected + round_trip);
@@ -802,10 +803,17 @@ TEST_CASE("endpoint: auto on a path its cache does not know decides at CHALLENGE
     CHECK(offer.setting == CarrierChoice::kAuto);
     CHECK(offer.prefers_datagrams);
     CHECK_FALSE(session.tcp_certain());
-    CHECK(spill_attempts() == 0);  // closed: not needed on datagrams
+    // Not needed as streams on datagrams; one may become a key backup as its CHALLENGE comes, so
+    // they are closed once the acceptor proved stream 0 (whose keys seal the datagrams).
+    CHECK(spill_attempts() == 8u);
+    CHECK(session.counters().early_messages == 0);  // no tcp DATA on the control connection
+    deliver(out, acceptor, *in, kStart + 1350ms);  // AUTH + IDENTIFY
+    deliver(*in, dialler, out, kStart + 1620ms);   // the acceptor's proof
+    CHECK(out.authenticated());
+    CHECK(spill_attempts() == 0);
     CHECK(std::all_of(dials.begin() + 2, dials.end(),
                       [](const Connection* spill) { return spill->state == ConnectionState::kClosed; }));
-    CHECK(session.counters().early_messages == 0);  // no tcp DATA on the control connection
+    CHECK(dialler.take_dials().empty());  // nothing dialled again
   }
   SECTION("a short round trip (20 ms): plain tcp, bound at once, its spill streams kept") {
     const CarrierOffer offer = challenge_after(20ms);
@@ -1041,7 +1049,7 @@ TEST_CASE("endpoint: a spill stream whose CHALLENGE came first carries a datagra
   deliver(*in[2], dialler, spill, challenged);
   CHECK(session.carrier_agreed());
   CHECK(spill.state == ConnectionState::kEstablished);  // kept: AUTH + IDENTIFY, then 0.5-RTT data
-  CHECK(dials[3]->state == ConnectionState::kClosed);   // the other spill stream is not needed
+  CHECK(dials[3]->state != ConnectionState::kClosed);   // a key backup if its CHALLENGE comes
   CHECK(session.datagram_keys_connection() == &spill);
   Message message;
   message.tag = 9;
@@ -1065,5 +1073,181 @@ TEST_CASE("endpoint: a spill stream whose CHALLENGE came first carries a datagra
   CHECK(received[0].tag == 9);
   deliver(*in[2], dialler, spill, challenged + 540ms);  // the acceptor's proof
   CHECK(spill.authenticated());
+  CHECK(spill.state == ConnectionState::kEstablished);  // it seals: it stays
+  CHECK(dials[3]->state == ConnectionState::kClosed);   // the keys are proven: not needed
   CHECK_FALSE(session.failed());
+}
+
+namespace {
+
+// An auto session on a new path that both ends judge worth datagrams: two first dials and two
+// spill streams (dialled in case it turned out tcp), each connected and its HELLO answered with a
+// CHALLENGE at the acceptor. Each connection has its own nonces, so its own keys.
+struct DialsWithSpill {
+  const Config config = [] {
+    Config c = TwoFirstDials::datagram_config();
+    c.spill_streams = 2;
+    return c;
+  }();
+  Endpoint dialler{config, "a:1", TwoFirstDials::counting_nonces()};
+  Endpoint acceptor{config, "b:1", TwoFirstDials::counting_nonces()};
+  Session& session = dialler.session_for("b:1", kStart);
+  std::vector<Connection*> out, in;  // streams 0 and 1, spill streams A and B
+  const Clock::time_point challenged = kStart + 1080ms;
+  Message message;
+
+  DialsWithSpill() {
+    const auto worth_datagrams = [](const Connection&, const std::string&, bool) { return true; };
+    dialler.set_carrier_capability(true, worth_datagrams);
+    acceptor.set_carrier_capability(true, worth_datagrams);
+    session.allow_dialling();
+    dialler.service(session, kStart, false);
+    out = dialler.take_dials();
+    REQUIRE(out.size() == 4u);
+    REQUIRE(StreamScheduler::is_spill_slot(out[2]->stream));
+    REQUIRE(StreamScheduler::is_spill_slot(out[3]->stream));
+    const auto connected = kStart + 540ms;
+    for (Connection* dial : out) {
+      dial->link = std::make_unique<FastOpenLink>(false, false, 0);
+      dialler.on_connected(*dial, "", connected);
+      in.push_back(acceptor.on_accepted(std::make_unique<FastOpenLink>(false, false, 0), connected));
+      REQUIRE(in.back() != nullptr);
+      deliver(*dial, acceptor, *in.back(), connected);  // HELLO -> CHALLENGE
+    }
+    message.tag = 11;
+    message.body.assign(80, std::byte{6});
+  }
+
+  // The dialler's datagrams so far, at the acceptor's session: how many it opened.
+  std::size_t datagrams_to_acceptor(Clock::time_point now) {
+    Session& accepted = *acceptor.sessions().at("a:1");
+    std::size_t opened = 0;
+    for (auto& datagram : session.datagram()->outgoing()) {
+      std::string why;
+      if (accepted.datagram()->on_datagram(accepted.arq(), datagram, 0, now, why) == DatagramChannel::Verdict::kAccepted) ++opened;
+    }
+    session.datagram()->outgoing().clear();
+    return opened;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("endpoint: a spill stream goes on as a key backup when a session chooses datagrams; the rest are closed") {
+  DialsWithSpill t;
+  // Stream 0's CHALLENGE decides datagrams; stream 1's is lost; both spill streams' come.
+  deliver(*t.in[0], t.dialler, *t.out[0], t.challenged);
+  REQUIRE(t.session.datagram() != nullptr);
+  deliver(*t.in[2], t.dialler, *t.out[2], t.challenged);
+  deliver(*t.in[3], t.dialler, *t.out[3], t.challenged);
+  CHECK(t.out[2]->handshake().identity_sent());         // the backup: AUTH + IDENTIFY
+  CHECK(t.out[2]->state != ConnectionState::kClosed);
+  CHECK(t.out[3]->state == ConnectionState::kClosed);   // kKeyBackups = 1: not needed
+  CHECK(t.out[1]->state != ConnectionState::kClosed);   // a first dial: left to its handshake
+  CHECK(t.session.datagram_keys_connection() == t.out[0]);
+  CHECK_FALSE(t.session.failed());
+}
+
+TEST_CASE("endpoint: both first dials lose a handshake segment: the key backup proven by the acceptor seals the datagrams") {
+  DialsWithSpill t;
+  deliver(*t.in[0], t.dialler, *t.out[0], t.challenged);  // decides datagrams; stream 1's CHALLENGE lost
+  deliver(*t.in[2], t.dialler, *t.out[2], t.challenged);  // the key backup
+  REQUIRE(t.session.datagram_keys_connection() == t.out[0]);
+  t.session.datagram()->submit(t.session.arq(), pack_message(t.message));
+  t.dialler.service(t.session, t.challenged, false);
+  REQUIRE_FALSE(t.session.datagram()->outgoing().empty());
+
+  // Stream 0's AUTH + IDENTIFY are lost; the backup's arrive: the acceptor cannot open the datagrams.
+  t.out[0]->consume(t.out[0]->unsent().size());
+  const auto arrived = t.challenged + 270ms;
+  deliver(*t.out[2], t.acceptor, *t.in[2], arrived);
+  REQUIRE(t.acceptor.sessions().count("a:1") == 1u);
+  CHECK(t.datagrams_to_acceptor(arrived) == 0u);
+
+  // The acceptor's proof on the backup comes back: an eighth of a round trip later, sealed again.
+  const auto proven = t.challenged + 540ms;
+  deliver(*t.in[2], t.dialler, *t.out[2], proven);
+  CHECK(t.out[2]->authenticated());
+  const auto waited = proven + 540ms / Session::kResealWaitShare + 1ms;
+  t.dialler.service(t.session, waited, false);
+  CHECK(t.session.counters().datagram_reseals == 1u);
+  CHECK(t.session.datagram_keys_connection() == t.out[2]);
+  CHECK(t.out[2]->state == ConnectionState::kEstablished);  // it seals now: not retired
+  CHECK(t.datagrams_to_acceptor(waited) >= 1u);
+  Session& accepted = *t.acceptor.sessions().at("a:1");
+  std::vector<Message> received;
+  accepted.take_received(received);
+  REQUIRE(received.size() == 1u);
+  CHECK(received[0].tag == 11);
+  CHECK(received[0].body == t.message.body);
+  CHECK_FALSE(t.session.failed());
+}
+
+TEST_CASE("endpoint: once the datagrams' keys are proven the key backup is closed, and the acceptor loses nothing by it") {
+  DialsWithSpill t;
+  for (std::size_t i : {0u, 1u, 2u, 3u}) deliver(*t.in[i], t.dialler, *t.out[i], t.challenged);
+  REQUIRE(t.session.datagram_keys_connection() == t.out[0]);
+  CHECK(t.out[3]->state == ConnectionState::kClosed);
+  t.session.datagram()->submit(t.session.arq(), pack_message(t.message));
+  t.dialler.service(t.session, t.challenged, false);
+
+  // The acceptor reads the backup's AUTH first: its keys seal the acceptor's datagrams.
+  const auto arrived = t.challenged + 270ms;
+  for (std::size_t i : {2u, 0u, 1u}) deliver(*t.out[i], t.acceptor, *t.in[i], arrived);
+  Session& accepted = *t.acceptor.sessions().at("a:1");
+  REQUIRE(accepted.datagram_keys_connection() == t.in[2]);
+  CHECK(t.datagrams_to_acceptor(arrived) >= 1u);
+  std::vector<Message> received;
+  accepted.take_received(received);
+  REQUIRE(received.size() == 1u);
+  // An answer in flight under the backup's keys when it goes.
+  Message answer;
+  answer.tag = 12;
+  answer.body.assign(10, std::byte{2});
+  accepted.datagram()->submit(accepted.arq(), pack_message(answer));
+  t.acceptor.service(accepted, arrived, false);
+  auto in_flight = accepted.datagram()->outgoing();
+  accepted.datagram()->outgoing().clear();
+  REQUIRE_FALSE(in_flight.empty());
+
+  // The proofs come back, the backup's first: stream 0's proof retires it with CLOSE(duplicate).
+  const auto proven = t.challenged + 540ms;
+  deliver(*t.in[2], t.dialler, *t.out[2], proven);
+  CHECK(t.out[2]->state == ConnectionState::kEstablished);
+  deliver(*t.in[0], t.dialler, *t.out[0], proven + 1ms);
+  deliver(*t.in[1], t.dialler, *t.out[1], proven + 1ms);
+  CHECK(t.session.datagram_keys_connection() == t.out[0]);
+  CHECK(t.out[2]->state == ConnectionState::kClosed);
+  CHECK(t.session.counters().datagram_reseals == 0u);
+
+  // At the acceptor: not a loss. Nothing is re-sent, and its datagrams are sealed under a proven
+  // first dial's keys from now on; the one in flight under the backup's still opens at the dialler.
+  const std::uint64_t resets = accepted.arq().stats().carrier_resets;
+  deliver(*t.out[2], t.acceptor, *t.in[2], proven + 270ms);
+  CHECK(t.in[2]->state == ConnectionState::kClosed);
+  CHECK(accepted.arq().stats().carrier_resets == resets);
+  const Connection* sealer = accepted.datagram_keys_connection();
+  CHECK((sealer == t.in[0] || sealer == t.in[1]));
+  CHECK_FALSE(accepted.failed());
+  std::size_t opened = 0;
+  for (auto& datagram : in_flight) {
+    std::string why;
+    if (t.session.datagram()->on_datagram(t.session.arq(), datagram, 0, proven + 540ms, why) == DatagramChannel::Verdict::kAccepted) ++opened;
+  }
+  CHECK(opened >= 1u);
+  Message later;
+  later.tag = 13;
+  later.body.assign(10, std::byte{3});
+  accepted.datagram()->submit(accepted.arq(), pack_message(later));
+  t.acceptor.service(accepted, proven + 270ms, false);
+  REQUIRE_FALSE(accepted.datagram()->outgoing().empty());
+  for (auto& datagram : accepted.datagram()->outgoing()) {
+    std::string why;
+    if (t.session.datagram()->on_datagram(t.session.arq(), datagram, 0, proven + 540ms, why) == DatagramChannel::Verdict::kAccepted) ++opened;
+  }
+  std::vector<Message> answers;
+  t.session.take_received(answers);
+  REQUIRE(answers.size() == 2u);
+  CHECK(answers[0].tag == 12);
+  CHECK(answers[1].tag == 13);
 }
