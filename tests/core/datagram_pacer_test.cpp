@@ -1284,6 +1284,20 @@ std::size_t late_batches(const std::vector<double>& took) {
   return static_cast<std::size_t>(std::count_if(took.begin(), took.end(), [](double t) { return t > 0.5; }));
 }
 
+// New sessions (one per seed in [first_seed, end_seed)) on geo at `loss`, `batches` small batches
+// each: their times appended to `all`, and how many were a round trip late.
+std::size_t late_in_new_sessions(double loss, std::uint64_t first_seed, std::uint64_t end_seed, int batches,
+                                 std::vector<double>& all) {
+  std::size_t late = 0;
+  for (std::uint64_t seed = first_seed; seed < end_seed; ++seed) {
+    PacedTransfer transfer(geo_path(loss), seed, true, true, false, 540ms);
+    const std::vector<double> took = small_batches(transfer, batches, 270ms);
+    late += late_batches(took);
+    all.insert(all.end(), took.begin(), took.end());
+  }
+  return late;
+}
+
 }  // namespace
 
 TEST_CASE("paced datagrams: on a slow link, small batches after start-up leave at the train's rate", "[pacer][jump][idle]") {
@@ -1308,14 +1322,8 @@ TEST_CASE("tail repairs: a new session's first batches on a lossy path are prote
   // Repairs are sized for a loss estimate; with none before 200 units sent, a new session's first
   // batches had no repairs, and at 1 % loss a lost unit made 11 of 60 batches (6 sessions x 10)
   // a round trip late. From a prior of 1 %: 1 of 60.
-  std::size_t late = 0;
   std::vector<double> all;
-  for (std::uint64_t seed = 30; seed < 36; ++seed) {
-    PacedTransfer transfer(geo_path(0.01), seed, true, true, false, 540ms);
-    const std::vector<double> took = small_batches(transfer, 10, 270ms);
-    late += late_batches(took);
-    all.insert(all.end(), took.begin(), took.end());
-  }
+  const std::size_t late = late_in_new_sessions(0.01, 30, 36, 10, all);
   CAPTURE(all);
   CHECK(late <= 3);
 }
@@ -1325,14 +1333,8 @@ TEST_CASE("tail repairs: a new session's first batch at 5 % loss is repaired fro
   // loss-free evidence its repairs were sized for a third of the prior (3 for 80 units), and a
   // 5 % path lost more than that in most first batches: a round trip late, as a fresh lp-perf's
   // first batch was (3x the floor where 2x was possible).
-  std::size_t late = 0;
   std::vector<double> all;
-  for (std::uint64_t seed = 100; seed < 140; ++seed) {
-    PacedTransfer transfer(geo_path(0.05), seed, true, true, false, 540ms);
-    const std::vector<double> took = small_batches(transfer, 1, 270ms);
-    late += late_batches(took);
-    all.insert(all.end(), took.begin(), took.end());
-  }
+  const std::size_t late = late_in_new_sessions(0.05, 100, 140, 1, all);
   CAPTURE(all, late);
   CHECK(late <= 10);  // 5 of 40 (24 with the in-flight units as evidence)
 }

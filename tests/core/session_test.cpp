@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <stdexcept>
 
@@ -715,6 +716,17 @@ void deliver(Connection& from, Endpoint& to_endpoint, Connection& to, Clock::tim
   to_endpoint.on_read(to, IoStatus::kOk, "", now);
 }
 
+// Datagrams one session sealed, arriving at another (emptied): how many it opened.
+std::size_t open_at(Session& to, std::deque<std::vector<std::byte>>& datagrams, Clock::time_point now) {
+  std::size_t opened = 0;
+  for (auto& datagram : datagrams) {
+    std::string why;
+    if (to.datagram()->on_datagram(to.arq(), datagram, 0, now, why) == DatagramChannel::Verdict::kAccepted) ++opened;
+  }
+  datagrams.clear();
+  return opened;
+}
+
 }  // namespace
 
 TEST_CASE("endpoint: the handshake round trip with HELLO in the SYN (TCP Fast Open)") {
@@ -943,14 +955,7 @@ struct TwoFirstDials {
 
   // The dialler's datagrams so far, at the acceptor's session: how many it opened.
   std::size_t datagrams_to_acceptor(Clock::time_point now) {
-    Session& accepted = *acceptor.sessions().at("a:1");
-    std::size_t opened = 0;
-    for (auto& datagram : session.datagram()->outgoing()) {
-      std::string why;
-      if (accepted.datagram()->on_datagram(accepted.arq(), datagram, 0, now, why) == DatagramChannel::Verdict::kAccepted) ++opened;
-    }
-    session.datagram()->outgoing().clear();
-    return opened;
+    return open_at(*acceptor.sessions().at("a:1"), session.datagram()->outgoing(), now);
   }
 };
 
@@ -1008,12 +1013,7 @@ TEST_CASE("endpoint: the first dials' proofs arriving a little apart change no k
   accepted.datagram()->submit(accepted.arq(), pack_message(answer));
   t.acceptor.service(accepted, t.challenged + 2s, false);
   REQUIRE_FALSE(accepted.datagram()->outgoing().empty());
-  std::size_t opened = 0;
-  for (auto& datagram : accepted.datagram()->outgoing()) {
-    std::string why;
-    if (t.session.datagram()->on_datagram(t.session.arq(), datagram, 0, t.challenged + 2s, why) == DatagramChannel::Verdict::kAccepted) ++opened;
-  }
-  CHECK(opened >= 1u);
+  CHECK(open_at(t.session, accepted.datagram()->outgoing(), t.challenged + 2s) >= 1u);
   std::vector<Message> received;
   t.session.take_received(received);
   REQUIRE(received.size() == 1u);
@@ -1061,12 +1061,7 @@ TEST_CASE("endpoint: a spill stream whose CHALLENGE came first carries a datagra
   deliver(spill, acceptor, *in[2], challenged + 270ms);  // AUTH + IDENTIFY
   REQUIRE(acceptor.sessions().count("a:1") == 1u);
   Session& accepted = *acceptor.sessions().at("a:1");
-  std::size_t opened = 0;
-  for (auto& datagram : session.datagram()->outgoing()) {
-    std::string why;
-    if (accepted.datagram()->on_datagram(accepted.arq(), datagram, 0, challenged + 270ms, why) == DatagramChannel::Verdict::kAccepted) ++opened;
-  }
-  CHECK(opened >= 1u);
+  CHECK(open_at(accepted, session.datagram()->outgoing(), challenged + 270ms) >= 1u);
   std::vector<Message> received;
   accepted.take_received(received);
   REQUIRE(received.size() == 1u);
@@ -1120,14 +1115,7 @@ struct DialsWithSpill {
 
   // The dialler's datagrams so far, at the acceptor's session: how many it opened.
   std::size_t datagrams_to_acceptor(Clock::time_point now) {
-    Session& accepted = *acceptor.sessions().at("a:1");
-    std::size_t opened = 0;
-    for (auto& datagram : session.datagram()->outgoing()) {
-      std::string why;
-      if (accepted.datagram()->on_datagram(accepted.arq(), datagram, 0, now, why) == DatagramChannel::Verdict::kAccepted) ++opened;
-    }
-    session.datagram()->outgoing().clear();
-    return opened;
+    return open_at(*acceptor.sessions().at("a:1"), session.datagram()->outgoing(), now);
   }
 };
 
@@ -1229,22 +1217,13 @@ TEST_CASE("endpoint: once the datagrams' keys are proven the key backup is close
   const Connection* sealer = accepted.datagram_keys_connection();
   CHECK((sealer == t.in[0] || sealer == t.in[1]));
   CHECK_FALSE(accepted.failed());
-  std::size_t opened = 0;
-  for (auto& datagram : in_flight) {
-    std::string why;
-    if (t.session.datagram()->on_datagram(t.session.arq(), datagram, 0, proven + 540ms, why) == DatagramChannel::Verdict::kAccepted) ++opened;
-  }
-  CHECK(opened >= 1u);
+  CHECK(open_at(t.session, in_flight, proven + 540ms) >= 1u);
   Message later;
   later.tag = 13;
   later.body.assign(10, std::byte{3});
   accepted.datagram()->submit(accepted.arq(), pack_message(later));
   t.acceptor.service(accepted, proven + 270ms, false);
-  REQUIRE_FALSE(accepted.datagram()->outgoing().empty());
-  for (auto& datagram : accepted.datagram()->outgoing()) {
-    std::string why;
-    if (t.session.datagram()->on_datagram(t.session.arq(), datagram, 0, proven + 540ms, why) == DatagramChannel::Verdict::kAccepted) ++opened;
-  }
+  REQUIRE(open_at(t.session, accepted.datagram()->outgoing(), proven + 540ms) >= 1u);
   std::vector<Message> answers;
   t.session.take_received(answers);
   REQUIRE(answers.size() == 2u);
