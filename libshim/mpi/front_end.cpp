@@ -573,8 +573,9 @@ int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int d
 int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   const CommunicatorInfo* info;
   if (!emulated_receive(comm, source, &info)) return PMPI_Iprobe(source, tag, comm, flag, status);
-  if (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0) {
-    return iprobe_native(source, tag, comm, flag, status);  // same site, behind a receive of ours
+  if (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0) {  // same site, behind a receive of ours
+    progress(collectives_await_messages());
+    return iprobe_native(source, tag, comm, flag, status);
   }
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
@@ -647,8 +648,9 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
 int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   const CommunicatorInfo* info;
   if (!emulated_receive(comm, source, &info)) return PMPI_Improbe(source, tag, comm, flag, message, status);
-  if (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0) {
-    return improbe_native(source, tag, comm, flag, message, status);  // same site, behind a receive of ours
+  if (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0) {  // same site, behind a receive of ours
+    progress(collectives_await_messages());
+    return improbe_native(source, tag, comm, flag, message, status);
   }
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
@@ -750,10 +752,16 @@ int FrontEnd::claim_native_messages() {
       continue;
     }
     ++claimed;
+    const std::uintptr_t handle = *owner;
     if (owner == it) {
       it = unlist_receive(it);
     } else {
       unlist_receive(owner);  // `it` looks again
+    }
+    Request& taker = *requests_.get(handle);
+    if (taker.freed) {  // MPI_Request_free'd: Open MPI finishes the receive on its own
+      PMPI_Request_free(&taker.native);
+      remove_request(handle);
     }
   }
   return claimed;

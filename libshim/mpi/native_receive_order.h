@@ -39,6 +39,7 @@ class NativeReceiveOrder {
   // Whether a receive or probe from peer `source` (same site, or kAnySource) posted now must go
   // through LongPipe's matching: an earlier pending receive could take a message it matches.
   bool holds_back(int source) const {
+    if (pending_ == 0) return false;
     if (wildcards_ > 0) return true;
     if (source == kAnySource) return pending_ > 0;
     return by_source_.count(source) != 0;
