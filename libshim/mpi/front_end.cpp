@@ -183,10 +183,6 @@ int FrontEnd::remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** inf
   return *info ? (*info)->remote_world_rank(peer) : -1;
 }
 
-bool FrontEnd::longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info) {
-  return emulated_receive(comm, source, info) && (source == MPI_ANY_SOURCE || (*info)->remote_world_rank(source) >= 0);
-}
-
 bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info) {
   *info = lookup(comm);
   if (!*info || !(*info)->spans_sites || source == MPI_PROC_NULL) return false;

@@ -167,10 +167,9 @@ class FrontEnd {
   CommunicatorInfo* lookup(MPI_Comm comm);
   // World rank of `peer` when a message to it goes over LongPipe, else -1 (Open MPI's path).
   int remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** info);
-  // Whether a receive from `source` on `comm` must go through LongPipe's matching (also a
-  // same-site source while an earlier receive of ours could take its messages: NativeReceiveOrder).
-  // longpipe_source: ... and LongPipe messages can match it (source at another site, or any).
-  bool longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info);
+  // Whether a receive from `source` on `comm` must go through LongPipe's matching: source at
+  // another site, or any, or a same-site source while an earlier receive of ours could take its
+  // messages (NativeReceiveOrder).
   bool emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info);
 
   int send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
