@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "native_receive_order.h"
+
 namespace lp::mpi {
 
 struct CommunicatorInfo {
@@ -14,7 +16,11 @@ struct CommunicatorInfo {
   std::unordered_map<int, int> peer_of_world;  // the inverse
   std::vector<int> remote_world_of_peer;       // world rank if at another site, else -1 (one load per send)
   bool spans_sites = false;                    // some peer is at another site than this process
-  int pending_wildcard_receives = 0;           // LongPipe-side MPI_ANY_SOURCE receives not matched yet
+  NativeReceiveOrder native_receives;          // LongPipe-side receives Open MPI messages may match
+  // Lifetime: requests and matched messages of the front end's naming this communicator; once
+  // MPI_Comm_free'd (freed) it is forgotten when the last of them goes.
+  int references = 0;
+  bool freed = false;
 
   CommunicatorInfo() = default;
   CommunicatorInfo(int context_id, std::vector<int> world_ranks, const std::vector<int>& site_of_world, int my_site)

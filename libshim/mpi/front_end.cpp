@@ -79,8 +79,8 @@ struct FrontEnd::Request {
   MPI_Comm comm = MPI_COMM_NULL;
   SendMode mode = SendMode::kStandard;
   ReceivePattern pattern;        // receives: what LongPipe messages it takes
-  bool may_match_native = false; // receives: Open MPI messages may match too (PMPI_Improbe)
-  bool wildcard = false;         // counted in the communicator's pending_wildcard_receives
+  bool may_match_native = false; // receives: Open MPI messages may match too (claimed at progress
+                                 // steps); counted in the communicator's native_receives while pending
   int peer_world = -1;           // the remote peer, for failures (-1: any)
   std::uint64_t sync_id = 0;     // synchronous send waiting for its match
   MPI_Request native = MPI_REQUEST_NULL;  // the Open MPI receive that took over (PMPI_Imrecv)
@@ -172,7 +172,7 @@ FrontEnd::~FrontEnd() = default;
 // ---------------------------------------------------------------------------------------------
 // Routing
 
-const CommunicatorInfo* FrontEnd::lookup(MPI_Comm comm) {
+CommunicatorInfo* FrontEnd::lookup(MPI_Comm comm) {
   if (comm == MPI_COMM_WORLD) return &world_;
   auto it = communicators_.find(comm);
   return it == communicators_.end() ? nullptr : &it->second;  // unknown: stays on Open MPI
@@ -183,18 +183,14 @@ int FrontEnd::remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** inf
   return *info ? (*info)->remote_world_rank(peer) : -1;
 }
 
-bool FrontEnd::longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info) {
-  return emulated_receive(comm, source, info) && (source == MPI_ANY_SOURCE || (*info)->remote_world_rank(source) >= 0);
-}
-
 bool FrontEnd::emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info) {
   *info = lookup(comm);
   if (!*info || !(*info)->spans_sites || source == MPI_PROC_NULL) return false;
   if (source == MPI_ANY_SOURCE) return true;
   if ((*info)->remote_world_rank(source) >= 0) return true;
-  // A same-site source, but an earlier wildcard receive of ours is still open on this
-  // communicator: this one must queue behind it (posting order decides who matches first).
-  return (*info)->pending_wildcard_receives > 0;
+  // A same-site source, but an earlier receive of ours that its messages may match is still open
+  // on this communicator: this one must queue behind it (posting order decides who matches first).
+  return (*info)->native_receives.holds_back(source);
 }
 
 std::string FrontEnd::unreachable(int world, const std::string& reason) {
@@ -294,7 +290,16 @@ std::unique_ptr<FrontEnd::Request> FrontEnd::make_request(RequestKind kind, bool
   return r;
 }
 
-std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) { return requests_.add(std::move(request)); }
+std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) {
+  hold_communicator(request->comm);
+  return requests_.add(std::move(request));
+}
+
+void FrontEnd::remove_request(std::uintptr_t handle) {
+  const MPI_Comm comm = requests_.get(handle)->comm;
+  requests_.remove(handle);
+  release_communicator(comm);
+}
 
 FrontEnd::Request* FrontEnd::ours(MPI_Request request) const {
   return requests_.get(reinterpret_cast<std::uintptr_t>(request));
@@ -317,7 +322,7 @@ int FrontEnd::isend(const void* buffer, int count, MPI_Datatype type, int dest, 
   const std::uintptr_t handle = new_request(std::move(owned));
   const int rc = start_request(r, handle);
   if (rc != MPI_SUCCESS) {
-    requests_.remove(handle);
+    remove_request(handle);
     return rc;
   }
   *request = reinterpret_cast<MPI_Request>(handle);
@@ -392,9 +397,10 @@ int FrontEnd::irecv(void* buffer, int count, MPI_Datatype type, int source, int 
 
 int FrontEnd::recv_init(void* buffer, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                         MPI_Request* request) {
-  const CommunicatorInfo* info;
-  // A persistent receive from a same-site rank stays Open MPI's, whatever is pending when it starts.
-  if (!longpipe_source(comm, source, &info)) {
+  // On a communicator that spans sites a persistent receive is ours whatever its source: each
+  // start decides between Open MPI's matching and LongPipe's by what is pending then (post_receive).
+  const CommunicatorInfo* info = lookup(comm);
+  if (!info || !info->spans_sites || source == MPI_PROC_NULL) {
     return PMPI_Recv_init(buffer, count, type, source, tag, comm, request);
   }
   auto owned = make_request(Request::Kind::kReceive, true, buffer, count, type, source, tag, comm, SendMode::kStandard);
@@ -403,7 +409,10 @@ int FrontEnd::recv_init(void* buffer, int count, MPI_Datatype type, int source, 
 }
 
 int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
-  CommunicatorInfo* info = const_cast<CommunicatorInfo*>(lookup(r.comm));
+  CommunicatorInfo* info = lookup(r.comm);
+  if (r.peer != MPI_ANY_SOURCE && info->remote_world_rank(r.peer) < 0 && !info->native_receives.holds_back(r.peer)) {
+    return post_native_receive(r);
+  }
   r.pattern.context = info->context;
   r.pattern.tag = r.tag;
   r.pattern.source_world = kAnySource;
@@ -428,11 +437,26 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
     r.status.MPI_ERROR = MPI_ERR_OTHER;
     return MPI_SUCCESS;
   }
-  r.wildcard = r.peer == MPI_ANY_SOURCE;
-  if (r.wildcard) ++info->pending_wildcard_receives;
+  if (r.may_match_native) info->native_receives.add(r.peer);
   pending_receives_.push_back(handle);
   progress(false);  // Open MPI messages: earlier receives had their turn above
   return MPI_SUCCESS;
+}
+
+// A persistent receive from a same-site rank, started while no earlier receive of ours could take
+// that rank's messages: Open MPI matches it among its own receives.
+int FrontEnd::post_native_receive(Request& r) {
+  r.may_match_native = false;
+  r.peer_world = -1;
+  const int rc = PMPI_Irecv(r.receive_buffer, r.count, r.type, r.peer, r.tag, r.comm, &r.native);
+  if (rc != MPI_SUCCESS) r.active = false;
+  return rc;
+}
+
+std::list<std::uintptr_t>::iterator FrontEnd::unlist_receive(std::list<std::uintptr_t>::iterator pending) {
+  const Request& r = *requests_.get(*pending);
+  if (r.may_match_native) lookup(r.comm)->native_receives.remove(r.peer);
+  return pending_receives_.erase(pending);
 }
 
 void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelope& envelope, ArrivedMessage message) {
@@ -440,7 +464,7 @@ void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelop
   r.error = deliver(message, envelope, info, r.receive_buffer, r.count, r.type, r.comm, &r.status);
   acknowledge(envelope, message);
   r.complete = true;
-  if (r.freed) requests_.remove(handle);
+  if (r.freed) remove_request(handle);
 }
 
 int FrontEnd::deliver(const ArrivedMessage& message, const Envelope& envelope, const CommunicatorInfo* info,
@@ -544,8 +568,10 @@ int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int d
 
 int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!longpipe_source(comm, source, &info)) {
-    return PMPI_Iprobe(source, tag, comm, flag, status);
+  if (!emulated_receive(comm, source, &info)) return PMPI_Iprobe(source, tag, comm, flag, status);
+  if (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0) {  // same site, behind a receive of ours
+    progress(collectives_await_messages());
+    return iprobe_native(source, tag, comm, flag, status);
   }
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
@@ -558,9 +584,34 @@ int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* 
     }
     return MPI_SUCCESS;
   }
-  if (source == MPI_ANY_SOURCE) return PMPI_Iprobe(source, tag, comm, flag, status);
+  if (source == MPI_ANY_SOURCE) return iprobe_native(source, tag, comm, flag, status);
   *flag = 0;
   return MPI_SUCCESS;
+}
+
+// A probe reports what a receive posted now would get: never an Open MPI message that a pending
+// receive of ours matches (it is that receive's; progress claims it, oldest receive first).
+int FrontEnd::iprobe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  MPI_Status own;
+  MPI_Status* probed = status == MPI_STATUS_IGNORE ? &own : status;
+  for (;;) {
+    const int rc = PMPI_Iprobe(source, tag, comm, flag, probed);
+    if (rc != MPI_SUCCESS || !*flag) return rc;
+    if (oldest_native_receive(comm, probed->MPI_SOURCE, probed->MPI_TAG) == pending_receives_.end()) return rc;
+    if (claim_native_messages() == 0) break;  // each round gives one message to its receive
+  }
+  *flag = 0;
+  return MPI_SUCCESS;
+}
+
+// The probed message is the oldest from its source with its tag (Open MPI keeps each source's
+// messages in order): a matched probe for exactly that source and tag takes that one.
+int FrontEnd::improbe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                             MPI_Status* status) {
+  MPI_Status probed;
+  const int rc = iprobe_native(source, tag, comm, flag, &probed);
+  if (rc != MPI_SUCCESS || !*flag) return rc;
+  return PMPI_Improbe(probed.MPI_SOURCE, probed.MPI_TAG, comm, flag, message, status);
 }
 
 int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
@@ -586,14 +637,16 @@ int FrontEnd::probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
         return report_error(comm, MPI_ERR_OTHER, unreachable(peer_world));
       }
     }
-    idle(&idle_rounds, source == MPI_ANY_SOURCE);
+    idle(&idle_rounds, source == MPI_ANY_SOURCE || info->remote_world_rank(source) < 0);
   }
 }
 
 int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   const CommunicatorInfo* info;
-  if (!longpipe_source(comm, source, &info)) {
-    return PMPI_Improbe(source, tag, comm, flag, message, status);
+  if (!emulated_receive(comm, source, &info)) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  if (source != MPI_ANY_SOURCE && info->remote_world_rank(source) < 0) {  // same site, behind a receive of ours
+    progress(collectives_await_messages());
+    return improbe_native(source, tag, comm, flag, message, status);
   }
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
@@ -607,10 +660,11 @@ int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message
     matched->envelope = found->first;
     matched->message = std::move(found->second);
     matched->comm = comm;
+    hold_communicator(comm);
     *message = reinterpret_cast<MPI_Message>(messages_.add(std::move(matched)));
     return MPI_SUCCESS;
   }
-  if (source == MPI_ANY_SOURCE) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  if (source == MPI_ANY_SOURCE) return improbe_native(source, tag, comm, flag, message, status);
   *flag = 0;
   return MPI_SUCCESS;
 }
@@ -623,7 +677,7 @@ int FrontEnd::mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, M
     int flag = 0;
     const int rc = improbe(source, tag, comm, &flag, message, status);
     if (rc != MPI_SUCCESS || flag) return rc;
-    idle(&idle_rounds, source == MPI_ANY_SOURCE);
+    idle(&idle_rounds, source == MPI_ANY_SOURCE || info->remote_world_rank(source) < 0);
   }
 }
 
@@ -636,6 +690,7 @@ int FrontEnd::mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* mes
   acknowledge(matched->envelope, *matched->message);
   const MPI_Comm comm = matched->comm;
   messages_.remove(handle);
+  release_communicator(comm);
   *message = MPI_MESSAGE_NULL;
   return error == MPI_SUCCESS ? MPI_SUCCESS : report_error(comm, error, "message truncated");
 }
@@ -651,6 +706,7 @@ int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* me
                          matched->comm, &owned->status);
   owned->complete = true;
   acknowledge(matched->envelope, *matched->message);
+  release_communicator(matched->comm);  // the request holds it now
   messages_.remove(handle);
   *message = MPI_MESSAGE_NULL;
   *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
@@ -669,26 +725,58 @@ void FrontEnd::progress(bool unbounded) {
     if (handle_incoming(std::move(*message))) unbounded = false;
   }
   handle_peer_failures();
-  // Receives of ours that Open MPI messages may match, oldest first: claim one atomically.
+  claim_native_messages();
+  advance_collectives();
+  forget_unreferenced_communicators();
+}
+
+int FrontEnd::claim_native_messages() {
+  int claimed = 0;
   for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
-    Request* r = requests_.get(*it);
-    if (!r->may_match_native) {
-      ++it;
-      continue;
-    }
+    const Request& r = *requests_.get(*it);
     int flag = 0;
-    MPI_Message native_message;
     MPI_Status probed;
-    PMPI_Improbe(r->peer, r->tag, r->comm, &flag, &native_message, &probed);
+    if (r.may_match_native) PMPI_Iprobe(r.peer, r.tag, r.comm, &flag, &probed);
     if (!flag) {
       ++it;
       continue;
     }
-    PMPI_Imrecv(r->receive_buffer, r->count, r->type, &native_message, &r->native);
-    if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
-    it = pending_receives_.erase(it);
+    // The message may have arrived after an older receive looked: the oldest that matches takes it.
+    const auto owner = oldest_native_receive(r.comm, probed.MPI_SOURCE, probed.MPI_TAG);
+    if (!take_native_message(*requests_.get(*owner), probed)) {
+      ++it;
+      continue;
+    }
+    ++claimed;
+    const std::uintptr_t handle = *owner;
+    if (owner == it) {
+      it = unlist_receive(it);
+    } else {
+      unlist_receive(owner);  // `it` looks again
+    }
+    Request& taker = *requests_.get(handle);
+    if (taker.freed) {  // MPI_Request_free'd: Open MPI finishes the receive on its own
+      PMPI_Request_free(&taker.native);
+      remove_request(handle);
+    }
   }
-  advance_collectives();
+  return claimed;
+}
+
+bool FrontEnd::take_native_message(Request& r, const MPI_Status& probed) {
+  // The oldest message from the probed source with the probed tag is the probed one.
+  int flag = 0;
+  MPI_Message message;
+  PMPI_Improbe(probed.MPI_SOURCE, probed.MPI_TAG, r.comm, &flag, &message, MPI_STATUS_IGNORE);
+  if (flag) PMPI_Imrecv(r.receive_buffer, r.count, r.type, &message, &r.native);
+  return flag != 0;
+}
+
+std::list<std::uintptr_t>::iterator FrontEnd::oldest_native_receive(MPI_Comm comm, int source, int tag) {
+  return std::find_if(pending_receives_.begin(), pending_receives_.end(), [&](std::uintptr_t handle) {
+    const Request& r = *requests_.get(handle);
+    return r.may_match_native && r.comm == comm && receive_matches(r.peer, r.tag, source, tag);
+  });
 }
 
 void FrontEnd::advance_collectives() {
@@ -700,7 +788,7 @@ void FrontEnd::advance_collectives() {
       continue;
     }
     it = collectives_in_flight_.erase(it);
-    if (r->freed) requests_.remove(handle);
+    if (r->freed) remove_request(handle);
   }
 }
 
@@ -712,7 +800,7 @@ bool FrontEnd::handle_incoming(Message message) {
     if (it == awaiting_match_.end()) return false;
     if (Request* r = requests_.get(it->second)) {
       r->complete = true;
-      if (r->freed) requests_.remove(it->second);
+      if (r->freed) remove_request(it->second);
     }
     awaiting_match_.erase(it);
     return true;
@@ -727,8 +815,7 @@ bool FrontEnd::handle_incoming(Message message) {
     Request* r = requests_.get(*it);
     if (!r->pattern.matches(envelope)) continue;
     const std::uintptr_t handle = *it;
-    pending_receives_.erase(it);
-    if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
+    unlist_receive(it);
     complete_receive(*r, handle, envelope, std::move(*arrived));
     return true;
   }
@@ -753,7 +840,7 @@ void FrontEnd::handle_peer_failures() {
       r->complete = true;
       r->error = MPI_ERR_OTHER;
       r->status.MPI_ERROR = MPI_ERR_OTHER;
-      it = pending_receives_.erase(it);
+      it = unlist_receive(it);
     }
     for (auto it = awaiting_match_.begin(); it != awaiting_match_.end();) {
       Request* r = requests_.get(it->second);
@@ -832,7 +919,7 @@ int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
     r.active = false;
     r.complete = false;
   } else {
-    requests_.remove(handle);
+    remove_request(handle);
     *slot = MPI_REQUEST_NULL;
   }
   if (error == MPI_SUCCESS) return MPI_SUCCESS;
@@ -1115,7 +1202,7 @@ int FrontEnd::request_free(MPI_Request* request) {
   *request = MPI_REQUEST_NULL;
   if (r->native != MPI_REQUEST_NULL) {
     PMPI_Request_free(&r->native);  // Open MPI finishes that receive on its own
-    requests_.remove(handle);
+    remove_request(handle);
     return MPI_SUCCESS;
   }
   if (r->active && !r->complete) {
@@ -1125,7 +1212,7 @@ int FrontEnd::request_free(MPI_Request* request) {
     return MPI_SUCCESS;
   }
   if (r->kind == Request::Kind::kCollective) collectives_in_flight_.remove(handle);
-  requests_.remove(handle);
+  remove_request(handle);
   return MPI_SUCCESS;
 }
 
@@ -1137,8 +1224,7 @@ int FrontEnd::cancel(MPI_Request* request) {
   if (r->native != MPI_REQUEST_NULL) return PMPI_Cancel(&r->native);
   auto it = std::find(pending_receives_.begin(), pending_receives_.end(), handle);
   if (it == pending_receives_.end()) return MPI_SUCCESS;
-  pending_receives_.erase(it);
-  if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
+  unlist_receive(it);
   r->complete = true;
   set_status(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);
   return MPI_SUCCESS;
@@ -1245,48 +1331,6 @@ int FrontEnd::start_collective(std::unique_ptr<PendingCollective> collective, MP
 }
 
 // ---------------------------------------------------------------------------------------------
-// Communicators
-
-void FrontEnd::register_communicator(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL) return;
-  int inter = 0;
-  PMPI_Comm_test_inter(comm, &inter);
-  int context = 0;
-  if (!inter) {
-    PMPI_Allreduce(&next_context_, &context, 1, MPI_INT, MPI_MAX, comm);
-  } else {
-    // On an intercommunicator each side receives the other side's maximum; a second round over
-    // max(own, other) gives both sides the maximum of all.
-    int other_side = 0;
-    PMPI_Allreduce(&next_context_, &other_side, 1, MPI_INT, MPI_MAX, comm);
-    const int both = std::max(next_context_, other_side);
-    PMPI_Allreduce(&both, &context, 1, MPI_INT, MPI_MAX, comm);
-  }
-  next_context_ = context + 1;
-
-  MPI_Group peers, world_group;
-  if (inter) {
-    PMPI_Comm_remote_group(comm, &peers);
-  } else {
-    PMPI_Comm_group(comm, &peers);
-  }
-  PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
-  int size = 0;
-  PMPI_Group_size(peers, &size);
-  std::vector<int> ranks(static_cast<std::size_t>(size)), world_ranks(static_cast<std::size_t>(size));
-  for (int i = 0; i < size; ++i) ranks[static_cast<std::size_t>(i)] = i;
-  PMPI_Group_translate_ranks(peers, size, ranks.data(), world_group, world_ranks.data());
-  for (int& rank : world_ranks) {
-    if (rank == MPI_UNDEFINED) rank = -1;  // a process of another world (MPI_Comm_spawn): Open MPI's path
-  }
-  PMPI_Group_free(&peers);
-  PMPI_Group_free(&world_group);
-  communicators_[comm] = CommunicatorInfo(context, std::move(world_ranks), sites_.sites(), my_site_);
-}
-
-void FrontEnd::forget_communicator(MPI_Comm comm) { communicators_.erase(comm); }
-
-// ---------------------------------------------------------------------------------------------
 // Errors, status, end
 
 int FrontEnd::report_error(MPI_Comm comm, int error_class, const std::string& what) {
@@ -1319,6 +1363,7 @@ void FrontEnd::finalize() {
   // Nobody stops its engine before every rank's messages are acknowledged (flushed above).
   PMPI_Barrier(internal_);
   engine_.reset();
+  release_keep_alives();
   PMPI_Comm_free(&internal_);
 }
 

@@ -109,6 +109,8 @@ class FrontEnd {
   // A communicator just created by Open MPI: agree on its context id with its members (collective
   // over `comm`; nothing for MPI_COMM_NULL).
   void register_communicator(MPI_Comm comm);
+  // MPI_Comm_free / MPI_Comm_disconnect, before Open MPI's: forgotten at once, or, while requests
+  // of ours name it, once the last of them goes (front_end_communicators.cpp).
   void forget_communicator(MPI_Comm comm);
 
   // --- for the site-aware collectives (collectives.cpp) ---
@@ -144,14 +146,15 @@ class FrontEnd {
   static bool is_ours(const void* handle) { return (reinterpret_cast<std::uintptr_t>(handle) & 1u) != 0; }
 
   // Inline fast paths for the common case, decided without a call (interpose.cpp): a send to, or a
-  // receive from, a same-site rank of MPI_COMM_WORLD stays on Open MPI. False means "ask the
-  // full routing", not "LongPipe".
+  // receive from, a same-site rank of MPI_COMM_WORLD stays on Open MPI (a receive only while no
+  // receive of ours that Open MPI messages may match is pending there). False means "ask the full
+  // routing", not "LongPipe".
   bool send_stays_on_open_mpi(MPI_Comm comm, int dest) const {
     return comm == MPI_COMM_WORLD && static_cast<unsigned>(dest) < world_.remote_world_of_peer.size() &&
            world_.remote_world_of_peer[static_cast<unsigned>(dest)] < 0 && collectives_in_flight_.empty();
   }
   bool receive_stays_on_open_mpi(MPI_Comm comm, int source) const {
-    return send_stays_on_open_mpi(comm, source) && world_.pending_wildcard_receives == 0;
+    return send_stays_on_open_mpi(comm, source) && world_.native_receives.empty();
   }
 
  private:
@@ -161,18 +164,22 @@ class FrontEnd {
 
   FrontEnd(SiteMap sites, int world_rank, int world_size, MPI_Comm internal);
 
-  const CommunicatorInfo* lookup(MPI_Comm comm);
+  CommunicatorInfo* lookup(MPI_Comm comm);
   // World rank of `peer` when a message to it goes over LongPipe, else -1 (Open MPI's path).
   int remote_world(MPI_Comm comm, int peer, const CommunicatorInfo** info);
-  // Whether a receive from `source` on `comm` must go through LongPipe's matching.
-  // longpipe_source: ... and LongPipe messages can match it (source at another site, or any).
-  bool longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info);
+  // Whether a receive from `source` on `comm` must go through LongPipe's matching: source at
+  // another site, or any, or a same-site source while an earlier receive of ours could take its
+  // messages (NativeReceiveOrder).
   bool emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info);
 
   int send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
                   const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id);
   int start_request(Request& request, std::uintptr_t handle);
   int post_receive(Request& request, std::uintptr_t handle);
+  int post_native_receive(Request& request);
+  // Takes a receive off the pending list (matched, cancelled or failed) and out of its
+  // communicator's NativeReceiveOrder; the next entry.
+  std::list<std::uintptr_t>::iterator unlist_receive(std::list<std::uintptr_t>::iterator pending);
   void complete_receive(Request& request, std::uintptr_t handle, const Envelope& envelope, ArrivedMessage message);
   int deliver(const ArrivedMessage& message, const Envelope& envelope, const CommunicatorInfo* info, void* buffer,
               int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
@@ -182,6 +189,17 @@ class FrontEnd {
   // `unbounded`, also past that until one completes a request), then lets pending LongPipe-side
   // receives claim Open MPI messages, in posting order.
   void progress(bool unbounded);
+  // Pending receives that Open MPI messages may match claim them (PMPI_Iprobe, then PMPI_Improbe +
+  // PMPI_Imrecv of exactly the probed message): each message goes to the oldest pending receive on
+  // its communicator that matches it. Returns how many were claimed.
+  int claim_native_messages();
+  bool take_native_message(Request& request, const MPI_Status& probed);
+  // The oldest pending receive on `comm` that Open MPI's message from peer `source` with `tag`
+  // matches, or pending_receives_.end().
+  std::list<std::uintptr_t>::iterator oldest_native_receive(MPI_Comm comm, int source, int tag);
+  // PMPI_Iprobe / PMPI_Improbe that leave a pending receive's Open MPI messages to it.
+  int iprobe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
+  int improbe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
   // True if the message completed a request of ours (a receive or a synchronous send).
   bool handle_incoming(Message message);
   void handle_peer_failures();
@@ -204,6 +222,14 @@ class FrontEnd {
   static std::unique_ptr<Request> make_request(RequestKind kind, bool persistent, const void* buffer, int count,
                                                MPI_Datatype type, int peer, int tag, MPI_Comm comm, SendMode mode);
   std::uintptr_t new_request(std::unique_ptr<Request> request);
+  void remove_request(std::uintptr_t handle);
+  // Requests and matched messages of ours hold their communicator's info (and, once freed, Open
+  // MPI's object) alive; a freed one is forgotten at the next progress step after the last goes.
+  void hold_communicator(MPI_Comm comm);
+  void release_communicator(MPI_Comm comm);
+  void forget_unreferenced_communicators();
+  void release_keep_alive(MPI_Comm comm);
+  void release_keep_alives();
   Request* ours(MPI_Request request) const;
 
   int report_error(MPI_Comm comm, int error_class, const std::string& what);
@@ -226,6 +252,8 @@ class FrontEnd {
 
   CommunicatorInfo world_;
   std::unordered_map<MPI_Comm, CommunicatorInfo> communicators_;
+  std::unordered_map<MPI_Comm, MPI_Request> keep_alive_;  // freed communicators still referenced
+  std::vector<MPI_Comm> unreferenced_;                      // freed, no reference left: to forget
   int next_context_ = 2;  // 0 = MPI_COMM_WORLD; each new communicator takes the agreed maximum
 
   HandleTable<Request> requests_;

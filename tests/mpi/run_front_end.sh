@@ -25,9 +25,14 @@
 #             flood               front_end_flood.c, 2 sites: a receiver that posts no receive for a
 #                                 while holds a bounded number of messages (the sender's window fills,
 #                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
+#             ordering            front_end_ordering.c, 4 ranks, sites {0,1} {2,3}: receives, probes,
+#                                 Sendrecv and persistent receives from a same-site rank posted after
+#                                 a LongPipe-side receive that may take its messages match in posting
+#                                 order; operations pending at MPI_Comm_free complete normally. The
+#                                 program checks the values; the transcripts must be identical
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
-#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD.
+#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_ORDERING.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -39,6 +44,7 @@ SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
 UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
 THREADS=${MPI_FRONT_END_THREADS:-}
 FLOOD=${MPI_FRONT_END_FLOOD:-}
+ORDERING=${MPI_FRONT_END_ORDERING:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -171,6 +177,27 @@ case $SCENARIO in
     ((accepted <= most)) || fail "$accepted messages left the sender before its window filled; at most $most may"
     check_statistics 0,1 "$messages"
     say "window stayed full after $accepted messages (at most $most); all $messages delivered in order"
+    ;;
+  ordering)
+    [[ -x $ORDERING ]] || fail "MPI_FRONT_END_ORDERING must name the test program"
+    [[ $MODE == local ]] || fail "ordering runs on one host"
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,0,1,1)
+    say "front_end_ordering without LongPipe"
+    rc=0
+    run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "$ORDERING" || rc=$?
+    [[ $rc -ne 124 && $rc -ne 137 ]] || fail "plain run hung (more than $RUN_SECONDS s)"
+    [[ $rc -eq 0 ]] || { cat "$WORK/plain.err" >&2; fail "plain run failed"; }
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json")
+    say "front_end_ordering with LD_PRELOAD=$(basename "$LIBRARY")"
+    rc=0
+    run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "$ORDERING" || rc=$?
+    [[ $rc -ne 124 && $rc -ne 137 ]] || { cat "$WORK/longpipe.err" >&2; fail "run with LongPipe hung (more than $RUN_SECONDS s)"; }
+    [[ $rc -eq 0 ]] || { grep -h 'FAILED' "$WORK/longpipe.err" >&2 || cat "$WORK/longpipe.err" >&2; fail "run with LongPipe failed"; }
+    [[ -s $WORK/plain.out ]] || fail "empty transcript"
+    diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
+    # Rank 0 sends rank 2 at least the freed-communicator signal and the synchronous message.
+    check_statistics 0,0,1,1 2
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
