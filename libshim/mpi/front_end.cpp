@@ -39,7 +39,6 @@ Handle handle_of_fortran(MPI_Fint fortran) {
   return reinterpret_cast<Handle>((static_cast<std::uintptr_t>(fortran - kFortranRequestBase) << 1) | 1u);
 }
 
-
 std::string hex(const unsigned char* bytes, int count) {
   static const char digits[] = "0123456789abcdef";
   std::string text;
@@ -142,7 +141,8 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
 
   std::unique_ptr<FrontEnd> front_end(new FrontEnd(std::move(sites), world_rank, world_size, internal));
   front_end->statistics_path_ = config.stats_path;
-  front_end->segment_bytes_ = std::min(transfer_segment_bytes(config.streams, config.small_message), config.max_message);
+  front_end->segment_bytes_ =
+      std::min(transfer_segment_bytes(config.streams, config.small_message), config.max_message);
   front_end->max_message_ = config.max_message;
   front_end->engine_ = std::make_unique<Engine>(std::move(config));
   const std::string endpoint = front_end->engine_->local_endpoint();
@@ -441,7 +441,8 @@ void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelop
     if (shape.flat) arrival->second->assembly.redirect(static_cast<std::byte*>(r.receive_buffer), capacity);
     return;
   }
-  r.error = deliver(message->body.data(), message->body.size(), envelope, lookup(r.comm), r.receive_buffer, r.count, r.type, r.comm, &r.status);
+  r.error = deliver(message->body.data(), message->body.size(), envelope, lookup(r.comm), r.receive_buffer, r.count,
+                    r.type, r.comm, &r.status);
   r.complete = true;
   if (r.freed) requests_.remove(handle);
 }
@@ -589,8 +590,8 @@ int FrontEnd::mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, M
 }
 
 int FrontEnd::mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
-  if (!messages_.get(reinterpret_cast<std::uintptr_t>(*message))) return PMPI_Mrecv(buffer, count, type, message, status);
   MPI_Request request;
+  if (!is_ours(*message)) return PMPI_Mrecv(buffer, count, type, message, status);
   imrecv(buffer, count, type, message, &request);
   return wait(&request, status);  // errors (truncation) through the communicator's handler
 }
@@ -606,11 +607,10 @@ int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* me
   Request& r = *owned;
   const std::uintptr_t request_handle = new_request(std::move(owned));
   *request = reinterpret_cast<MPI_Request>(request_handle);
-  const Envelope envelope = matched->envelope;
-  const std::shared_ptr<ArrivedMessage> arrived = std::move(matched->message);
+  const std::unique_ptr<MatchedMessage> taken(new MatchedMessage(std::move(*matched)));
   messages_.remove(handle);
   *message = MPI_MESSAGE_NULL;
-  complete_receive(r, request_handle, envelope, arrived);  // complete now, or when its last segment is in
+  complete_receive(r, request_handle, taken->envelope, taken->message);  // now, or with its last segment
   return MPI_SUCCESS;
 }
 
@@ -686,7 +686,6 @@ bool FrontEnd::handle_incoming(Message message) {
   if (message.flags & kFlagSegmented) {
     auto assembly = MessageAssembly::start(std::move(arrived->body));
     if (!assembly) return false;  // malformed: dropped
-    arrived->body.clear();
     arrived->size = assembly->total();
     arrived->complete = assembly->complete();
     if (arrived->complete) arrived->body = assembly->take();
@@ -714,8 +713,8 @@ bool FrontEnd::continue_segmented(int source_world, const std::vector<std::byte>
   const std::unique_ptr<SegmentedArrival> done = std::move(it->second);
   arriving_.erase(it);
   ArrivedMessage& message = *done->message;
-  message.complete = true;
   if (!done->assembly.redirected()) message.body = done->assembly.take();
+  message.complete = true;
   Request* r = requests_.get(done->receive);
   if (!r) return false;  // still unexpected: complete now for whoever takes it
   const std::byte* data = done->assembly.redirected() ? nullptr : message.body.data();  // nullptr: in place

@@ -18,7 +18,9 @@ int FrontEnd::deliver(const std::byte* data, std::uint64_t size, const Envelope&
     if (rc != MPI_SUCCESS && error == MPI_SUCCESS) error = rc;
   }
   const int source = info ? info->peer_rank_of(envelope.source_world) : envelope.source_world;
-  if (status != MPI_STATUS_IGNORE) set_status(status, source, envelope.tag, error, static_cast<MPI_Count>(bytes), false);
+  if (status != MPI_STATUS_IGNORE) {
+    set_status(status, source, envelope.tag, error, static_cast<MPI_Count>(bytes), false);
+  }
   return error;
 }
 

@@ -31,25 +31,30 @@ Message OutgoingMessage::next() {
   message.tag = envelope_.tag;
   message.context = envelope_.context;
   if (first) {
-    message.flags = kFlagData | (envelope_.synchronous ? kFlagSynchronous : 0u) | (layout_.segmented ? kFlagSegmented : 0u);
+    message.flags = kFlagData | (envelope_.synchronous ? kFlagSynchronous : 0u) |
+                    (layout_.segmented ? kFlagSegmented : 0u);
   } else {
     message.flags = kFlagContinuation;
   }
   message.body.reserve(header + data + id + kEngineTrailerSpare);  // the engine adds its trailer in place
-  message.body.resize(header + data);
-  if (header) write_segment_header(message.body.data(), layout_.data);
-  copy_data(message.body.data() + header, data);
+  if (header) {
+    message.body.resize(header);
+    write_segment_header(message.body.data(), layout_.data);
+  }
+  if (shape_.flat) {  // no zero-filling first: as fast as the single copy it always was
+    const auto* from = static_cast<const std::byte*>(buffer_) + produced_;
+    message.body.insert(message.body.end(), from, from + data);
+    produced_ += data;
+  } else {
+    message.body.resize(header + data);
+    pack_data(message.body.data() + header, data);
+  }
   if (id) append_sync_id(message.body, envelope_.sync_id);
   ++index_;
   return message;
 }
 
-void OutgoingMessage::copy_data(std::byte* out, std::size_t size) {
-  if (shape_.flat) {
-    if (size > 0) std::memcpy(out, static_cast<const std::byte*>(buffer_) + produced_, size);
-    produced_ += size;
-    return;
-  }
+void OutgoingMessage::pack_data(std::byte* out, std::size_t size) {
   while (size > 0) {
     if (staged_at_ < staged_.size()) {  // the rest of an element packed earlier
       const std::size_t take = std::min(size, staged_.size() - staged_at_);

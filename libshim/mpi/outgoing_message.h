@@ -39,8 +39,8 @@ class OutgoingMessage {
   std::uint64_t segments() const { return layout_.segments(); }
 
  private:
-  // Copies the message's next `size` data bytes to `out`.
-  void copy_data(std::byte* out, std::size_t size);
+  // Packs the message's next `size` data bytes to `out` (types that are not flat).
+  void pack_data(std::byte* out, std::size_t size);
 
   const void* buffer_;
   MPI_Count count_;
