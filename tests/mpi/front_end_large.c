@@ -5,7 +5,8 @@
  *
  * Usage: front_end_large large        80 MiB: MPI_Send/MPI_Probe/MPI_Recv of ints (contiguous),
  *                                     MPI_Isend/MPI_Irecv of a vector type with holes (receive
- *                                     posted first), MPI_Ssend, a receive 40 MiB short
+ *                                     posted first), one vector element of 80 MiB (larger than a
+ *                                     segment), MPI_Ssend, a receive 40 MiB short
  *                                     (MPI_ERRORS_RETURN: MPI_ERR_TRUNCATE)
  *        front_end_large huge         one message of 2.5 GiB: 2,621,440 elements of
  *                                     MPI_Type_contiguous(1024, MPI_BYTE), checked by pattern
@@ -97,6 +98,31 @@ static void large(int rank) {
     printf("isend/irecv vector 80 MiB: count %d, wrong data ints %zu, holes overwritten %zu\n", count, wrong_data,
            wrong_holes);
   }
+  /* The same 80 MiB as ONE element of a vector type (larger than a segment: packed once, sent in
+   * pieces), received as one element of the same type. */
+  MPI_Datatype whole;
+  MPI_Type_vector(2 * elements, 1024, 1536, MPI_UNSIGNED, &whole);
+  MPI_Type_commit(&whole);
+  free(spread);
+  const size_t wide = (size_t)(2 * elements - 1) * 1536 + 1024; /* the element's extent in ints */
+  spread = malloc(wide * sizeof *spread);
+  if (rank == 0) {
+    fill(spread, wide, 6);
+    MPI_Send(spread, 1, whole, 1, 6, MPI_COMM_WORLD);
+  } else {
+    for (size_t i = 0; i < wide; ++i) spread[i] = 0xdeadbeefu;
+    MPI_Recv(spread, 1, whole, 0, 6, MPI_COMM_WORLD, &status);
+    MPI_Get_count(&status, whole, &count);
+    size_t wrong_data = 0, wrong_holes = 0;
+    for (size_t i = 0; i < wide; ++i) {
+      const size_t in_block = i % 1536; /* ints 0-1023 of every 1536 are data */
+      if (in_block < 1024 && spread[i] != value(i, 6)) ++wrong_data;
+      if (in_block >= 1024 && spread[i] != 0xdeadbeefu) ++wrong_holes;
+    }
+    printf("send/recv one vector element of 80 MiB: count %d, wrong data ints %zu, holes overwritten %zu\n", count,
+           wrong_data, wrong_holes);
+  }
+  MPI_Type_free(&whole);
   free(spread);
   MPI_Type_free(&vector);
   /* 3. MPI_Ssend. */
