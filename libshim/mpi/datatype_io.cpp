@@ -59,6 +59,19 @@ void pack_elements(const void* buffer, MPI_Datatype type, const TypeShape& shape
   }
 }
 
+PackedCopy::PackedCopy(const void* buffer, int count, MPI_Datatype type, MPI_Comm comm) {
+  const TypeShape shape = shape_of(type);
+  if (shape.size > INT_MAX) throw SendError(MPI_ERR_TYPE, "an element of 2 GiB or more cannot be packed");
+  bytes_.resize(static_cast<std::size_t>(shape.size) * static_cast<std::size_t>(std::max(count, 0)));
+  pack_elements(buffer, type, shape, 0, std::max(count, 0), bytes_.data(), comm);
+  PMPI_Type_contiguous(static_cast<int>(shape.size), MPI_BYTE, &type_);
+  PMPI_Type_commit(&type_);
+}
+
+PackedCopy::~PackedCopy() {
+  if (type_ != MPI_DATATYPE_NULL) PMPI_Type_free(&type_);
+}
+
 int unpack_data(const std::byte* data, std::size_t bytes, void* buffer, MPI_Datatype type, const TypeShape& shape,
                 MPI_Comm comm) {
   if (bytes == 0) return MPI_SUCCESS;

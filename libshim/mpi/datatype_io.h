@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "mpi_api.h"
 
@@ -43,6 +44,23 @@ class SendError : public std::runtime_error {
 // elements * shape.size bytes; throws SendError.
 void pack_elements(const void* buffer, MPI_Datatype type, const TypeShape& shape, MPI_Count first,
                    MPI_Count elements, std::byte* out, MPI_Comm comm);
+
+// A packed copy of (buffer, count, type), described as `count` elements of a contiguous type of the
+// element's size: sent without the 2 GiB limit of MPI_PACKED's int byte count (Sendrecv_replace).
+// Throws SendError.
+class PackedCopy {
+ public:
+  PackedCopy(const void* buffer, int count, MPI_Datatype type, MPI_Comm comm);
+  ~PackedCopy();
+  PackedCopy(const PackedCopy&) = delete;
+  PackedCopy& operator=(const PackedCopy&) = delete;
+  const void* data() const { return bytes_.data(); }
+  MPI_Datatype type() const { return type_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+  MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
 
 // Puts `bytes` received data bytes into (buffer, count, type) (the caller checked they fit). A
 // last element only partly received gets those bytes and keeps the rest as it was, as Open MPI

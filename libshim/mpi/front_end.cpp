@@ -492,12 +492,8 @@ int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int d
   if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info)) {
     return PMPI_Sendrecv_replace(buffer, count, type, dest, send_tag, source, receive_tag, comm, status);
   }
-  int packed_size = 0;
-  PMPI_Pack_size(count, type, comm, &packed_size);
-  std::vector<std::byte> packed(static_cast<std::size_t>(packed_size));
-  int position = 0;
-  PMPI_Pack(buffer, count, type, packed.data(), packed_size, &position, comm);
-  return sendrecv(packed.data(), position, MPI_PACKED, dest, send_tag, buffer, count, type, source, receive_tag, comm,
+  const PackedCopy copy(buffer, count, type, comm);  // what to send: the receive overwrites the buffer
+  return sendrecv(copy.data(), count, copy.type(), dest, send_tag, buffer, count, type, source, receive_tag, comm,
                   status);
 }
 

@@ -96,6 +96,7 @@
 #pragma weak PMPI_Testany
 #pragma weak PMPI_Testsome
 #pragma weak PMPI_Type_commit
+#pragma weak PMPI_Type_contiguous
 #pragma weak PMPI_Type_free
 #pragma weak PMPI_Type_get_contents
 #pragma weak PMPI_Type_get_envelope

@@ -128,8 +128,7 @@ static void large(int rank) {
   /* 3. MPI_Ssend. */
   if (rank == 0) {
     fill(data, kInts, 3);
-    MPI_Ssend(data, kInts, MPI_UNSIGNED, 1, 3, MPI_COMM_WORLD);
-    printf("ssend 80 MiB: complete\n");
+    MPI_Ssend(data, kInts, MPI_UNSIGNED, 1, 3, MPI_COMM_WORLD); /* rank 1 alone prints: one order */
   } else {
     MPI_Recv(data, kInts, MPI_UNSIGNED, 0, 3, MPI_COMM_WORLD, &status);
     MPI_Get_count(&status, MPI_UNSIGNED, &count);
@@ -144,6 +143,22 @@ static void large(int rank) {
     const int rc = MPI_Recv(data, kInts / 2, MPI_UNSIGNED, 0, 4, MPI_COMM_WORLD, &status);
     printf("truncated receive of 80 MiB into 40 MiB: %s\n", error_name(rc));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  }
+  /* 5. MPI_Sendrecv_replace of 80 MiB on rank 0 (a packed copy goes out); rank 1 reports its check. */
+  if (rank == 0) {
+    fill(data, kInts, 7);
+    MPI_Sendrecv_replace(data, kInts, MPI_UNSIGNED, 1, 7, 1, 8, MPI_COMM_WORLD, &status);
+    const unsigned long long wrong = check(data, kInts, 8);
+    MPI_Send(&wrong, 1, MPI_UNSIGNED_LONG_LONG, 1, 9, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(data, kInts, MPI_UNSIGNED, 0, 7, MPI_COMM_WORLD, &status);
+    const size_t wrong_sent = check(data, kInts, 7);
+    fill(data, kInts, 8);
+    MPI_Send(data, kInts, MPI_UNSIGNED, 0, 8, MPI_COMM_WORLD);
+    unsigned long long wrong_back = 0;
+    MPI_Recv(&wrong_back, 1, MPI_UNSIGNED_LONG_LONG, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    printf("sendrecv_replace 80 MiB: sent first wrong int %zu of %d\n", wrong_sent, kInts);
+    printf("sendrecv_replace 80 MiB: replaced first wrong int %llu of %d\n", wrong_back, kInts);
   }
   free(data);
   MPI_Barrier(MPI_COMM_WORLD);
