@@ -10,6 +10,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "datatype_io.h"
+#include "outgoing_message.h"
+#include "segments.h"
 #include "site_discovery.h"
 #include "wire_format.h"
 
@@ -34,19 +37,6 @@ MPI_Fint fortran_handle_of(Handle ours) {
 template <typename Handle>
 Handle handle_of_fortran(MPI_Fint fortran) {
   return reinterpret_cast<Handle>((static_cast<std::uintptr_t>(fortran - kFortranRequestBase) << 1) | 1u);
-}
-
-
-// Predefined types whose bytes are contiguous in memory: sent and received with memcpy.
-// Everything else goes through PMPI_Pack / PMPI_Unpack.
-bool contiguous(MPI_Datatype type, int* type_size) {
-  PMPI_Type_size(type, type_size);
-  int integers, addresses, datatypes, combiner;
-  PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
-  if (combiner != MPI_COMBINER_NAMED) return false;
-  MPI_Aint lower, extent;
-  PMPI_Type_get_extent(type, &lower, &extent);
-  return lower == 0 && extent == *type_size;  // MPI_DOUBLE_INT and friends have holes
 }
 
 std::string hex(const unsigned char* bytes, int count) {
@@ -94,6 +84,16 @@ struct FrontEnd::ArrivedMessage {
   std::vector<std::byte> body;
   bool synchronous = false;
   std::uint64_t sync_id = 0;
+  std::uint64_t size = 0;  // data bytes of the whole message
+  bool complete = true;    // false while segments are missing (their data is not in `body` yet)
+};
+
+// A segmented message whose segments are still arriving (segments.h): one per source at most.
+struct FrontEnd::SegmentedArrival {
+  std::shared_ptr<ArrivedMessage> message;  // also in the unexpected queue until a receive takes it
+  MessageAssembly assembly;
+  Envelope envelope;
+  std::uintptr_t receive = 0;  // the receive that took it, once one did
 };
 
 // What MPI_Mprobe / MPI_Improbe took out of the unexpected queue for MPI_Mrecv.
@@ -141,7 +141,9 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
 
   std::unique_ptr<FrontEnd> front_end(new FrontEnd(std::move(sites), world_rank, world_size, internal));
   front_end->statistics_path_ = config.stats_path;
-  front_end->segment_bytes_ = transfer_segment_bytes(config.streams, config.small_message);
+  front_end->segment_bytes_ =
+      std::min(transfer_segment_bytes(config.streams, config.small_message), config.max_message);
+  front_end->max_message_ = config.max_message;
   front_end->engine_ = std::make_unique<Engine>(std::move(config));
   const std::string endpoint = front_end->engine_->local_endpoint();
   if (endpoint.size() >= kEndpointBytes) throw std::runtime_error("endpoint name too long: " + endpoint);
@@ -206,40 +208,22 @@ int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int 
   if (failed_world_ranks_.count(dest_world)) {
     return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world));
   }
-  Message message;
-  message.source = static_cast<std::uint32_t>(world_rank_);
-  message.destination = static_cast<std::uint32_t>(dest_world);
-  message.tag = tag;
-  message.context = info.context;
-  message.flags = kFlagData | (synchronous ? kFlagSynchronous : 0u);
-  int type_size = 0;
-  if (contiguous(type, &type_size)) {
-    const std::size_t bytes = static_cast<std::size_t>(type_size) * static_cast<std::size_t>(count);
-    message.body.reserve(bytes + kSyncIdSize + kEngineTrailerSpare);
-    const auto* data = static_cast<const std::byte*>(buffer);
-    message.body.assign(data, data + bytes);
-  } else {
-    int packed_size = 0;
-    PMPI_Pack_size(count, type, comm, &packed_size);
-    message.body.reserve(static_cast<std::size_t>(packed_size) + kSyncIdSize + kEngineTrailerSpare);
-    message.body.resize(static_cast<std::size_t>(packed_size));
-    int position = 0;
-    const int rc = PMPI_Pack(buffer, count, type, message.body.data(), packed_size, &position, comm);
-    if (rc != MPI_SUCCESS) return report_error(comm, rc, "cannot pack the message");
-    message.body.resize(static_cast<std::size_t>(position));
-  }
-  if (synchronous) {
-    *sync_id = next_sync_id_++;
-    append_sync_id(message.body, *sync_id);
-  }
+  const std::string& endpoint = endpoint_of_world_[static_cast<std::size_t>(dest_world)];
   try {
-    engine_->send(endpoint_of_world_[static_cast<std::size_t>(dest_world)], std::move(message));
+    OutgoingEnvelope envelope{world_rank_, dest_world, tag, info.context, synchronous, 0};
+    if (synchronous) envelope.sync_id = *sync_id = next_sync_id_++;
+    OutgoingMessage message(buffer, count, type, comm, envelope, max_message_);
+    while (!message.done()) engine_->send(endpoint, message.next());  // a message's segments back to back
   } catch (const PeerFailed& e) {
     failed_world_ranks_.insert(dest_world);
     failure_reasons_[dest_world] = e.what();
     return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world, e.what()));
   } catch (const WindowFull& e) {
     return report_error(comm, MPI_ERR_OTHER, std::string("LongPipe window full (LONGPIPE_WINDOW_FULL=fail): ") + e.what());
+  } catch (const SendError& e) {
+    return report_error(comm, e.error_class(), e.what());
+  } catch (const std::exception& e) {  // the engine refused the message (std::invalid_argument), no memory
+    return report_error(comm, MPI_ERR_OTHER, std::string("LongPipe cannot send the message: ") + e.what());
   }
   return MPI_SUCCESS;
 }
@@ -321,8 +305,9 @@ int FrontEnd::isend(const void* buffer, int count, MPI_Datatype type, int dest, 
   Request& r = *owned;
   const std::uintptr_t handle = new_request(std::move(owned));
   const int rc = start_request(r, handle);
-  if (rc != MPI_SUCCESS) {
+  if (rc != MPI_SUCCESS) {  // reported already; nothing is left behind
     remove_request(handle);
+    *request = MPI_REQUEST_NULL;
     return rc;
   }
   *request = reinterpret_cast<MPI_Request>(handle);
@@ -358,7 +343,10 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   r.peer_world = dest_world;
   const bool synchronous = r.mode == SendMode::kSynchronous;
   const int rc = send_remote(r.send_buffer, r.count, r.type, dest_world, r.tag, r.comm, *info, synchronous, &r.sync_id);
-  if (rc != MPI_SUCCESS) return rc;
+  if (rc != MPI_SUCCESS) {
+    r.active = false;  // a persistent send that failed to start stays inactive
+    return rc;
+  }
   if (synchronous) {
     awaiting_match_[r.sync_id] = handle;
   } else {
@@ -427,7 +415,7 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
   // Messages already here that no earlier receive wanted (an earlier one would have taken them).
   if (r.peer_world >= 0 || r.peer == MPI_ANY_SOURCE) {
     if (auto found = unexpected_.take(r.pattern)) {
-      complete_receive(r, handle, found->first, std::move(*found->second));
+      complete_receive(r, handle, found->first, found->second);
       return MPI_SUCCESS;
     }
   }
@@ -459,54 +447,28 @@ std::list<std::uintptr_t>::iterator FrontEnd::unlist_receive(std::list<std::uint
   return pending_receives_.erase(pending);
 }
 
-void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelope& envelope, ArrivedMessage message) {
-  const CommunicatorInfo* info = lookup(r.comm);
-  r.error = deliver(message, envelope, info, r.receive_buffer, r.count, r.type, r.comm, &r.status);
-  acknowledge(envelope, message);
+void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelope& envelope,
+                                const std::shared_ptr<ArrivedMessage>& message) {
+  acknowledge(envelope, *message);  // a synchronous send completes at the match
+  if (!message->complete) {
+    // Its last segments are still on their way: straight into the buffer if the type is flat, else
+    // assembled and delivered at the end. Gone from arriving_: cut short (a failed send or peer).
+    auto arrival = arriving_.find(envelope.source_world);
+    if (arrival == arriving_.end() || arrival->second->message != message) {
+      r.complete = true;
+      r.error = r.status.MPI_ERROR = MPI_ERR_OTHER;
+      return;
+    }
+    arrival->second->receive = handle;
+    const TypeShape shape = shape_of(r.type);
+    const auto capacity = static_cast<std::size_t>(shape.size) * static_cast<std::size_t>(std::max(r.count, 0));
+    if (shape.flat) arrival->second->assembly.redirect(static_cast<std::byte*>(r.receive_buffer), capacity);
+    return;
+  }
+  r.error = deliver(message->body.data(), message->body.size(), envelope, lookup(r.comm), r.receive_buffer, r.count,
+                    r.type, r.comm, &r.status);
   r.complete = true;
   if (r.freed) remove_request(handle);
-}
-
-int FrontEnd::deliver(const ArrivedMessage& message, const Envelope& envelope, const CommunicatorInfo* info,
-                      void* buffer, int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status) {
-  int type_size = 0;
-  const bool flat = contiguous(type, &type_size);
-  const std::size_t capacity = static_cast<std::size_t>(type_size) * static_cast<std::size_t>(std::max(count, 0));
-  std::size_t bytes = message.body.size();
-  int error = MPI_SUCCESS;
-  if (bytes > capacity) {
-    error = MPI_ERR_TRUNCATE;
-    bytes = capacity;
-  }
-  if (bytes > 0) {
-    if (flat) {
-      std::memcpy(buffer, message.body.data(), bytes);
-    } else {
-      const std::size_t rest = bytes % static_cast<std::size_t>(type_size);
-      const int elements = static_cast<int>(bytes / static_cast<std::size_t>(type_size));
-      int position = 0;
-      int rc = PMPI_Unpack(message.body.data(), static_cast<int>(bytes - rest), &position, buffer, elements, type, comm);
-      if (rest > 0 && rc == MPI_SUCCESS) {
-        // A partial last element: its received bytes land, the rest of it keeps what was there
-        // (as Open MPI does): pack the element as it is, overwrite the received prefix, unpack.
-        MPI_Aint lower, extent;
-        PMPI_Type_get_extent(type, &lower, &extent);
-        void* element = static_cast<char*>(buffer) + static_cast<MPI_Aint>(elements) * extent;
-        int packed_size = 0;
-        PMPI_Pack_size(1, type, comm, &packed_size);
-        std::vector<std::byte> scratch(static_cast<std::size_t>(packed_size));
-        position = 0;
-        PMPI_Pack(element, 1, type, scratch.data(), packed_size, &position, comm);
-        std::memcpy(scratch.data(), message.body.data() + (bytes - rest), rest);
-        position = 0;
-        rc = PMPI_Unpack(scratch.data(), packed_size, &position, element, 1, type, comm);
-      }
-      if (rc != MPI_SUCCESS && error == MPI_SUCCESS) error = rc;
-    }
-  }
-  const int source = info ? info->peer_rank_of(envelope.source_world) : envelope.source_world;
-  if (status != MPI_STATUS_IGNORE) set_status(status, source, envelope.tag, error, static_cast<MPI_Count>(bytes), false);
-  return error;
 }
 
 void FrontEnd::acknowledge(const Envelope& envelope, const ArrivedMessage& message) {
@@ -554,12 +516,8 @@ int FrontEnd::sendrecv_replace(void* buffer, int count, MPI_Datatype type, int d
   if (remote_world(comm, dest, &info) < 0 && !emulated_receive(comm, source, &info)) {
     return PMPI_Sendrecv_replace(buffer, count, type, dest, send_tag, source, receive_tag, comm, status);
   }
-  int packed_size = 0;
-  PMPI_Pack_size(count, type, comm, &packed_size);
-  std::vector<std::byte> packed(static_cast<std::size_t>(packed_size));
-  int position = 0;
-  PMPI_Pack(buffer, count, type, packed.data(), packed_size, &position, comm);
-  return sendrecv(packed.data(), position, MPI_PACKED, dest, send_tag, buffer, count, type, source, receive_tag, comm,
+  const PackedCopy copy(buffer, count, type, comm);  // what to send: the receive overwrites the buffer
+  return sendrecv(copy.data(), count, copy.type(), dest, send_tag, buffer, count, type, source, receive_tag, comm,
                   status);
 }
 
@@ -580,7 +538,7 @@ int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* 
     *flag = 1;
     if (status != MPI_STATUS_IGNORE) {
       set_status(status, info->peer_rank_of(envelope.source_world), envelope.tag, MPI_SUCCESS,
-                 static_cast<MPI_Count>((*found)->body.size()), false);
+                 static_cast<MPI_Count>((*found)->size), false);
     }
     return MPI_SUCCESS;
   }
@@ -654,7 +612,7 @@ int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message
     *flag = 1;
     if (status != MPI_STATUS_IGNORE) {
       set_status(status, info->peer_rank_of(found->first.source_world), found->first.tag, MPI_SUCCESS,
-                 static_cast<MPI_Count>(found->second->body.size()), false);
+                 static_cast<MPI_Count>(found->second->size), false);
     }
     auto matched = std::make_unique<MatchedMessage>();
     matched->envelope = found->first;
@@ -682,34 +640,28 @@ int FrontEnd::mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, M
 }
 
 int FrontEnd::mrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
-  const auto handle = reinterpret_cast<std::uintptr_t>(*message);
-  MatchedMessage* matched = messages_.get(handle);
-  if (!matched) return PMPI_Mrecv(buffer, count, type, message, status);
-  const int error = deliver(*matched->message, matched->envelope, lookup(matched->comm), buffer, count, type,
-                            matched->comm, status);
-  acknowledge(matched->envelope, *matched->message);
-  const MPI_Comm comm = matched->comm;
-  messages_.remove(handle);
-  release_communicator(comm);
-  *message = MPI_MESSAGE_NULL;
-  return error == MPI_SUCCESS ? MPI_SUCCESS : report_error(comm, error, "message truncated");
+  MPI_Request request;
+  if (!is_ours(*message)) return PMPI_Mrecv(buffer, count, type, message, status);
+  imrecv(buffer, count, type, message, &request);
+  return wait(&request, status);  // errors (truncation) through the communicator's handler
 }
 
 int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
   const auto handle = reinterpret_cast<std::uintptr_t>(*message);
   MatchedMessage* matched = messages_.get(handle);
   if (!matched) return PMPI_Imrecv(buffer, count, type, message, request);
-  auto owned = std::make_unique<Request>();
-  owned->kind = Request::Kind::kReceive;
-  owned->comm = matched->comm;
-  owned->error = deliver(*matched->message, matched->envelope, lookup(matched->comm), buffer, count, type,
-                         matched->comm, &owned->status);
-  owned->complete = true;
-  acknowledge(matched->envelope, *matched->message);
-  release_communicator(matched->comm);  // the request holds it now
+  auto owned = make_request(Request::Kind::kReceive, false, buffer, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                            matched->comm, SendMode::kStandard);
+  owned->peer_world = matched->envelope.source_world;
+  set_status(&owned->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+  Request& r = *owned;
+  const std::uintptr_t request_handle = new_request(std::move(owned));
+  *request = reinterpret_cast<MPI_Request>(request_handle);
+  const std::unique_ptr<MatchedMessage> taken(new MatchedMessage(std::move(*matched)));
   messages_.remove(handle);
+  release_communicator(taken->comm);  // the request holds it now
   *message = MPI_MESSAGE_NULL;
-  *request = reinterpret_cast<MPI_Request>(new_request(std::move(owned)));
+  complete_receive(r, request_handle, taken->envelope, taken->message);  // now, or with its last segment
   return MPI_SUCCESS;
 }
 
@@ -805,22 +757,67 @@ bool FrontEnd::handle_incoming(Message message) {
     awaiting_match_.erase(it);
     return true;
   }
+  if (message.flags & kFlagContinuation) return continue_segmented(static_cast<int>(message.source), message.body);
   if (!(message.flags & kFlagData)) return false;
   auto arrived = std::make_shared<ArrivedMessage>();
   arrived->synchronous = (message.flags & kFlagSynchronous) != 0;
   arrived->body = std::move(message.body);
   if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return false;
   const Envelope envelope{message.context, static_cast<int>(message.source), message.tag};
+  abandon_segmented(envelope.source_world, MPI_ERR_OTHER);  // one cut short by a failed send: never completes
+  arrived->size = arrived->body.size();
+  if (message.flags & kFlagSegmented) {
+    auto assembly = MessageAssembly::start(std::move(arrived->body));
+    if (!assembly) return false;  // malformed: dropped
+    arrived->size = assembly->total();
+    arrived->complete = assembly->complete();
+    if (arrived->complete) arrived->body = assembly->take();
+    else arriving_[envelope.source_world].reset(new SegmentedArrival{arrived, std::move(*assembly), envelope, 0});
+  }
   for (auto it = pending_receives_.begin(); it != pending_receives_.end(); ++it) {
     Request* r = requests_.get(*it);
     if (!r->pattern.matches(envelope)) continue;
     const std::uintptr_t handle = *it;
     unlist_receive(it);
-    complete_receive(*r, handle, envelope, std::move(*arrived));
+    complete_receive(*r, handle, envelope, arrived);
     return true;
   }
   unexpected_.push(envelope, std::move(arrived));
   return false;
+}
+
+bool FrontEnd::continue_segmented(int source_world, const std::vector<std::byte>& body) {
+  auto it = arriving_.find(source_world);
+  if (it == arriving_.end()) return false;  // the rest of a message cut short: dropped
+  SegmentedArrival& arrival = *it->second;
+  if (!arrival.assembly.add(body)) return abandon_segmented(source_world, MPI_ERR_INTERN);
+  if (!arrival.assembly.complete()) return false;
+  const std::unique_ptr<SegmentedArrival> done = std::move(it->second);
+  arriving_.erase(it);
+  ArrivedMessage& message = *done->message;
+  if (!done->assembly.redirected()) message.body = done->assembly.take();
+  message.complete = true;
+  Request* r = requests_.get(done->receive);
+  if (!r) return false;  // still unexpected: complete now for whoever takes it
+  const std::byte* data = done->assembly.redirected() ? nullptr : message.body.data();  // nullptr: in place
+  r->error = deliver(data, message.size, done->envelope, lookup(r->comm), r->receive_buffer, r->count, r->type,
+                     r->comm, &r->status);
+  r->complete = true;
+  if (r->freed) remove_request(done->receive);
+  return true;
+}
+
+bool FrontEnd::abandon_segmented(int source_world, int error) {
+  auto it = arriving_.find(source_world);
+  if (it == arriving_.end()) return false;
+  const std::uintptr_t handle = it->second->receive;
+  arriving_.erase(it);  // an unexpected one stays incomplete: a receive that takes it fails at once
+  Request* r = requests_.get(handle);
+  if (!r) return false;
+  r->complete = true;
+  r->error = r->status.MPI_ERROR = error;
+  if (r->freed) remove_request(handle);
+  return true;
 }
 
 void FrontEnd::handle_peer_failures() {
@@ -830,6 +827,7 @@ void FrontEnd::handle_peer_failures() {
     const int world = found->second;
     failed_world_ranks_.insert(world);
     failure_reasons_[world] = failure.reason;
+    abandon_segmented(world, MPI_ERR_OTHER);
     // Receives that only this peer could satisfy, and synchronous sends waiting for it, fail.
     for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
       Request* r = requests_.get(*it);

@@ -161,6 +161,7 @@ class FrontEnd {
   struct Request;
   struct ArrivedMessage;
   struct MatchedMessage;
+  struct SegmentedArrival;
 
   FrontEnd(SiteMap sites, int world_rank, int world_size, MPI_Comm internal);
 
@@ -180,9 +181,12 @@ class FrontEnd {
   // Takes a receive off the pending list (matched, cancelled or failed) and out of its
   // communicator's NativeReceiveOrder; the next entry.
   std::list<std::uintptr_t>::iterator unlist_receive(std::list<std::uintptr_t>::iterator pending);
-  void complete_receive(Request& request, std::uintptr_t handle, const Envelope& envelope, ArrivedMessage message);
-  int deliver(const ArrivedMessage& message, const Envelope& envelope, const CommunicatorInfo* info, void* buffer,
-              int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
+  void complete_receive(Request& request, std::uintptr_t handle, const Envelope& envelope,
+                        const std::shared_ptr<ArrivedMessage>& message);
+  // A message's `size` data bytes into (buffer, count, type) and its status (front_end_delivery.cpp);
+  // `data` nullptr: they are in the buffer already (segments written in place).
+  int deliver(const std::byte* data, std::uint64_t size, const Envelope& envelope, const CommunicatorInfo* info,
+              void* buffer, int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
   void acknowledge(const Envelope& envelope, const ArrivedMessage& message);
 
   // Takes messages from the engine while fewer than kUnexpectedBound wait unclaimed (if
@@ -202,6 +206,11 @@ class FrontEnd {
   int improbe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
   // True if the message completed a request of ours (a receive or a synchronous send).
   bool handle_incoming(Message message);
+  // A segmented message's continuation (segments.h); its source's message in progress cut short
+  // (a new message from that source, or the source failed): a receive that took it fails with `error`.
+  // Both: true if a request of ours completed.
+  bool continue_segmented(int source_world, const std::vector<std::byte>& body);
+  bool abandon_segmented(int source_world, int error);
   void handle_peer_failures();
   // Whether a request of ours is complete (polling its Open MPI part if it has one).
   bool poll(Request& request);
@@ -243,6 +252,7 @@ class FrontEnd {
   int my_site_;
   std::string statistics_path_;  // this rank's LONGPIPE_STATS file
   std::size_t segment_bytes_ = kDefaultSegmentBytes;  // of send_bytes' transfers
+  std::size_t max_message_ = 64u << 20;  // the engine's LONGPIPE_MAX_MESSAGE: larger messages go in segments
   MPI_Comm internal_;  // private duplicate of MPI_COMM_WORLD for the front end's own collectives
   std::unique_ptr<Engine> engine_;
   std::vector<std::string> endpoint_of_world_;
@@ -261,6 +271,7 @@ class FrontEnd {
   std::list<std::uintptr_t> pending_receives_;  // LongPipe-side receives not matched yet, posting order
   MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
   std::unordered_map<std::uint64_t, std::uintptr_t> awaiting_match_;  // synchronous sends by id
+  std::unordered_map<int, std::unique_ptr<SegmentedArrival>> arriving_;  // segmented messages by source
   std::uint64_t next_sync_id_ = 1;
   std::list<std::uintptr_t> collectives_in_flight_;  // requests of kind kCollective not complete yet
 };

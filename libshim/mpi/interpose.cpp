@@ -2,7 +2,7 @@
 // preloaded (MPI_* are weak aliases of PMPI_* in libmpi, so these win). Each one costs a single
 // branch while LongPipe is off (a one-site job, before MPI_Init, after MPI_Finalize); otherwise the
 // front end routes it. No exception crosses into C: failures are reported on stderr and returned
-// as MPI_ERR_INTERN.
+// as MPI_ERR_INTERN (for sends, receives and Sendrecv also through the communicator's error handler).
 //
 // The collectives of collectives.h (Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
 // Allgather(v), Alltoall(v), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce) take
@@ -50,6 +50,22 @@ int guarded(const char* function, Call call) {
   return MPI_ERR_INTERN;
 }
 
+// guarded() for a call on `comm`: a failure also goes through the communicator's error handler
+// (MPI_ERRORS_ARE_FATAL aborts), and a nonblocking call leaves no request behind (*request null).
+template <typename Call>
+int guarded_on(MPI_Comm comm, const char* function, Call call, MPI_Request* request = nullptr) {
+  try {
+    return call(*front_end);
+  } catch (const std::exception& e) {
+    report(function, e.what());
+  } catch (...) {
+    report(function, "unknown error");
+  }
+  if (request) *request = MPI_REQUEST_NULL;
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_INTERN);
+  return MPI_ERR_INTERN;
+}
+
 // After PMPI_Init(_thread): start LongPipe, or abort the job with the reason (a bad LONGPIPE_*
 // value must not silently run without LongPipe).
 void start_front_end() {
@@ -83,6 +99,7 @@ int registered(int rc, MPI_Comm* comm) {
 using lp::mpi::FrontEnd;
 using lp::mpi::front_end;
 using lp::mpi::guarded;
+using lp::mpi::guarded_on;
 using lp::mpi::registered;
 using lp::mpi::SendMode;
 
@@ -136,7 +153,7 @@ LP_EXPORT int MPI_Abort(MPI_Comm comm, int code) { return PMPI_Abort(comm, code)
 #define LP_SEND(NAME, MODE)                                                                              \
   LP_EXPORT int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) { \
     if (!front_end || front_end->send_stays_on_open_mpi(comm, dest)) return PMPI_##NAME(buf, count, type, dest, tag, comm); \
-    return guarded("MPI_" #NAME, [&](FrontEnd& fe) { return fe.send(buf, count, type, dest, tag, comm, MODE); }); \
+    return guarded_on(comm, "MPI_" #NAME, [&](FrontEnd& fe) { return fe.send(buf, count, type, dest, tag, comm, MODE); }); \
   }
 LP_SEND(Send, SendMode::kStandard)
 LP_SEND(Bsend, SendMode::kBuffered)
@@ -149,8 +166,9 @@ LP_SEND(Ssend, SendMode::kSynchronous)
     if (!front_end || front_end->send_stays_on_open_mpi(comm, dest)) {                                   \
       return PMPI_##NAME(buf, count, type, dest, tag, comm, request);                                    \
     }                                                                                                    \
-    return guarded("MPI_" #NAME,                                                                         \
-                   [&](FrontEnd& fe) { return fe.METHOD(buf, count, type, dest, tag, comm, MODE, request); }); \
+    return guarded_on(comm, "MPI_" #NAME,                                                                \
+                      [&](FrontEnd& fe) { return fe.METHOD(buf, count, type, dest, tag, comm, MODE, request); }, \
+                      request);                                                                          \
   }
 LP_ISEND(Isend, isend, SendMode::kStandard)
 LP_ISEND(Ibsend, isend, SendMode::kBuffered)
@@ -168,7 +186,7 @@ LP_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int 
   if (!front_end || front_end->receive_stays_on_open_mpi(comm, source)) {
     return PMPI_Recv(buf, count, type, source, tag, comm, status);
   }
-  return guarded("MPI_Recv", [&](FrontEnd& fe) { return fe.recv(buf, count, type, source, tag, comm, status); });
+  return guarded_on(comm, "MPI_Recv", [&](FrontEnd& fe) { return fe.recv(buf, count, type, source, tag, comm, status); });
 }
 
 LP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -176,7 +194,8 @@ LP_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int
   if (!front_end || front_end->receive_stays_on_open_mpi(comm, source)) {
     return PMPI_Irecv(buf, count, type, source, tag, comm, request);
   }
-  return guarded("MPI_Irecv", [&](FrontEnd& fe) { return fe.irecv(buf, count, type, source, tag, comm, request); });
+  return guarded_on(comm, "MPI_Irecv", [&](FrontEnd& fe) { return fe.irecv(buf, count, type, source, tag, comm, request); },
+                    request);
 }
 
 LP_EXPORT int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -193,7 +212,7 @@ LP_EXPORT int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype send
     return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                          comm, status);
   }
-  return guarded("MPI_Sendrecv", [&](FrontEnd& fe) {
+  return guarded_on(comm, "MPI_Sendrecv", [&](FrontEnd& fe) {
     return fe.sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
                        comm, status);
   });
@@ -202,7 +221,7 @@ LP_EXPORT int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype send
 LP_EXPORT int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest, int sendtag, int source,
                                    int recvtag, MPI_Comm comm, MPI_Status* status) {
   if (!front_end) return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
-  return guarded("MPI_Sendrecv_replace", [&](FrontEnd& fe) {
+  return guarded_on(comm, "MPI_Sendrecv_replace", [&](FrontEnd& fe) {
     return fe.sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
   });
 }

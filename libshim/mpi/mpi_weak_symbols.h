@@ -96,12 +96,15 @@
 #pragma weak PMPI_Testany
 #pragma weak PMPI_Testsome
 #pragma weak PMPI_Type_commit
+#pragma weak PMPI_Type_contiguous
 #pragma weak PMPI_Type_free
+#pragma weak PMPI_Type_get_contents
 #pragma weak PMPI_Type_get_envelope
 #pragma weak PMPI_Type_get_extent
 #pragma weak PMPI_Type_get_true_extent
 #pragma weak PMPI_Type_indexed
 #pragma weak PMPI_Type_size
+#pragma weak PMPI_Type_size_x
 #pragma weak PMPI_Unpack
 #pragma weak PMPI_Wait
 #pragma weak PMPI_Waitall

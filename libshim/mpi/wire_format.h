@@ -17,6 +17,10 @@ namespace lp::mpi {
 inline constexpr std::uint32_t kFlagData = 1;         // a point-to-point message
 inline constexpr std::uint32_t kFlagSynchronous = 2;  // data whose sender waits for kFlagMatched
 inline constexpr std::uint32_t kFlagMatched = 4;      // acknowledgement: body = the send's id
+// A message larger than one engine message (segments.h): its first segment (with kFlagData; body =
+// total size, data, sync id) and the continuations that follow it from the same source.
+inline constexpr std::uint32_t kFlagSegmented = 8;
+inline constexpr std::uint32_t kFlagContinuation = 16;
 inline constexpr std::size_t kSyncIdSize = sizeof(std::uint64_t);
 // Spare capacity a body gets so that the engine adds its 20-byte trailer without copying
 // (libshim/README.md, "For front ends").

@@ -30,9 +30,17 @@
 #                                 a LongPipe-side receive that may take its messages match in posting
 #                                 order; operations pending at MPI_Comm_free complete normally. The
 #                                 program checks the values; the transcripts must be identical
+#             large               front_end_large.c, 2 ranks, sites 0,1: 80 MiB messages (segments):
+#                                 Send/Probe/Recv, Isend/Irecv of a vector type, one vector element
+#                                 of 80 MiB, Ssend, a truncated receive, Sendrecv_replace: identical
+#                                 transcripts, the messages carried by LongPipe
+#             large-huge          the same program, one message of 2.5 GiB, checked by pattern
+#             large-send-error    LongPipe only: Isend and Sendrecv of 80 MiB into a full window
+#                                 (LONGPIPE_WINDOW_FULL=fail) fail through the error handler and leave
+#                                 no request and no receive behind
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
-#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_ORDERING.
+#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_ORDERING, MPI_FRONT_END_LARGE.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -45,6 +53,7 @@ UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
 THREADS=${MPI_FRONT_END_THREADS:-}
 FLOOD=${MPI_FRONT_END_FLOOD:-}
 ORDERING=${MPI_FRONT_END_ORDERING:-}
+LARGE=${MPI_FRONT_END_LARGE:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -198,6 +207,49 @@ case $SCENARIO in
     say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
     # Rank 0 sends rank 2 at least the freed-communicator signal and the synchronous message.
     check_statistics 0,0,1,1 2
+    ;;
+  large | large-huge)
+    [[ -x $LARGE ]] || fail "MPI_FRONT_END_LARGE must name the test program"
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    mode=large
+    [[ $SCENARIO == large-huge ]] && mode=huge
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
+    say "$SCENARIO without LongPipe"
+    run_job no 2 "$WORK/plain.out" "$WORK/plain.err" "$LARGE" "$mode" ||
+      { cat "$WORK/plain.out" "$WORK/plain.err" >&2; fail "plain run failed (or took over ${RUN_SECONDS} s)"; }
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json")
+    say "$SCENARIO with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_job yes 2 "$WORK/longpipe.out" "$WORK/longpipe.err" "$LARGE" "$mode" ||
+      { cat "$WORK/longpipe.out" "$WORK/longpipe.err" >&2; fail "run with LongPipe failed (or took over ${RUN_SECONDS} s)"; }
+    cat "$WORK/longpipe.out" >&2
+    [[ -s $WORK/plain.out ]] || fail "empty transcript"
+    diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    # Every check in the transcript found the data right ("first wrong int N of N": none wrong).
+    awk '/first wrong int/ { checks++; if ($(NF-2) != $NF) bad++ }
+         /wrong data ints/ { checks++; if ($0 !~ /wrong data ints 0, holes overwritten 0$/) bad++ }
+         END { exit !(checks > 0 && bad == 0) }' "$WORK/longpipe.out" || fail "data damaged"
+    # Rank 0's messages crossed over LongPipe in segments of at most 16 MiB: 6 x 6 for the six of
+    # 80 MiB, 161 for the one of 2.5 GiB.
+    min_sent=36
+    [[ $SCENARIO == large-huge ]] && min_sent=161
+    check_statistics 0,1 "$min_sent"
+    say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
+    ;;
+  large-send-error)
+    [[ -x $LARGE ]] || fail "MPI_FRONT_END_LARGE must name the test program"
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1 LONGPIPE_WINDOW_MESSAGES=1 LONGPIPE_WINDOW_FULL=fail LONGPIPE_COLLECTIVES=native)
+    rc=0
+    run_job yes 2 "$WORK/out" "$WORK/err" "$LARGE" send-error || rc=$?
+    cat "$WORK/out" "$WORK/err" >&2
+    [[ $rc -ne 124 && $rc -ne 137 ]] || fail "the job hung (over ${RUN_SECONDS} s)"
+    grep -q '^isend 80 MiB into a full window: MPI_ERR_OTHER, handler called 1 time(s) with MPI_ERR_OTHER, request MPI_REQUEST_NULL$' \
+      "$WORK/out" || fail "MPI_Isend's failure did not go through the error handler, or left a request"
+    grep -q '^sendrecv of 80 MiB into a full window: MPI_ERR_OTHER, handler called 2 time(s)$' "$WORK/out" ||
+      fail "MPI_Sendrecv's failed send did not go through the error handler"
+    grep -q "^later receive with the failed Sendrecv's tag: got the reply (33)$" "$WORK/out" ||
+      fail "the failed MPI_Sendrecv left a receive behind that took a later message"
+    [[ $rc -eq 0 ]] || fail "the job failed (exit $rc)"
+    say "failed sends went through the error handler and left nothing behind"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
