@@ -22,7 +22,8 @@
 #             loads-without-mpi   no libmpi reference left to the dynamic linker: loads into /bin/true
 #                                 (LD_BIND_NOW too)
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
-#                                 with a message (Open MPI alone provides MULTIPLE)
+#                                 with a message, and MPI_Query_thread says the same (Open MPI
+#                                 alone provides MULTIPLE)
 #             flood               front_end_flood.c, 2 sites: a receiver that posts no receive for a
 #                                 while holds a bounded number of messages (the sender's window fills,
 #                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
@@ -150,8 +151,11 @@ case $SCENARIO in
     JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
     run_job no 2 "$WORK/plain.out" "$WORK/plain.err" "$THREADS" || fail "plain run failed"
     grep -qx 'provided: MPI_THREAD_MULTIPLE' "$WORK/plain.out" || fail "Open MPI alone did not provide MULTIPLE"
+    grep -qx 'query_thread: MPI_THREAD_MULTIPLE' "$WORK/plain.out" || fail "Open MPI alone: MPI_Query_thread disagrees"
     run_job yes 2 "$WORK/out" "$WORK/err" "$THREADS" || { cat "$WORK/err" >&2; fail "run with LongPipe failed"; }
     grep -qx 'provided: MPI_THREAD_SERIALIZED' "$WORK/out" || fail "LongPipe did not lower the thread level"
+    grep -qx 'query_thread: MPI_THREAD_SERIALIZED' "$WORK/out" ||
+      { cat "$WORK/out" >&2; fail "MPI_Query_thread does not answer what MPI_Init_thread provided"; }
     grep -q 'MPI_THREAD_MULTIPLE is not supported across sites' "$WORK/err" || fail "no message about the thread level"
     say "MPI_THREAD_MULTIPLE refused across sites, with a message"
     ;;
