@@ -24,6 +24,9 @@
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
 #                                 with a message, and MPI_Query_thread says the same (Open MPI
 #                                 alone provides MULTIPLE)
+#             mpi4py              front_end_mpi4py.py with Debian's python3-mpi4py, 4 ranks, sites
+#                                 {0,1} {2,3}: Python loads libmpi with dlopen after the preload;
+#                                 identical transcripts, LongPipe carried the inter-site messages
 #             flood               front_end_flood.c, 2 sites: a receiver that posts no receive for a
 #                                 while holds a bounded number of messages (the sender's window fills,
 #                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
@@ -33,7 +36,7 @@
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_front_end.sh MODE semantics|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|unreachable-scatter|unreachable-alltoall|bad-sites|loads-without-mpi}
+SCENARIO=${2:?usage: run_front_end.sh MODE semantics|mpi4py|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|unreachable-scatter|unreachable-alltoall|bad-sites|loads-without-mpi}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -158,6 +161,34 @@ case $SCENARIO in
       { cat "$WORK/out" >&2; fail "MPI_Query_thread does not answer what MPI_Init_thread provided"; }
     grep -q 'MPI_THREAD_MULTIPLE is not supported across sites' "$WORK/err" || fail "no message about the thread level"
     say "MPI_THREAD_MULTIPLE refused across sites, with a message"
+    ;;
+  mpi4py)
+    # Debian's interpreter: the one python3-mpi4py is installed for (not whichever python3 is first).
+    python=/usr/bin/python3
+    "$python" -c 'import mpi4py, numpy' 2>/dev/null || fail "$python cannot import mpi4py and numpy (python3-mpi4py, python3-numpy)"
+    program=$HERE/front_end_mpi4py.py
+    JOB_ENV=()
+    [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
+    # run_mpi4py PRELOAD(yes|no) NAME: the job, failing with the reason (a timeout named as such).
+    run_mpi4py() {
+      local rc=0
+      run_job "$1" 4 "$WORK/$2.out" "$WORK/$2.err" "$python" "$program" || rc=$?
+      ((rc == 0)) && return
+      cat "$WORK/$2.out" "$WORK/$2.err" >&2
+      ((rc == 124 || rc == 137)) && fail "$2 run: no end after ${RUN_SECONDS} s (hung)"
+      fail "$2 run failed (status $rc)"
+    }
+    say "$MODE: mpi4py without LongPipe"
+    run_mpi4py no plain
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json")
+    say "$MODE: mpi4py with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_mpi4py yes longpipe
+    grep -qx done "$WORK/plain.out" || fail "the program did not finish"
+    diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
+    # Rank 0 sends 58 messages to ranks 2 and 3 and receives 58 from them (collectives aside).
+    python3 "$HERE/longpipe_statistics.py" "$WORK/stats.json" 0,0,1,1 --rank0-sent 58 --rank0-received 58 ||
+      fail "LongPipe statistics"
     ;;
   flood)
     [[ -x $FLOOD ]] || fail "MPI_FRONT_END_FLOOD must name the test program"
