@@ -9,6 +9,8 @@
 #                       automatically (host names + measured round trip)
 #   SCENARIO  semantics           front_end_semantics.c, 4 ranks, sites {0,1} {2,3}: identical
 #                                 transcripts; only inter-site sessions, carrying the messages
+#             dlopen-local        the same program built as a plugin that a program without MPI
+#                                 loads with dlopen(RTLD_LOCAL): libmpi is not in the global scope
 #             same-site           the same program with automatic sites on one host: one site, so
 #                                 LongPipe stays out of the way (no engine, no statistics)
 #             unreachable-return  a peer stops answering; MPI_ERRORS_RETURN gets MPI_ERR_OTHER
@@ -32,7 +34,8 @@
 #                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
-#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD.
+#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_DLOPEN_HOST,
+#              MPI_FRONT_END_SEMANTICS_PLUGIN.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -44,6 +47,8 @@ SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
 UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
 THREADS=${MPI_FRONT_END_THREADS:-}
 FLOOD=${MPI_FRONT_END_FLOOD:-}
+DLOPEN_HOST=${MPI_FRONT_END_DLOPEN_HOST:-}
+SEMANTICS_PLUGIN=${MPI_FRONT_END_SEMANTICS_PLUGIN:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -71,15 +76,22 @@ check_statistics() {
 }
 
 case $SCENARIO in
-  semantics)
+  semantics | dlopen-local)
     [[ -x $SEMANTICS ]] || fail "MPI_FRONT_END_SEMANTICS must name the test program"
+    program=("$SEMANTICS")
+    if [[ $SCENARIO == dlopen-local ]]; then
+      [[ $MODE == local ]] || fail "dlopen-local runs on one host"
+      [[ -x $DLOPEN_HOST && -f $SEMANTICS_PLUGIN ]] ||
+        fail "MPI_FRONT_END_DLOPEN_HOST and MPI_FRONT_END_SEMANTICS_PLUGIN must name the test programs"
+      program=("$DLOPEN_HOST" "$SEMANTICS_PLUGIN" front_end_semantics_main)
+    fi
     JOB_ENV=()
     [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
-    say "$MODE: front_end_semantics without LongPipe"
-    run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "$SEMANTICS" || { cat "$WORK/plain.err" >&2; fail "plain run failed"; }
+    say "$MODE: ${program[*]##*/} without LongPipe"
+    run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "${program[@]}" || { cat "$WORK/plain.err" >&2; fail "plain run failed"; }
     JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json" LONGPIPE_RTT=50)
-    say "$MODE: front_end_semantics with LD_PRELOAD=$(basename "$LIBRARY")"
-    run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "$SEMANTICS" ||
+    say "$MODE: ${program[*]##*/} with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "${program[@]}" ||
       { cat "$WORK/longpipe.err" >&2; fail "run with LongPipe failed"; }
     [[ -s $WORK/plain.out ]] || fail "empty transcript"
     diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
