@@ -109,7 +109,7 @@ LP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provid
   return rc;
 }
 
-// What MPI_Init_thread provided (thread_level.h); Open MPI's own would still say MULTIPLE.
+// What MPI_Init_thread provided (thread_level.h), not Open MPI's level before LongPipe lowered it.
 LP_EXPORT int MPI_Query_thread(int* provided) { return lp::mpi::query_thread_level(provided); }
 
 LP_EXPORT int MPI_Finalize() {

@@ -48,22 +48,19 @@ void* find(const char* name) noexcept {
   // The global scope: libmpi linked by the program, or made global by whoever loaded it. For an
   // object this is the executable's copy where there is one, which libmpi itself uses too.
   if (void* address = dlsym(RTLD_DEFAULT, name)) return address;
-  const char* where = "no libmpi.so is loaded";
+  std::string where = "not in the global scope, and no libmpi.so is loaded";
   try {
     const LoadedLibmpi& libmpi = loaded_libmpi();
     if (libmpi.handle) {
       if (void* address = dlsym(libmpi.handle, name)) return address;
-      where = libmpi.path.c_str();
+      where = "neither in the global scope nor in " + libmpi.path;
     } else if (!libmpi.path.empty()) {
-      where = "the loaded libmpi.so cannot be opened";
+      where = "not in the global scope, and " + libmpi.path + " cannot be opened";
     }
   } catch (...) {
-    where = "looking for libmpi.so failed";
+    where = "not in the global scope; looking for libmpi.so failed";
   }
-  std::fprintf(stderr,
-               "liblongpipe: the MPI front end needs Open MPI's symbol %s, which is not in the process "
-               "(%s); aborting\n",
-               name, where);
+  std::fprintf(stderr, "liblongpipe: the MPI front end needs Open MPI's %s: %s; aborting\n", name, where.c_str());
   std::fflush(stderr);
   std::abort();
 }

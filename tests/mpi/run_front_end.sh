@@ -22,7 +22,7 @@
 #             unreachable-alltoall the same with MPI_Alltoall
 #             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
 #             loads-without-mpi   no libmpi reference left to the dynamic linker: loads into /bin/true
-#                                 (LD_BIND_NOW too)
+#                                 (LD_BIND_NOW too); MPI_Init without libmpi aborts naming PMPI_Init
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
 #                                 with a message, and MPI_Query_thread says the same (Open MPI
 #                                 alone provides MULTIPLE)
@@ -160,6 +160,15 @@ case $SCENARIO in
     LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true"
     LD_BIND_NOW=1 LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true with LD_BIND_NOW"
     say "loads without libmpi (lazy and immediate binding)"
+    # An MPI call without libmpi in the process: a message naming the missing symbol and an abort
+    # (SIGABRT, status 134), never a call to address 0.
+    rc=0
+    LD_PRELOAD="$PRELOAD" /usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).MPI_Init(None, None)' \
+      2>"$WORK/err" || rc=$?
+    cat "$WORK/err" >&2
+    grep -q "liblongpipe: the MPI front end needs Open MPI's PMPI_Init: not in the global scope, and no libmpi.so is loaded; aborting" "$WORK/err" ||
+      fail "MPI_Init without libmpi: no message naming PMPI_Init"
+    ((rc == 134)) || fail "MPI_Init without libmpi: exit status $rc, not an abort (134)"
     ;;
   thread-multiple)
     [[ -x $THREADS ]] || fail "MPI_FRONT_END_THREADS must name the test program"
