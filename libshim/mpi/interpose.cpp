@@ -18,6 +18,7 @@
 
 #include "collectives.h"
 #include "front_end.h"
+#include "thread_level.h"
 
 namespace lp::mpi {
 namespace {
@@ -109,7 +110,11 @@ using lp::mpi::SendMode;
 
 LP_EXPORT int MPI_Init(int* argc, char*** argv) {
   const int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS) lp::mpi::start_front_end();
+  if (rc != MPI_SUCCESS) return rc;
+  lp::mpi::start_front_end();
+  int open_mpi_level = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&open_mpi_level);
+  lp::mpi::settle_thread_level(open_mpi_level, front_end != nullptr, lp::mpi::world_rank_for_messages);
   return rc;
 }
 
@@ -117,17 +122,12 @@ LP_EXPORT int MPI_Init_thread(int* argc, char*** argv, int required, int* provid
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc != MPI_SUCCESS) return rc;
   lp::mpi::start_front_end();
-  if (front_end && *provided > MPI_THREAD_SERIALIZED) {
-    // The front end's matching state is not thread-safe: say so instead of being silently wrong.
-    if (lp::mpi::world_rank_for_messages == 0) {
-      std::fprintf(stderr,
-                   "liblongpipe: MPI_THREAD_MULTIPLE is not supported across sites; providing "
-                   "MPI_THREAD_SERIALIZED (check 'provided')\n");
-    }
-    *provided = MPI_THREAD_SERIALIZED;
-  }
+  *provided = lp::mpi::settle_thread_level(*provided, front_end != nullptr, lp::mpi::world_rank_for_messages);
   return rc;
 }
+
+// What MPI_Init_thread provided (thread_level.h), not Open MPI's level before LongPipe lowered it.
+LP_EXPORT int MPI_Query_thread(int* provided) { return lp::mpi::query_thread_level(provided); }
 
 LP_EXPORT int MPI_Finalize() {
   if (front_end) {

@@ -1,16 +1,11 @@
-// The MPI API as the front end uses it: Open MPI's mpi.h (C only) with every PMPI_* function and
-// ompi_* object it references made weak.
+// The MPI API as the front end uses it: Open MPI's mpi.h (C only), with every PMPI_* function and
+// ompi_* object it uses found in the process at run time (libmpi_names.h, libmpi_symbols.h).
 //
-// liblongpipe.so is also preloaded into programs without libmpi (PVM programs, /bin/true): there
-// these references resolve to null instead of failing to load (also with LD_BIND_NOW), and nothing
-// uses them because MPI_Init is never called. In an MPI program the dynamic linker binds them to
-// libmpi's definitions as usual. tests/mpi checks that the library has no strong undefined MPI
-// symbol (`mpi.loads-without-mpi`).
+// liblongpipe.so does not link libmpi: it is also preloaded into programs without MPI (PVM
+// programs, /bin/true), where nothing is looked up because MPI_Init is never called, and into
+// programs that load libmpi only later with dlopen (Python's mpi4py), where symbols bound when the
+// library loaded would be null. tests/mpi checks that the library has no undefined libmpi symbol
+// (`mpi.front-end.loads-without-mpi`) and runs mpi4py under the preload (`mpi.front-end.mpi4py`).
 #pragma once
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
-
-#include "mpi_weak_symbols.h"
+#include "libmpi_names.h"

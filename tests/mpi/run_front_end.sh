@@ -9,6 +9,8 @@
 #                       automatically (host names + measured round trip)
 #   SCENARIO  semantics           front_end_semantics.c, 4 ranks, sites {0,1} {2,3}: identical
 #                                 transcripts; only inter-site sessions, carrying the messages
+#             dlopen-local        the same program built as a plugin that a program without MPI
+#                                 loads with dlopen(RTLD_LOCAL): libmpi is not in the global scope
 #             same-site           the same program with automatic sites on one host: one site, so
 #                                 LongPipe stays out of the way (no engine, no statistics)
 #             unreachable-return  a peer stops answering; MPI_ERRORS_RETURN gets MPI_ERR_OTHER
@@ -19,9 +21,14 @@
 #             unreachable-scatter the same with MPI_Scatter whose root is the stopped leader
 #             unreachable-alltoall the same with MPI_Alltoall
 #             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
-#             loads-without-mpi   no strong libmpi reference: loads into /bin/true (LD_BIND_NOW too)
+#             loads-without-mpi   no libmpi reference left to the dynamic linker: loads into /bin/true
+#                                 (LD_BIND_NOW too); MPI_Init without libmpi aborts naming PMPI_Init
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
-#                                 with a message (Open MPI alone provides MULTIPLE)
+#                                 with a message, and MPI_Query_thread says the same (Open MPI
+#                                 alone provides MULTIPLE)
+#             mpi4py              front_end_mpi4py.py with Debian's python3-mpi4py, 4 ranks, sites
+#                                 {0,1} {2,3}: Python loads libmpi with dlopen after the preload;
+#                                 identical transcripts, LongPipe carried the inter-site messages
 #             flood               front_end_flood.c, 2 sites: a receiver that posts no receive for a
 #                                 while holds a bounded number of messages (the sender's window fills,
 #                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
@@ -40,11 +47,12 @@
 #                                 no request and no receive behind
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
-#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_ORDERING, MPI_FRONT_END_LARGE.
+#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_ORDERING, MPI_FRONT_END_LARGE,
+#              MPI_FRONT_END_DLOPEN_HOST, MPI_FRONT_END_SEMANTICS_PLUGIN.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_front_end.sh MODE semantics|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|unreachable-scatter|unreachable-alltoall|bad-sites|loads-without-mpi}
+SCENARIO=${2:?usage: run_front_end.sh MODE semantics|mpi4py|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|unreachable-scatter|unreachable-alltoall|bad-sites|loads-without-mpi}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -54,6 +62,8 @@ THREADS=${MPI_FRONT_END_THREADS:-}
 FLOOD=${MPI_FRONT_END_FLOOD:-}
 ORDERING=${MPI_FRONT_END_ORDERING:-}
 LARGE=${MPI_FRONT_END_LARGE:-}
+DLOPEN_HOST=${MPI_FRONT_END_DLOPEN_HOST:-}
+SEMANTICS_PLUGIN=${MPI_FRONT_END_SEMANTICS_PLUGIN:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -81,15 +91,22 @@ check_statistics() {
 }
 
 case $SCENARIO in
-  semantics)
+  semantics | dlopen-local)
     [[ -x $SEMANTICS ]] || fail "MPI_FRONT_END_SEMANTICS must name the test program"
+    program=("$SEMANTICS")
+    if [[ $SCENARIO == dlopen-local ]]; then
+      [[ $MODE == local ]] || fail "dlopen-local runs on one host"
+      [[ -x $DLOPEN_HOST && -f $SEMANTICS_PLUGIN ]] ||
+        fail "MPI_FRONT_END_DLOPEN_HOST and MPI_FRONT_END_SEMANTICS_PLUGIN must name the test programs"
+      program=("$DLOPEN_HOST" "$SEMANTICS_PLUGIN" front_end_semantics_main)
+    fi
     JOB_ENV=()
     [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
-    say "$MODE: front_end_semantics without LongPipe"
-    run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "$SEMANTICS" || { cat "$WORK/plain.err" >&2; fail "plain run failed"; }
+    say "$MODE: ${program[*]##*/} without LongPipe"
+    run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "${program[@]}" || { cat "$WORK/plain.err" >&2; fail "plain run failed"; }
     JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json" LONGPIPE_RTT=50)
-    say "$MODE: front_end_semantics with LD_PRELOAD=$(basename "$LIBRARY")"
-    run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "$SEMANTICS" ||
+    say "$MODE: ${program[*]##*/} with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "${program[@]}" ||
       { cat "$WORK/longpipe.err" >&2; fail "run with LongPipe failed"; }
     [[ -s $WORK/plain.out ]] || fail "empty transcript"
     diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
@@ -150,21 +167,64 @@ case $SCENARIO in
     say "refused: $(grep -m1 LONGPIPE_MPI_SITES "$WORK/err")"
     ;;
   loads-without-mpi)
-    strong=$(nm -D --undefined-only "$LIBRARY" | awk '$1 == "U" && $2 ~ /^(PMPI_|ompi_|MPI_)/ {print $2}')
-    [[ -z $strong ]] || fail "strong references to libmpi (add them to libshim/mpi/mpi_weak_symbols.h): $strong"
+    # Not even a weak one: bound (to nothing) when the library loads, it would stay null in a
+    # program that loads libmpi later (mpi4py).
+    unresolved=$(nm -D --undefined-only "$LIBRARY" | awk '$2 ~ /^(PMPI_|ompi_|MPI_|mpi_fortran_)/ {print $2}')
+    [[ -z $unresolved ]] ||
+      fail "references to libmpi left to the dynamic linker (name them in libshim/mpi/libmpi_names.h): $unresolved"
     LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true"
     LD_BIND_NOW=1 LD_PRELOAD="$PRELOAD" /bin/true || fail "liblongpipe.so does not load into /bin/true with LD_BIND_NOW"
     say "loads without libmpi (lazy and immediate binding)"
+    # An MPI call without libmpi in the process: a message naming the missing symbol and an abort
+    # (SIGABRT, status 134), never a call to address 0.
+    rc=0
+    LD_PRELOAD="$PRELOAD" /usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).MPI_Init(None, None)' \
+      2>"$WORK/err" || rc=$?
+    cat "$WORK/err" >&2
+    grep -q "liblongpipe: the MPI front end needs Open MPI's PMPI_Init: not in the global scope, and no libmpi.so is loaded; aborting" "$WORK/err" ||
+      fail "MPI_Init without libmpi: no message naming PMPI_Init"
+    ((rc == 134)) || fail "MPI_Init without libmpi: exit status $rc, not an abort (134)"
     ;;
   thread-multiple)
     [[ -x $THREADS ]] || fail "MPI_FRONT_END_THREADS must name the test program"
     JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
     run_job no 2 "$WORK/plain.out" "$WORK/plain.err" "$THREADS" || fail "plain run failed"
     grep -qx 'provided: MPI_THREAD_MULTIPLE' "$WORK/plain.out" || fail "Open MPI alone did not provide MULTIPLE"
+    grep -qx 'query_thread: MPI_THREAD_MULTIPLE' "$WORK/plain.out" || fail "Open MPI alone: MPI_Query_thread disagrees"
     run_job yes 2 "$WORK/out" "$WORK/err" "$THREADS" || { cat "$WORK/err" >&2; fail "run with LongPipe failed"; }
     grep -qx 'provided: MPI_THREAD_SERIALIZED' "$WORK/out" || fail "LongPipe did not lower the thread level"
+    grep -qx 'query_thread: MPI_THREAD_SERIALIZED' "$WORK/out" ||
+      { cat "$WORK/out" >&2; fail "MPI_Query_thread does not answer what MPI_Init_thread provided"; }
     grep -q 'MPI_THREAD_MULTIPLE is not supported across sites' "$WORK/err" || fail "no message about the thread level"
     say "MPI_THREAD_MULTIPLE refused across sites, with a message"
+    ;;
+  mpi4py)
+    # Debian's interpreter: the one python3-mpi4py is installed for (not whichever python3 is first).
+    python=/usr/bin/python3
+    "$python" -c 'import mpi4py, numpy' 2>/dev/null || fail "$python cannot import mpi4py and numpy (python3-mpi4py, python3-numpy)"
+    program=$HERE/front_end_mpi4py.py
+    JOB_ENV=()
+    [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
+    # run_mpi4py PRELOAD(yes|no) NAME: the job, failing with the reason (a timeout named as such).
+    run_mpi4py() {
+      local rc=0
+      run_job "$1" 4 "$WORK/$2.out" "$WORK/$2.err" "$python" "$program" || rc=$?
+      ((rc == 0)) && return
+      cat "$WORK/$2.out" "$WORK/$2.err" >&2
+      ((rc == 124 || rc == 137)) && fail "$2 run: no end after ${RUN_SECONDS} s (hung)"
+      fail "$2 run failed (status $rc)"
+    }
+    say "$MODE: mpi4py without LongPipe"
+    run_mpi4py no plain
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json")
+    say "$MODE: mpi4py with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_mpi4py yes longpipe
+    grep -qx done "$WORK/plain.out" || fail "the program did not finish"
+    diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    say "transcripts identical ($(wc -l <"$WORK/plain.out") lines)"
+    # Rank 0 sends 58 messages to ranks 2 and 3 and receives 58 from them (collectives aside).
+    python3 "$HERE/longpipe_statistics.py" "$WORK/stats.json" 0,0,1,1 --rank0-sent 58 --rank0-received 58 ||
+      fail "LongPipe statistics"
     ;;
   flood)
     [[ -x $FLOOD ]] || fail "MPI_FRONT_END_FLOOD must name the test program"

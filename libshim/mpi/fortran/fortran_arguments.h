@@ -18,34 +18,16 @@
 
 namespace lp::mpi_fortran {
 
-// The Fortran sentinels are common blocks that libmpi defines (weak here: a program without Open MPI
-// has none, and nothing then calls these entry points).
-extern "C" {
-extern MPI_Fint mpi_fortran_bottom_ __attribute__((weak));
-extern MPI_Fint mpi_fortran_in_place_ __attribute__((weak));
-extern MPI_Fint mpi_fortran_status_ignore_ __attribute__((weak));
-extern MPI_Fint mpi_fortran_statuses_ignore_ __attribute__((weak));
-extern MPI_Fint mpi_fortran_unweighted_ __attribute__((weak));
-extern MPI_Fint mpi_fortran_weights_empty_ __attribute__((weak));
-}
+// True if `address` is the Fortran sentinel `sentinel` (mpi_for_fortran.h).
+inline bool is_sentinel(const void* address, const MPI_Fint* sentinel) { return address == sentinel; }
 
-// True if `address` is the Fortran sentinel `sentinel` (which may be absent: never equal then).
-inline bool is_sentinel(const void* address, const MPI_Fint* sentinel) {
-  return sentinel != nullptr && address == sentinel;
-}
-
-// `#pragma weak` from a macro.
-#define LP_F_PRAGMA(text) _Pragma(#text)
-
-// Fortran handle <-> C handle: one pair of Open MPI functions per handle type, referenced weakly
-// (liblongpipe.so has no libmpi link and must load with every symbol bound at once, LD_BIND_NOW or
-// -z now, into programs that have no MPI).
+// Fortran handle <-> C handle: one pair of functions per handle type, Open MPI's (found at run time,
+// mpi_for_fortran.h) except for requests and messages, whose conversions the C front end interposes
+// (its own handles).
 template <class Handle>
 struct HandleConversion;  // not defined: not a handle
 
 #define LP_FORTRAN_HANDLE(Type, Name)                                       \
-  LP_F_PRAGMA(weak MPI_##Name##_f2c)                                        \
-  LP_F_PRAGMA(weak MPI_##Name##_c2f)                                        \
   template <>                                                               \
   struct HandleConversion<Type> {                                           \
     static Type f2c(MPI_Fint fortran) { return MPI_##Name##_f2c(fortran); } \
@@ -59,8 +41,6 @@ LP_FORTRAN_HANDLE(MPI_Message, Message)
 LP_FORTRAN_HANDLE(MPI_Info, Info)
 LP_FORTRAN_HANDLE(MPI_Op, Op)
 #undef LP_FORTRAN_HANDLE
-#pragma weak MPI_Status_f2c
-#pragma weak MPI_Status_c2f
 
 template <class Handle>
 concept FortranHandle = requires(MPI_Fint fortran) { HandleConversion<Handle>::f2c(fortran); };

@@ -73,6 +73,12 @@ int testany(int count, MPI_Fint* requests, int* index, int* flag, MPI_Status* st
   return code;
 }
 
+// Open MPI's own (not interposed): called through the pointer found at run time (mpi_for_fortran.h).
+int get_count(const MPI_Status* status, MPI_Datatype type, int* count) { return MPI_Get_count(status, type, count); }
+int get_elements(const MPI_Status* status, MPI_Datatype type, int* count) {
+  return MPI_Get_elements(status, type, count);
+}
+
 // Distributed graphs: the weights may be Fortran sentinels.
 int dist_graph_create(MPI_Comm comm, int n, const int* sources, const int* degrees, const int* destinations,
                       GraphWeights weights, MPI_Info info, int reorder, MPI_Comm* graph) {
@@ -131,24 +137,8 @@ int dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int* sources, 
   LP_F_ALIAS(MPI_##UPPER, mpi_##lower##_, n)                                                           \
   LP_F_ALIAS(mpi_##lower##_f08_, mpi_##lower##_, n)
 
-// The same for a C MPI function, referenced weakly: liblongpipe.so has no libmpi link, and must
-// load with every symbol bound at once (LD_BIND_NOW, -z now) into programs that have no MPI.
-#define LP_FORTRAN_MPI(lower, UPPER, function, n) \
-  LP_F_PRAGMA(weak function)                      \
-  LP_FORTRAN_CALL(lower, UPPER, function, n)
-
-// What the adapters above call, equally weakly.
-#pragma weak MPI_Init
-#pragma weak MPI_Init_thread
-#pragma weak MPI_Waitall
-#pragma weak MPI_Testall
-#pragma weak MPI_Startall
-#pragma weak MPI_Waitsome
-#pragma weak MPI_Testsome
-#pragma weak MPI_Waitany
-#pragma weak MPI_Testany
-#pragma weak MPI_Dist_graph_create
-#pragma weak MPI_Dist_graph_create_adjacent
+// The same for a C MPI function the C front end interposes (liblongpipe.so's own).
+#define LP_FORTRAN_MPI(lower, UPPER, function, n) LP_FORTRAN_CALL(lower, UPPER, function, n)
 
 using namespace lp::mpi_fortran;
 
@@ -157,6 +147,7 @@ LP_FORTRAN_CALL(init, INIT, init, 0)
 LP_FORTRAN_CALL(init_thread, INIT_THREAD, init_thread, 2)
 LP_FORTRAN_MPI(finalize, FINALIZE, MPI_Finalize, 0)
 LP_FORTRAN_MPI(abort, ABORT, MPI_Abort, 2)
+LP_FORTRAN_MPI(query_thread, QUERY_THREAD, MPI_Query_thread, 1)
 // sends
 LP_FORTRAN_MPI(send, SEND, MPI_Send, 6)
 LP_FORTRAN_MPI(ssend, SSEND, MPI_Ssend, 6)
@@ -218,8 +209,8 @@ LP_FORTRAN_MPI(request_free, REQUEST_FREE, MPI_Request_free, 1)
 LP_FORTRAN_MPI(cancel, CANCEL, MPI_Cancel, 1)
 LP_FORTRAN_MPI(test_cancelled, TEST_CANCELLED, MPI_Test_cancelled, 2)
 LP_FORTRAN_MPI(request_get_status, REQUEST_GET_STATUS, MPI_Request_get_status, 3)
-LP_FORTRAN_MPI(get_count, GET_COUNT, MPI_Get_count, 3)
-LP_FORTRAN_MPI(get_elements, GET_ELEMENTS, MPI_Get_elements, 3)
+LP_FORTRAN_CALL(get_count, GET_COUNT, get_count, 3)
+LP_FORTRAN_CALL(get_elements, GET_ELEMENTS, get_elements, 3)
 // communicators
 LP_FORTRAN_MPI(comm_dup, COMM_DUP, MPI_Comm_dup, 2)
 LP_FORTRAN_MPI(comm_split, COMM_SPLIT, MPI_Comm_split, 4)
