@@ -121,10 +121,10 @@ run() {
   wait "$WATCHDOG" 2>/dev/null || true
   WATCHDOG=
   if ((status == 124)); then
-    tail -20 "$WORK/$name.out" "$WORK/$name.err" >&2
+    tail -n 20 "$WORK/$name.out" "$WORK/$name.err" >&2
     fail "$name: $(basename "$1") did not finish within $RUN_SECONDS s: hung (the ranks' stacks are above)"
   fi
-  ((status == 0)) || { tail -30 "$WORK/$name.out" "$WORK/$name.err" >&2; fail "$name: $(basename "$1") exited with status $status"; }
+  ((status == 0)) || { tail -n 30 "$WORK/$name.out" "$WORK/$name.err" >&2; fail "$name: $(basename "$1") exited with status $status"; }
   say "$name: finished in $((SECONDS - start)) s"
 }
 
