@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run_app.sh APP: a third-party MPI program, precompiled by Debian, across the two emulated sites
-# (apps/mpi-sites, the ctest fixture's link: LP_WAN_INSTANCE), 4 ranks, 2 per site (ranks 0,1 on
-# site-a, 2,3 on site-b); once with Open MPI alone and once with --preload liblongpipe.so. The
-# results must agree (timing lines and columns dropped; tolerances only where the program prints
+# (apps/mpi-sites, the ctest fixture's link: LP_WAN_INSTANCE), 2 ranks per site (ranks 0,1 on
+# site-a, 2,3 on site-b; NetPIPE: 1 per site); once with Open MPI alone and once with --preload
+# liblongpipe.so. The results must agree (timing lines and columns dropped; tolerances only where the program prints
 # sums whose last digit may follow the order of the additions), and LongPipe's statistics must show
 # that it carried the inter-site messages (longpipe_statistics.py).
 #
@@ -13,6 +13,9 @@
 #                       (printed with one decimal), every check PASSED
 #        scalapack-llt  xdllt: inputs/LLT.dat, Cholesky factorization and solve, 2 x 2 grid;
 #                       compared exactly but for the time columns, every check PASSED
+#        netpipe        NPopenmpi (netpipe-openmpi), one rank per site, in its integrity-check
+#                       mode (-i) with wildcard receives (-z): 28 sizes from 1 byte to 48 KiB, 5
+#                       round trips each; the checks and its np.out compared exactly
 #        mumps-laplace  dsimpletest (mumps-test) fed a 900-unknown 2D Laplacian of
 #                       mumps_laplace.py; MUMPS's statistics compared exactly, the solution within
 #                       1e-9 of the exact one and of the other run's
@@ -23,12 +26,13 @@
 # LONGPIPE_APP_SECONDS (optional: RUN_SECONDS).
 set -euo pipefail
 
-APP=${1:?usage: run_app.sh lammps|scalapack-qr|scalapack-llt|mumps-laplace}
+APP=${1:?usage: run_app.sh lammps|scalapack-qr|scalapack-llt|netpipe|mumps-laplace}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
 MPI_SITES=$ROOT/apps/mpi-sites/mpi-sites
-readonly RANKS=4 SITES=0,0,1,1
+# Ranks per site and the site of each rank (NetPIPE is a pair: one rank per site).
+RANKS_PER_SITE=2 SITES=0,0,1,1
 # One run takes 10 to 35 s on the 25 ms link; past RUN_SECONDS it counts as hung. The stacks are
 # taken STACK_SECONDS before that (gdb attaching to four ranks takes a while on a busy machine).
 # LONGPIPE_APP_SECONDS replaces RUN_SECONDS (a shorter one to try the hang report by hand).
@@ -85,7 +89,7 @@ stacks() {
   done
 }
 
-# run NAME PRELOAD(yes|no) INPUT PROGRAM ARGS...: one job of RANKS ranks, started in $WORK/NAME
+# run NAME PRELOAD(yes|no) INPUT PROGRAM ARGS...: one job of 2 x RANKS_PER_SITE ranks, started in $WORK/NAME
 # (holding copies of INPUT_FILES); standard input from INPUT; stdout -> NAME.out, stderr -> NAME.err.
 # Fails on a hang or a non-zero exit status.
 INPUT_FILES=()
@@ -95,7 +99,7 @@ run() {
   local dir=$WORK/$name
   mkdir -p "$dir"
   ((${#INPUT_FILES[@]} == 0)) || cp "${INPUT_FILES[@]}" "$dir/"
-  local -a site_args=(-n $((RANKS / 2)) --placement block --timeout "$RUN_SECONDS" --mca mpi_yield_when_idle 1)
+  local -a site_args=(-n "$RANKS_PER_SITE" --placement block --timeout "$RUN_SECONDS" --mca mpi_yield_when_idle 1)
   local -a env_args=()
   if [[ $preload == yes ]]; then
     site_args+=(--preload "$LIBRARY")
@@ -204,6 +208,22 @@ case $APP in
     # factorization may move that digit by one.
     compare 0 0.1
     traffic 2
+    ;;
+  netpipe)
+    need /usr/bin/NPopenmpi netpipe-openmpi
+    RANKS_PER_SITE=1 SITES=0,1
+    # No perturbations (-p 0) and a fixed count (-n 5): the same sizes and counts in every run.
+    both /usr/bin/NPopenmpi -i -n 5 -u 65536 -p 0 -z
+    for name in plain longpipe; do
+      # NetPIPE reports each size's check on stderr, and writes "size count" lines to np.out.
+      grep 'Integrity check' "$WORK/$name.err" >"$WORK/$name.txt" || true
+      [[ $(grep -c 'Integrity check passed$' "$WORK/$name.txt") -eq 28 ]] ||
+        { cat "$WORK/$name.err" >&2; fail "netpipe, $name run: not 28 sizes passing the integrity check"; }
+      cat "$WORK/$name/np.out" >>"$WORK/$name.txt"
+    done
+    compare 0 0
+    # The ping-pong's messages from rank 0 to rank 1: 5 per size.
+    traffic 140
     ;;
   mumps-laplace)
     need /usr/lib/mumps/dsimpletest mumps-test
