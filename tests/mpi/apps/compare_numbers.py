@@ -49,10 +49,11 @@ def main():
             if x is None or y is None or INTEGER.fullmatch(a) or INTEGER.fullmatch(b):
                 sys.exit(f"FAIL: line {line} differs ({a} / {b}):\n- {a_line}\n+ {b_line}")
             if abs(x - y) > arguments.absolute + arguments.relative * max(abs(x), abs(y)):
-                sys.exit(f"FAIL: line {line}: {a} / {b} beyond the tolerance "
-                         f"(relative {arguments.relative:g}, absolute {arguments.absolute:g}):\n- {a_line}\n+ {b_line}")
+                sys.exit(f"FAIL: line {line}: {a} / {b} beyond the tolerance (relative "
+                         f"{arguments.relative:g}, absolute {arguments.absolute:g}):\n- {a_line}\n+ {b_line}")
             inexact += 1
-    print(f"== {len(plain)} lines match; {inexact} number(s) within the tolerance, not identical", file=sys.stderr)
+    print(f"== {len(plain)} lines match; {inexact} number(s) within the tolerance, not identical",
+          file=sys.stderr)
 
 
 if __name__ == "__main__":
