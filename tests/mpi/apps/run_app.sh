@@ -7,7 +7,8 @@
 # that it carried the inter-site messages (longpipe_statistics.py).
 #
 #   APP  lammps         lmp (lammps): inputs/lammps_lj.in, Lennard-Jones liquid, 2048 atoms, 30
-#                       steps; the log compared, thermo values within a relative 1e-6
+#                       steps, load balancing, a dump; the log and the radial distribution
+#                       compared, values within a relative 1e-6; the dump exactly
 #        scalapack-qr   xdqr (scalapack-mpi-test, Open MPI build): inputs/QR.dat, QR and LQ
 #                       factorizations on a 2 x 2 grid; the test table compared, residuals within 0.1
 #                       (printed with one decimal), every check PASSED
@@ -175,13 +176,21 @@ case $APP in
     INPUT_FILES=("$HERE/inputs/lammps_lj.in")
     both /usr/bin/lmp -in lammps_lj.in -log none
     require_line '^Total wall time'
-    [[ $(grep -cE '^ +[0-9]+ +-?[0-9.]+ ' "$WORK/plain.out") -eq 7 ]] || fail "lammps: expected 7 thermo lines (steps 0 to 30)"
-    # Dropped: the CPU times, loop time, performance and the timing breakdown by section.
-    normalize '/CPU = |^Loop time of|^Performance:|CPU use with|^Total wall time/d; /^(Pair|Neigh|Comm|Output|Modify|Other) +\|/d'
+    # Thermo lines at steps 0, 10, 20 (first run), 20, 30 (second run).
+    [[ $(grep -cE '^ +[0-9]+ +-?[0-9.]+ ' "$WORK/plain.out") -eq 5 ]] || fail "lammps: expected 5 thermo lines"
+    # Dropped: the CPU times, the balancing time, loop time, performance and the timing breakdown.
+    normalize '/CPU = |^ *rebalancing time:|^Loop time of|^Performance:|CPU use with|^Total wall time/d; /^(Pair|Neigh|Comm|Output|Modify|Other) +\|/d'
     # The thermo values are sums over the ranks (MPI_Allreduce) printed with 8 significant digits;
     # another order of the additions may move the last digit (a relative 1e-7 at most); a lost or
     # doubled contribution changes them by far more than 1e-6.
     compare 1e-6 1e-9
+    # The radial distribution function (sums of whole counts, then normalized: the same tolerance)
+    # and the dump of every atom's position after the balancing (exact).
+    for name in plain longpipe; do
+      cp "$WORK/$name/rdf.txt" "$WORK/$name.txt"
+    done
+    compare 1e-6 1e-9
+    cmp "$WORK/plain/dump.atoms" "$WORK/longpipe/dump.atoms" || fail "lammps: the dumps of the atoms differ"
     # Rank 0 exchanges ghost atoms with a rank of the other site at every step.
     traffic 30
     ;;
