@@ -15,6 +15,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "collectives.h"
 #include "front_end.h"
@@ -39,8 +40,10 @@ void report(const char* function, const char* what) {
   std::fflush(stderr);
 }
 
+// The front end's answer to `call`, or nothing if it threw (reported on stderr): no exception
+// crosses into C.
 template <typename Call>
-int guarded(const char* function, Call call) {
+std::optional<int> attempt(const char* function, Call call) {
   try {
     return call(*front_end);
   } catch (const std::exception& e) {
@@ -48,20 +51,19 @@ int guarded(const char* function, Call call) {
   } catch (...) {
     report(function, "unknown error");
   }
-  return MPI_ERR_INTERN;
+  return std::nullopt;
+}
+
+template <typename Call>
+int guarded(const char* function, Call call) {
+  return attempt(function, call).value_or(MPI_ERR_INTERN);
 }
 
 // guarded() for a call on `comm`: a failure also goes through the communicator's error handler
 // (MPI_ERRORS_ARE_FATAL aborts), and a nonblocking call leaves no request behind (*request null).
 template <typename Call>
 int guarded_on(MPI_Comm comm, const char* function, Call call, MPI_Request* request = nullptr) {
-  try {
-    return call(*front_end);
-  } catch (const std::exception& e) {
-    report(function, e.what());
-  } catch (...) {
-    report(function, "unknown error");
-  }
+  if (const std::optional<int> rc = attempt(function, call)) return *rc;
   if (request) *request = MPI_REQUEST_NULL;
   PMPI_Comm_call_errhandler(comm, MPI_ERR_INTERN);
   return MPI_ERR_INTERN;
