@@ -10,6 +10,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "front_end_request.h"
+#include "outgoing_message.h"
 #include "site_discovery.h"
 #include "wire_format.h"
 
@@ -37,18 +39,6 @@ Handle handle_of_fortran(MPI_Fint fortran) {
 }
 
 
-// Predefined types whose bytes are contiguous in memory: sent and received with memcpy.
-// Everything else goes through PMPI_Pack / PMPI_Unpack.
-bool contiguous(MPI_Datatype type, int* type_size) {
-  PMPI_Type_size(type, type_size);
-  int integers, addresses, datatypes, combiner;
-  PMPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
-  if (combiner != MPI_COMBINER_NAMED) return false;
-  MPI_Aint lower, extent;
-  PMPI_Type_get_extent(type, &lower, &extent);
-  return lower == 0 && extent == *type_size;  // MPI_DOUBLE_INT and friends have holes
-}
-
 std::string hex(const unsigned char* bytes, int count) {
   static const char digits[] = "0123456789abcdef";
   std::string text;
@@ -60,48 +50,6 @@ std::string hex(const unsigned char* bytes, int count) {
 }
 
 }  // namespace
-
-// A LongPipe request: a send to another site, a receive matched by LongPipe's rules, or a
-// nonblocking collective across sites.
-struct FrontEnd::Request {
-  using Kind = RequestKind;
-  Kind kind = Kind::kSend;
-  bool persistent = false;
-  bool active = true;      // false: an inactive persistent request
-  bool complete = false;
-  bool freed = false;      // MPI_Request_free'd while under way: remove when it completes
-  const void* send_buffer = nullptr;
-  void* receive_buffer = nullptr;
-  int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  int peer = 0;  // destination or source rank in `comm` (or MPI_ANY_SOURCE)
-  int tag = 0;
-  MPI_Comm comm = MPI_COMM_NULL;
-  SendMode mode = SendMode::kStandard;
-  ReceivePattern pattern;        // receives: what LongPipe messages it takes
-  bool may_match_native = false; // receives: Open MPI messages may match too (PMPI_Improbe)
-  bool wildcard = false;         // counted in the communicator's pending_wildcard_receives
-  int peer_world = -1;           // the remote peer, for failures (-1: any)
-  std::uint64_t sync_id = 0;     // synchronous send waiting for its match
-  MPI_Request native = MPI_REQUEST_NULL;  // the Open MPI receive that took over (PMPI_Imrecv)
-  std::unique_ptr<PendingCollective> collective;  // kind kCollective: its state
-  MPI_Status status{};
-  int error = MPI_SUCCESS;
-};
-
-// A message that came over LongPipe.
-struct FrontEnd::ArrivedMessage {
-  std::vector<std::byte> body;
-  bool synchronous = false;
-  std::uint64_t sync_id = 0;
-};
-
-// What MPI_Mprobe / MPI_Improbe took out of the unexpected queue for MPI_Mrecv.
-struct FrontEnd::MatchedMessage {
-  Envelope envelope;
-  std::shared_ptr<ArrivedMessage> message;
-  MPI_Comm comm = MPI_COMM_NULL;
-};
 
 std::unique_ptr<FrontEnd> FrontEnd::start() {
   int world_rank = 0, world_size = 1;
@@ -153,6 +101,10 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
     front_end->world_of_endpoint_[name] = rank;
     front_end->endpoint_of_world_.push_back(std::move(name));
   }
+  FrontEnd* self = front_end.get();
+  front_end->progress_thread_ = std::make_unique<ProgressThread>(
+      self->engine_->receive_event_fd(), self->engine_->room_event_fd(),
+      [self](ProgressThread& thread) { return self->background_step(thread); });
   return front_end;
 }
 
@@ -205,45 +157,32 @@ std::string FrontEnd::unreachable(int world, const std::string& reason) {
 // ---------------------------------------------------------------------------------------------
 // Sends
 
-int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
-                          const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id) {
-  if (failed_world_ranks_.count(dest_world)) {
-    return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world));
-  }
+Message FrontEnd::message_header(int dest_world, int tag, int context, bool synchronous) const {
   Message message;
   message.source = static_cast<std::uint32_t>(world_rank_);
   message.destination = static_cast<std::uint32_t>(dest_world);
   message.tag = tag;
-  message.context = info.context;
+  message.context = context;
   message.flags = kFlagData | (synchronous ? kFlagSynchronous : 0u);
-  int type_size = 0;
-  if (contiguous(type, &type_size)) {
-    const std::size_t bytes = static_cast<std::size_t>(type_size) * static_cast<std::size_t>(count);
-    message.body.reserve(bytes + kSyncIdSize + kEngineTrailerSpare);
-    const auto* data = static_cast<const std::byte*>(buffer);
-    message.body.assign(data, data + bytes);
-  } else {
-    int packed_size = 0;
-    PMPI_Pack_size(count, type, comm, &packed_size);
-    message.body.reserve(static_cast<std::size_t>(packed_size) + kSyncIdSize + kEngineTrailerSpare);
-    message.body.resize(static_cast<std::size_t>(packed_size));
-    int position = 0;
-    const int rc = PMPI_Pack(buffer, count, type, message.body.data(), packed_size, &position, comm);
-    if (rc != MPI_SUCCESS) return report_error(comm, rc, "cannot pack the message");
-    message.body.resize(static_cast<std::size_t>(position));
+  return message;
+}
+
+int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
+                          const CommunicatorInfo& info) {
+  if (failed_world_ranks_.count(dest_world)) {
+    return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world));
   }
-  if (synchronous) {
-    *sync_id = next_sync_id_++;
-    append_sync_id(message.body, *sync_id);
-  }
+  OutgoingMessage outgoing(buffer, count, type, comm, message_header(dest_world, tag, info.context, false), 0);
   try {
-    engine_->send(endpoint_of_world_[static_cast<std::size_t>(dest_world)], std::move(message));
+    while (!outgoing.done()) engine_->send(endpoint_of_world_[static_cast<std::size_t>(dest_world)], outgoing.next());
   } catch (const PeerFailed& e) {
     failed_world_ranks_.insert(dest_world);
     failure_reasons_[dest_world] = e.what();
     return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world, e.what()));
   } catch (const WindowFull& e) {
     return report_error(comm, MPI_ERR_OTHER, std::string("LongPipe window full (LONGPIPE_WINDOW_FULL=fail): ") + e.what());
+  } catch (const std::runtime_error& e) {
+    return report_error(comm, MPI_ERR_OTHER, e.what());
   }
   return MPI_SUCCESS;
 }
@@ -265,7 +204,12 @@ int FrontEnd::send(const void* buffer, int count, MPI_Datatype type, int dest, i
     }
   }
   if (mode != SendMode::kSynchronous) {
-    return send_remote(buffer, count, type, dest_world, tag, comm, *info, false, nullptr);
+    bool queued_before;  // earlier nonblocking sends to that peer still wait for its window
+    {
+      std::lock_guard lock(mutex_);
+      queued_before = !pending_sends_.empty(dest_world);
+    }
+    if (!queued_before) return send_remote(buffer, count, type, dest_world, tag, comm, *info);
   }
   MPI_Request request;
   const int rc = isend(buffer, count, type, dest, tag, comm, mode, &request);
@@ -294,7 +238,11 @@ std::unique_ptr<FrontEnd::Request> FrontEnd::make_request(RequestKind kind, bool
   return r;
 }
 
-std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) { return requests_.add(std::move(request)); }
+std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) {
+  Request* r = request.get();
+  r->handle = requests_.add(std::move(request));
+  return r->handle;
+}
 
 FrontEnd::Request* FrontEnd::ours(MPI_Request request) const {
   return requests_.get(reinterpret_cast<std::uintptr_t>(request));
@@ -346,19 +294,31 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   r.complete = false;
   r.error = MPI_SUCCESS;
   r.native = MPI_REQUEST_NULL;
+  r.matched = false;
   set_status(&r.status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
   if (r.kind == Request::Kind::kReceive) return post_receive(r, handle);
   const CommunicatorInfo* info;
   const int dest_world = remote_world(r.comm, r.peer, &info);
   r.peer_world = dest_world;
+  if (failed_world_ranks_.count(dest_world)) return report_error(r.comm, MPI_ERR_OTHER, unreachable(dest_world));
   const bool synchronous = r.mode == SendMode::kSynchronous;
-  const int rc = send_remote(r.send_buffer, r.count, r.type, dest_world, r.tag, r.comm, *info, synchronous, &r.sync_id);
-  if (rc != MPI_SUCCESS) return rc;
-  if (synchronous) {
-    awaiting_match_[r.sync_id] = handle;
-  } else {
-    r.complete = true;  // the engine holds its own copy: the buffer may be reused
-  }
+  if (synchronous) r.sync_id = next_sync_id_++;
+  // Complete once wholly in the engine (which holds its own copy) and, if synchronous, matched.
+  // Until then it waits in pending_sends_ (never blocking the caller), referencing the buffer.
+  PendingSends<Request>::Entry entry;
+  entry.message = std::make_unique<OutgoingMessage>(r.send_buffer, r.count, r.type, r.comm,
+                                                    message_header(dest_world, r.tag, info->context, synchronous),
+                                                    r.sync_id);
+  int type_size = 0;
+  entry.needs_application_thread = !contiguous_type(r.type, &type_size);
+  entry.owner = &r;
+  std::lock_guard lock(mutex_);
+  r.sent = false;
+  r.acknowledged = false;
+  r.shared_error = MPI_SUCCESS;
+  if (synchronous) awaiting_match_[r.sync_id] = &r;  // before it can go: its match may come at once
+  pending_sends_.push(dest_world, std::move(entry));
+  pump_locked(true);
   return MPI_SUCCESS;
 }
 
@@ -415,9 +375,12 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
     r.may_match_native = r.peer_world < 0;
   }
   progress(false);
+  std::unique_lock lock(mutex_);
   // Messages already here that no earlier receive wanted (an earlier one would have taken them).
   if (r.peer_world >= 0 || r.peer == MPI_ANY_SOURCE) {
     if (auto found = unexpected_.take(r.pattern)) {
+      took_unexpected_locked();
+      lock.unlock();
       complete_receive(r, handle, found->first, std::move(*found->second));
       return MPI_SUCCESS;
     }
@@ -430,7 +393,8 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
   }
   r.wildcard = r.peer == MPI_ANY_SOURCE;
   if (r.wildcard) ++info->pending_wildcard_receives;
-  pending_receives_.push_back(handle);
+  pending_receives_.push_back(&r);
+  lock.unlock();
   progress(false);  // Open MPI messages: earlier receives had their turn above
   return MPI_SUCCESS;
 }
@@ -446,7 +410,7 @@ void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelop
 int FrontEnd::deliver(const ArrivedMessage& message, const Envelope& envelope, const CommunicatorInfo* info,
                       void* buffer, int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status) {
   int type_size = 0;
-  const bool flat = contiguous(type, &type_size);
+  const bool flat = contiguous_type(type, &type_size);
   const std::size_t capacity = static_cast<std::size_t>(type_size) * static_cast<std::size_t>(std::max(count, 0));
   std::size_t bytes = message.body.size();
   int error = MPI_SUCCESS;
@@ -483,21 +447,6 @@ int FrontEnd::deliver(const ArrivedMessage& message, const Envelope& envelope, c
   const int source = info ? info->peer_rank_of(envelope.source_world) : envelope.source_world;
   if (status != MPI_STATUS_IGNORE) set_status(status, source, envelope.tag, error, static_cast<MPI_Count>(bytes), false);
   return error;
-}
-
-void FrontEnd::acknowledge(const Envelope& envelope, const ArrivedMessage& message) {
-  if (!message.synchronous) return;
-  Message ack;
-  ack.source = static_cast<std::uint32_t>(world_rank_);
-  ack.destination = static_cast<std::uint32_t>(envelope.source_world);
-  ack.flags = kFlagMatched;
-  ack.body.reserve(kSyncIdSize + kEngineTrailerSpare);
-  append_sync_id(ack.body, message.sync_id);
-  try {
-    engine_->send(endpoint_of_world_[static_cast<std::size_t>(envelope.source_world)], std::move(ack));
-  } catch (const std::exception&) {
-    // The sender is gone: nobody waits for this acknowledgement any more.
-  }
 }
 
 int FrontEnd::sendrecv(const void* send_buffer, int send_count, MPI_Datatype send_type, int dest, int send_tag,
@@ -550,11 +499,19 @@ int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* 
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
   Envelope envelope;
-  if (const auto* found = unexpected_.find(pattern, &envelope)) {
+  MPI_Count bytes = 0;
+  bool found = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto* message = unexpected_.find(pattern, &envelope)) {
+      found = true;
+      bytes = static_cast<MPI_Count>((*message)->body.size());
+    }
+  }
+  if (found) {
     *flag = 1;
     if (status != MPI_STATUS_IGNORE) {
-      set_status(status, info->peer_rank_of(envelope.source_world), envelope.tag, MPI_SUCCESS,
-                 static_cast<MPI_Count>((*found)->body.size()), false);
+      set_status(status, info->peer_rank_of(envelope.source_world), envelope.tag, MPI_SUCCESS, bytes, false);
     }
     return MPI_SUCCESS;
   }
@@ -597,7 +554,11 @@ int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message
   }
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
-  if (auto found = unexpected_.take(pattern)) {
+  std::unique_lock lock(mutex_);
+  auto found = unexpected_.take(pattern);
+  if (found) took_unexpected_locked();
+  lock.unlock();
+  if (found) {
     *flag = 1;
     if (status != MPI_STATUS_IGNORE) {
       set_status(status, info->peer_rank_of(found->first.source_world), found->first.tag, MPI_SUCCESS,
@@ -658,135 +619,12 @@ int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* me
 }
 
 // ---------------------------------------------------------------------------------------------
-// Progress
-
-void FrontEnd::progress(bool unbounded) {
-  // A waiter's match may sit behind messages nobody wants yet: look past the bound until one
-  // message matched something, then leave the rest in the engine (its window pushes back).
-  while (unbounded || unexpected_.size() < kUnexpectedBound) {
-    auto message = engine_->try_receive();
-    if (!message) break;
-    if (handle_incoming(std::move(*message))) unbounded = false;
-  }
-  handle_peer_failures();
-  // Receives of ours that Open MPI messages may match, oldest first: claim one atomically.
-  for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
-    Request* r = requests_.get(*it);
-    if (!r->may_match_native) {
-      ++it;
-      continue;
-    }
-    int flag = 0;
-    MPI_Message native_message;
-    MPI_Status probed;
-    PMPI_Improbe(r->peer, r->tag, r->comm, &flag, &native_message, &probed);
-    if (!flag) {
-      ++it;
-      continue;
-    }
-    PMPI_Imrecv(r->receive_buffer, r->count, r->type, &native_message, &r->native);
-    if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
-    it = pending_receives_.erase(it);
-  }
-  advance_collectives();
-}
-
-void FrontEnd::advance_collectives() {
-  for (auto it = collectives_in_flight_.begin(); it != collectives_in_flight_.end();) {
-    const std::uintptr_t handle = *it;
-    Request* r = requests_.get(handle);
-    if (!poll(*r)) {
-      ++it;
-      continue;
-    }
-    it = collectives_in_flight_.erase(it);
-    if (r->freed) requests_.remove(handle);
-  }
-}
-
-bool FrontEnd::handle_incoming(Message message) {
-  if (message.flags & kFlagMatched) {
-    std::uint64_t id = 0;
-    if (!strip_sync_id(message.body, &id)) return false;
-    auto it = awaiting_match_.find(id);
-    if (it == awaiting_match_.end()) return false;
-    if (Request* r = requests_.get(it->second)) {
-      r->complete = true;
-      if (r->freed) requests_.remove(it->second);
-    }
-    awaiting_match_.erase(it);
-    return true;
-  }
-  if (!(message.flags & kFlagData)) return false;
-  auto arrived = std::make_shared<ArrivedMessage>();
-  arrived->synchronous = (message.flags & kFlagSynchronous) != 0;
-  arrived->body = std::move(message.body);
-  if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return false;
-  const Envelope envelope{message.context, static_cast<int>(message.source), message.tag};
-  for (auto it = pending_receives_.begin(); it != pending_receives_.end(); ++it) {
-    Request* r = requests_.get(*it);
-    if (!r->pattern.matches(envelope)) continue;
-    const std::uintptr_t handle = *it;
-    pending_receives_.erase(it);
-    if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
-    complete_receive(*r, handle, envelope, std::move(*arrived));
-    return true;
-  }
-  unexpected_.push(envelope, std::move(arrived));
-  return false;
-}
-
-void FrontEnd::handle_peer_failures() {
-  for (auto& failure : engine_->take_peer_failures()) {
-    auto found = world_of_endpoint_.find(failure.peer_endpoint);
-    if (found == world_of_endpoint_.end()) continue;
-    const int world = found->second;
-    failed_world_ranks_.insert(world);
-    failure_reasons_[world] = failure.reason;
-    // Receives that only this peer could satisfy, and synchronous sends waiting for it, fail.
-    for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
-      Request* r = requests_.get(*it);
-      if (r->peer_world != world) {
-        ++it;
-        continue;
-      }
-      r->complete = true;
-      r->error = MPI_ERR_OTHER;
-      r->status.MPI_ERROR = MPI_ERR_OTHER;
-      it = pending_receives_.erase(it);
-    }
-    for (auto it = awaiting_match_.begin(); it != awaiting_match_.end();) {
-      Request* r = requests_.get(it->second);
-      if (!r || r->peer_world != world) {
-        ++it;
-        continue;
-      }
-      r->complete = true;
-      r->error = MPI_ERR_OTHER;
-      it = awaiting_match_.erase(it);
-    }
-  }
-}
-
-void FrontEnd::idle(int* idle_rounds, bool native_pending) {
-  if (++*idle_rounds < kSpinsBeforeYield) return;
-  if (native_pending) {
-    sched_yield();
-    return;
-  }
-  // Only LongPipe can complete what is waited for: sleep on the engine, but keep Open MPI's own
-  // operations (rendezvous sends to same-site ranks, ...) moving in between.
-  pollfd fd{engine_->receive_event_fd(), POLLIN, 0};
-  ::poll(&fd, 1, kIdlePollMs);
-  int flag = 0;
-  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, internal_, &flag, MPI_STATUS_IGNORE);
-}
-
-// ---------------------------------------------------------------------------------------------
 // Completion
 
 bool FrontEnd::poll(Request& r) {
   if (r.complete || !r.active) return true;
+  settle();  // what the progress thread matched or sent
+  if (r.complete) return true;
   if (r.kind == Request::Kind::kCollective) {
     int failed_world = -1;
     if (r.collective->advance(&r.error, &failed_world)) {
@@ -1135,8 +973,9 @@ int FrontEnd::cancel(MPI_Request* request) {
   if (!r) return PMPI_Cancel(request);
   if (r->kind != Request::Kind::kReceive || r->complete || !r->active) return MPI_SUCCESS;  // as Open MPI: sends are not cancelled
   if (r->native != MPI_REQUEST_NULL) return PMPI_Cancel(&r->native);
-  auto it = std::find(pending_receives_.begin(), pending_receives_.end(), handle);
-  if (it == pending_receives_.end()) return MPI_SUCCESS;
+  std::lock_guard lock(mutex_);
+  auto it = std::find(pending_receives_.begin(), pending_receives_.end(), r);
+  if (it == pending_receives_.end()) return MPI_SUCCESS;  // matched already: it completes
   pending_receives_.erase(it);
   if (r->wildcard) --const_cast<CommunicatorInfo*>(lookup(r->comm))->pending_wildcard_receives;
   r->complete = true;
@@ -1190,7 +1029,7 @@ int FrontEnd::send_bytes(int dest_world, int context, int tag, const std::vector
   private_context.context = context;
   for (const std::vector<std::byte>& segment : split_transfer(body, segment_bytes_)) {
     const int rc = send_remote(segment.data(), static_cast<int>(segment.size()), MPI_BYTE, dest_world, tag, comm,
-                               private_context, false, nullptr);
+                               private_context);
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
@@ -1203,7 +1042,10 @@ int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm com
   int idle_rounds = 0;
   while (!try_take_bytes(source_world, context, tag, &transfer, &error)) {
     progress(true);
-    if (!unexpected_.find(pattern)) idle(&idle_rounds, false);
+    std::unique_lock lock(mutex_);
+    const bool here = unexpected_.find(pattern) != nullptr;
+    lock.unlock();
+    if (!here) idle(&idle_rounds, false);
   }
   if (error == MPI_ERR_INTERN) {
     return report_error(comm, MPI_ERR_INTERN, "a malformed collective transfer from MPI rank " +
@@ -1218,7 +1060,10 @@ bool FrontEnd::try_take_bytes(int source_world, int context, int tag, TransferAs
   const ReceivePattern pattern{context, source_world, tag};
   *error = MPI_SUCCESS;
   while (!transfer->complete()) {
+    std::unique_lock lock(mutex_);
     auto found = unexpected_.take(pattern);
+    if (found) took_unexpected_locked();
+    lock.unlock();
     if (!found) break;
     if (!transfer->add(found->second->body)) {
       *error = MPI_ERR_INTERN;  // a malformed transfer
@@ -1312,6 +1157,19 @@ void FrontEnd::set_status(MPI_Status* status, int source, int tag, int error, MP
 }
 
 void FrontEnd::finalize() {
+  // Acknowledgements (and sends, in an erroneous program) still waiting for a window go first.
+  const auto deadline = std::chrono::steady_clock::now() + kFinalizeFlushTimeout;
+  int idle_rounds = 0;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (pending_acks_.empty() && pending_sends_.empty()) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) break;
+    progress(false);
+    idle(&idle_rounds, false);
+  }
+  progress_thread_.reset();
   if (!engine_->flush(kFinalizeFlushTimeout)) {
     std::fprintf(stderr, "liblongpipe: MPI rank %d: messages not acknowledged after %lld s at MPI_Finalize\n",
                  world_rank_, static_cast<long long>(kFinalizeFlushTimeout.count() / 1000));
@@ -1323,6 +1181,7 @@ void FrontEnd::finalize() {
 }
 
 void FrontEnd::abandon_after_fork() {
+  if (progress_thread_) ProgressThread::abandon_after_fork(progress_thread_.release());
   if (engine_) {
     engine_->abandon_after_fork();
     (void)engine_.release();

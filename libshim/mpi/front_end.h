@@ -2,16 +2,21 @@
 // than one site. Decides per message whether it stays on Open MPI (same site) or travels over the
 // engine (another site), and keeps MPI's matching, ordering and request rules across both paths.
 //
-// Everything runs in the application's thread, inside MPI calls: the engine's progress thread never
-// calls in here; received messages are taken from the engine (try_receive) when an MPI call needs
-// them, and only a bounded number otherwise (unexpected messages stay in the engine, whose window
-// pushes back on the sender).
+// Two threads work here. The application's thread, inside MPI calls, does everything that needs
+// MPI. The front end's progress thread (progress_thread.h) does the MPI-free part of progress
+// whatever the application is doing: it takes messages from the engine (up to a bound of unexpected
+// ones: the rest stay in the engine, whose window pushes back on the sender), matches them against
+// the posted LongPipe receives, acknowledges synchronous sends at their match, and hands pending
+// sends to the engine as its window opens. mutex_ guards what both threads touch; it is never held
+// while blocking, and the progress thread never calls MPI.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,6 +27,8 @@
 #include "handle_table.h"
 #include "match_queue.h"
 #include "mpi_api.h"
+#include "pending_sends.h"
+#include "progress_thread.h"
 #include "site_map.h"
 #include "wire_format.h"
 
@@ -29,12 +36,13 @@ namespace lp::mpi {
 
 // Unexpected LongPipe messages taken from the engine while no receive wanted them, beyond which
 // further messages are left in the engine (memory then bounded by LONGPIPE_WINDOW_*), unless a
-// LongPipe request is being waited for (its match may be behind them).
+// LongPipe request is being waited for in the application's thread (its match may be behind them).
 inline constexpr std::size_t kUnexpectedBound = 64;
 // Rounds of a wait loop without progress before it starts giving the core away.
 inline constexpr int kSpinsBeforeYield = 64;
-// While only LongPipe requests are waited for, the engine's event fd is polled this long between
-// calls that drive Open MPI's own progress (its other operations must not stall meanwhile).
+// While only LongPipe requests are waited for, the wait sleeps this long on the progress thread's
+// completion signal (and the engine's event fd) between calls that drive Open MPI's own progress
+// (its other operations must not stall meanwhile).
 inline constexpr int kIdlePollMs = 1;
 // How long MPI_Finalize waits for LongPipe's messages to be acknowledged.
 inline constexpr std::chrono::milliseconds kFinalizeFlushTimeout{60000};
@@ -169,8 +177,11 @@ class FrontEnd {
   bool longpipe_source(MPI_Comm comm, int source, const CommunicatorInfo** info);
   bool emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info);
 
+  // A blocking engine send (LONGPIPE_WINDOW_FULL applies): only when nothing waits in
+  // pending_sends_ for `dest_world` on the application's behalf (or on a context of LongPipe's own).
   int send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
-                  const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id);
+                  const CommunicatorInfo& info);
+  Message message_header(int dest_world, int tag, int context, bool synchronous) const;
   int start_request(Request& request, std::uintptr_t handle);
   int post_receive(Request& request, std::uintptr_t handle);
   void complete_receive(Request& request, std::uintptr_t handle, const Envelope& envelope, ArrivedMessage message);
@@ -178,12 +189,29 @@ class FrontEnd {
               int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
   void acknowledge(const Envelope& envelope, const ArrivedMessage& message);
 
-  // Takes messages from the engine while fewer than kUnexpectedBound wait unclaimed (if
-  // `unbounded`, also past that until one completes a request), then lets pending LongPipe-side
-  // receives claim Open MPI messages, in posting order.
+  // --- progress (front_end_progress.cpp) ---
+  // The application thread's progress: takes messages from the engine while fewer than
+  // kUnexpectedBound wait unclaimed (if `unbounded`, also past that until one matches a request),
+  // sends what waits for the window, lets pending LongPipe-side receives claim Open MPI messages
+  // in posting order, completes what was matched, advances collectives, drives Open MPI.
   void progress(bool unbounded);
-  // True if the message completed a request of ours (a receive or a synchronous send).
-  bool handle_incoming(Message message);
+  // One round of the progress thread (MPI-free).
+  ProgressThread::Watch background_step(ProgressThread& thread);
+  // Under mutex_, either thread: messages from the engine; true if one matched a request of ours.
+  bool take_messages_locked(bool unbounded);
+  // Under mutex_, either thread: binds the message to the oldest matching posted receive (and
+  // acknowledges it if synchronous) or queues it as unexpected; marks a synchronous send matched.
+  // True if it matched a request of ours.
+  bool handle_incoming_locked(Message message);
+  // Under mutex_: acknowledgements and pending sends to the engine while its windows take them;
+  // `application_thread`: also messages whose building calls MPI.
+  void pump_locked(bool application_thread);
+  void acknowledge_locked(int source_world, std::uint64_t sync_id);
+  // Under mutex_: a message left unexpected_ (the progress thread may take more again).
+  void took_unexpected_locked();
+  // Application thread: completes the requests listed in settled_ (delivers matched receives into
+  // the user's buffer: copy or PMPI_Unpack, status), frees those released with MPI_Request_free.
+  void settle();
   void handle_peer_failures();
   // Whether a request of ours is complete (polling its Open MPI part if it has one).
   bool poll(Request& request);
@@ -230,11 +258,19 @@ class FrontEnd {
 
   HandleTable<Request> requests_;
   HandleTable<MatchedMessage> messages_;
-  std::list<std::uintptr_t> pending_receives_;  // LongPipe-side receives not matched yet, posting order
-  MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
-  std::unordered_map<std::uint64_t, std::uintptr_t> awaiting_match_;  // synchronous sends by id
   std::uint64_t next_sync_id_ = 1;
   std::list<std::uintptr_t> collectives_in_flight_;  // requests of kind kCollective not complete yet
+
+  // Shared with the progress thread, guarded by mutex_ (as are the Request fields marked so).
+  std::mutex mutex_;
+  std::list<Request*> pending_receives_;  // LongPipe-side receives not matched yet, posting order
+  MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
+  std::unordered_map<std::uint64_t, Request*> awaiting_match_;  // synchronous sends by id
+  std::vector<Request*> settled_;  // matched, sent or acknowledged since the application last looked
+  PendingSends<Request> pending_sends_;  // sends to other sites waiting for their window, per peer
+  std::deque<std::pair<int, Message>> pending_acks_;  // acknowledgements waiting for a window
+
+  std::unique_ptr<ProgressThread> progress_thread_;  // last: stopped before the rest goes
 };
 
 }  // namespace lp::mpi

@@ -25,9 +25,21 @@
 #             flood               front_end_flood.c, 2 sites: a receiver that posts no receive for a
 #                                 while holds a bounded number of messages (the sender's window fills,
 #                                 LONGPIPE_WINDOW_FULL=fail), then gets all of them in order
+#             progress-sit-alltoallw  front_end_progress.c, 4 ranks, sites {0,1} {2,3}: rank 0 has an
+#                                 MPI_Irecv from rank 2 posted and sits in MPI_Alltoallw on its own
+#                                 site, which rank 1 enters only after rank 2's MPI_Ssend to rank 0
+#                                 completed: identical transcripts (no deadlock)
+#             progress-sit-native the same with rank 0 in PMPI_Recv (not wrapped by LongPipe)
+#             progress-sit-compute 2 sites: rank 0 computes, calling no MPI, until rank 1's MPI_Ssend
+#                                 completed (LongPipe only: Open MPI alone makes no progress outside
+#                                 its calls)
+#             progress-bibw       2 sites, osu_bibw's shape: 64 MPI_Irecv + 64 MPI_Isend of 4 MiB
+#                                 each way, one MPI_Waitall, with a 16 MiB window
+#             progress-isend-first 2 sites: 400 MPI_Isend of 64 KiB each way before any receive,
+#                                 with a 1 MiB window; then all received in order and intact
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
-#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD.
+#              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_PROGRESS.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -39,6 +51,7 @@ SEMANTICS=${MPI_FRONT_END_SEMANTICS:-}
 UNREACHABLE=${MPI_FRONT_END_UNREACHABLE:-}
 THREADS=${MPI_FRONT_END_THREADS:-}
 FLOOD=${MPI_FRONT_END_FLOOD:-}
+PROGRESS=${MPI_FRONT_END_PROGRESS:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -171,6 +184,41 @@ case $SCENARIO in
     ((accepted <= most)) || fail "$accepted messages left the sender before its window filled; at most $most may"
     check_statistics 0,1 "$messages"
     say "window stayed full after $accepted messages (at most $most); all $messages delivered in order"
+    ;;
+  progress-*)
+    [[ -x $PROGRESS ]] || fail "MPI_FRONT_END_PROGRESS must name the test program"
+    [[ $MODE == local ]] || fail "the progress scenarios run locally"
+    kind=${SCENARIO#progress-}
+    ranks=2
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
+    args=("$kind")
+    case $kind in
+      sit-alltoallw | sit-native) ranks=4 JOB_ENV=(LONGPIPE_MPI_SITES=0,0,1,1) ;;
+      sit-compute) args+=("$WORK/ssend-done") ;;
+      bibw) JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((16 << 20)) LONGPIPE_MAX_MESSAGE=$((8 << 20))) ;;
+      isend-first) JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((1 << 20)) LONGPIPE_MAX_MESSAGE=$((1 << 20))) ;;
+    esac
+    # The program's watchdog stops a hung rank after 90 s (status 3, "TIMEOUT" on stderr).
+    if [[ $kind != sit-compute ]]; then
+      say "$MODE: front_end_progress $kind without LongPipe"
+      run_job no "$ranks" "$WORK/plain.out" "$WORK/plain.err" "$PROGRESS" "${args[@]}" ||
+        { cat "$WORK/plain.out" "$WORK/plain.err" >&2; fail "plain run failed"; }
+    fi
+    rm -f "$WORK/ssend-done"
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json")
+    say "$MODE: front_end_progress $kind with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_job yes "$ranks" "$WORK/longpipe.out" "$WORK/longpipe.err" "$PROGRESS" "${args[@]}" || {
+      cat "$WORK/longpipe.out" "$WORK/longpipe.err" >&2
+      grep -q TIMEOUT "$WORK/longpipe.err" && fail "$kind hung with LongPipe (deadlock)"
+      fail "run with LongPipe failed"
+    }
+    grep -qx "$kind: complete and intact on every rank" "$WORK/longpipe.out" ||
+      { cat "$WORK/longpipe.out" >&2; fail "$kind: wrong result with LongPipe"; }
+    if [[ $kind != sit-compute ]]; then
+      diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    fi
+    check_statistics "${JOB_ENV[0]#LONGPIPE_MPI_SITES=}" 1
+    say "$kind: complete and intact"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac
