@@ -8,8 +8,8 @@
  *   sit-native     the same with rank 0 in PMPI_Recv from rank 1 (a call LongPipe does not wrap)
  *   sit-compute    2 ranks at two sites: rank 0 posts MPI_Irecv, then computes (no MPI call) until
  *                  rank 1's MPI_Ssend completed (rank 1 creates the file named by ARG then)
- *   bibw           2 ranks at two sites: each posts 64 MPI_Irecv, then 64 MPI_Isend of 4 MiB, then
- *                  one MPI_Waitall (osu_bibw's shape); every byte checked
+ *   bibw [BYTES]   2 ranks at two sites: each posts 64 MPI_Irecv, then 64 MPI_Isend of BYTES
+ *                  (4 MiB), then one MPI_Waitall (osu_bibw's shape); every byte checked
  *   isend-first    2 ranks at two sites: each sends 400 messages of 64 KiB with MPI_Isend before
  *                  posting any receive, then receives them all: in order and intact
  *
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 static const char* scenario = "";
-enum { kWatchdogSeconds = 90 };
+enum { kWatchdogSeconds = 120 };
 
 static void watchdog(int signal_number) {
   (void)signal_number;
@@ -32,17 +32,29 @@ static void watchdog(int signal_number) {
   _exit(3);
 }
 
-static unsigned char pattern(int message, size_t byte, int sender) {
-  return (unsigned char)(message * 7 + (int)byte * 13 + sender * 101);
+/* Each 4 KiB block of message `message` from `sender`: a pattern of the message and sender, with
+ * the block's number in its first bytes (so a misplaced block shows), cheap to make and compare
+ * (whole blocks: the sanitizer builds check 512 MiB too). */
+enum { kBlock = 4096 };
+
+static void make_block(unsigned char* block, int message, int sender, size_t number) {
+  for (int i = 0; i < kBlock; ++i) block[i] = (unsigned char)(message * 7 + i * 13 + sender * 101);
+  memcpy(block, &number, sizeof number);
 }
 
 static void fill(unsigned char* buffer, size_t bytes, int message, int sender) {
-  for (size_t i = 0; i < bytes; ++i) buffer[i] = pattern(message, i, sender);
+  unsigned char block[kBlock];
+  for (size_t at = 0, number = 0; at < bytes; at += kBlock, ++number) {
+    make_block(block, message, sender, number);
+    memcpy(buffer + at, block, bytes - at < kBlock ? bytes - at : kBlock);
+  }
 }
 
 static int check(const unsigned char* buffer, size_t bytes, int message, int sender) {
-  for (size_t i = 0; i < bytes; ++i) {
-    if (buffer[i] != pattern(message, i, sender)) return 0;
+  unsigned char block[kBlock];
+  for (size_t at = 0, number = 0; at < bytes; at += kBlock, ++number) {
+    make_block(block, message, sender, number);
+    if (memcmp(buffer + at, block, bytes - at < kBlock ? bytes - at : kBlock) != 0) return 0;
   }
   return 1;
 }
@@ -162,11 +174,11 @@ int main(int argc, char** argv) {
   } else if (!strcmp(scenario, "sit-compute") && size == 2 && argc > 2) {
     ok = sit(rank, size, "compute", argv[2]);
   } else if (!strcmp(scenario, "bibw") && size == 2) {
-    ok = exchange(rank, 64, (size_t)4 << 20, 1);
+    ok = exchange(rank, 64, argc > 2 ? (size_t)atol(argv[2]) : (size_t)4 << 20, 1);
   } else if (!strcmp(scenario, "isend-first") && size == 2) {
     ok = exchange(rank, 400, (size_t)64 << 10, 0);
   } else {
-    if (rank == 0) fprintf(stderr, "usage: front_end_progress sit-alltoallw|sit-native (4 ranks) | sit-compute FILE|bibw|isend-first (2 ranks)\n");
+    if (rank == 0) fprintf(stderr, "usage: front_end_progress sit-alltoallw|sit-native (4 ranks) | sit-compute FILE|bibw [BYTES]|isend-first (2 ranks)\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int all_ok = 0;

@@ -34,7 +34,8 @@
 #                                 completed (LongPipe only: Open MPI alone makes no progress outside
 #                                 its calls)
 #             progress-bibw       2 sites, osu_bibw's shape: 64 MPI_Irecv + 64 MPI_Isend of 4 MiB
-#                                 each way, one MPI_Waitall, with a 16 MiB window
+#                                 each way, one MPI_Waitall, with a 16 MiB window (sanitizer
+#                                 builds: 256 KiB messages, 1 MiB window)
 #             progress-isend-first 2 sites: 400 MPI_Isend of 64 KiB each way before any receive,
 #                                 with a 1 MiB window; then all received in order and intact
 #
@@ -195,10 +196,17 @@ case $SCENARIO in
     case $kind in
       sit-alltoallw | sit-native) ranks=4 JOB_ENV=(LONGPIPE_MPI_SITES=0,0,1,1) ;;
       sit-compute) args+=("$WORK/ssend-done") ;;
-      bibw) JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((16 << 20)) LONGPIPE_MAX_MESSAGE=$((8 << 20))) ;;
+      bibw)
+        if [[ -n $SANITIZER_RUNTIME ]]; then  # the same shape, a sixteenth of the bytes: sanitizers are slow
+          JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((1 << 20)) LONGPIPE_MAX_MESSAGE=$((512 << 10)))
+          args+=($((256 << 10)))
+        else
+          JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((16 << 20)) LONGPIPE_MAX_MESSAGE=$((8 << 20)))
+        fi
+        ;;
       isend-first) JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((1 << 20)) LONGPIPE_MAX_MESSAGE=$((1 << 20))) ;;
     esac
-    # The program's watchdog stops a hung rank after 90 s (status 3, "TIMEOUT" on stderr).
+    # The program's watchdog stops a hung rank after 120 s (status 3, "TIMEOUT" on stderr).
     if [[ $kind != sit-compute ]]; then
       say "$MODE: front_end_progress $kind without LongPipe"
       run_job no "$ranks" "$WORK/plain.out" "$WORK/plain.err" "$PROGRESS" "${args[@]}" ||
