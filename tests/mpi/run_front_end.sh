@@ -36,8 +36,9 @@
 #             progress-bibw       2 sites, osu_bibw's shape: 64 MPI_Irecv + 64 MPI_Isend of 4 MiB
 #                                 each way, one MPI_Waitall, with a 16 MiB window (sanitizer
 #                                 builds: 256 KiB messages, 1 MiB window)
-#             progress-isend-first 2 sites: 400 MPI_Isend of 64 KiB each way before any receive,
-#                                 with a 1 MiB window; then all received in order and intact
+#             progress-isend-first 2 sites: 400 MPI_Isend of 64 KiB each way before any receive
+#                                 (every other one of a derived type: packed by the application's
+#                                 thread), with a 1 MiB window; then all received in order and intact
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
 #              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_PROGRESS.
