@@ -56,8 +56,9 @@
 #             progress-bibw       2 sites, osu_bibw's shape: 64 MPI_Irecv + 64 MPI_Isend of 4 MiB
 #                                 each way, one MPI_Waitall, with a 16 MiB window (sanitizer
 #                                 builds: 256 KiB messages, 1 MiB window)
-#             progress-isend-first 2 sites: 400 MPI_Isend of 64 KiB each way before any receive,
-#                                 with a 1 MiB window; then all received in order and intact
+#             progress-isend-first 2 sites: 400 MPI_Isend of 64 KiB each way before any receive
+#                                 (every other one of a derived type: packed by the application's
+#                                 thread), with a 1 MiB window; then all received in order and intact
 #             progress-exchange-large 2 sites: both ranks MPI_Sendrecv 300 MiB to each other at once
 #                                 (1 MiB segments, a 4 MiB window; sanitizer builds: 24 MiB)
 #
