@@ -100,6 +100,7 @@ class Engine::Impl {
     if (thread_.joinable()) thread_.join();
   }
   void send(const std::string& peer, Message message);
+  bool try_send(const std::string& peer, Message& message);
   void write_stats_file() const;
   std::string stats_json() const {
     SocketTuning listen = carrier_->listen_tuning();
@@ -231,6 +232,16 @@ void Engine::Impl::send(const std::string& peer, Message message) {
   QueuedMessage queued{{}, message.body.size()};
   queued.packed = pack_message(std::move(message));
   mailbox_.send(peer, std::move(queued));
+}
+
+bool Engine::Impl::try_send(const std::string& peer, Message& message) {
+  if (message.body.size() > config_.max_message || peer == local_endpoint_) {
+    send(peer, std::move(message));  // refused with its reason, or no session: never waits
+    return true;
+  }
+  parse_host_port(peer, true);
+  const std::size_t bytes = message.body.size();
+  return mailbox_.try_send(peer, bytes, [&] { return QueuedMessage{pack_message(std::move(message)), bytes}; });
 }
 
 void Engine::Impl::write_stats_file() const {
@@ -602,6 +613,10 @@ Engine::~Engine() {
 
 std::string Engine::local_endpoint() const { return impl_->local_endpoint_; }
 void Engine::send(const std::string& peer_endpoint, Message message) { impl_->send(peer_endpoint, std::move(message)); }
+bool Engine::try_send(const std::string& peer_endpoint, Message& message) {
+  return impl_->try_send(peer_endpoint, message);
+}
+int Engine::room_event_fd() const { return impl_->mailbox_.room_event_fd(); }
 std::optional<Message> Engine::try_receive() { return impl_->mailbox_.try_receive(); }
 int Engine::receive_event_fd() const { return impl_->mailbox_.receive_event_fd(); }
 bool Engine::wait_receive(std::chrono::milliseconds timeout) { return impl_->mailbox_.wait_receive(timeout); }

@@ -56,23 +56,60 @@ WindowFullDecision decide_window_full(WindowFullPolicy policy, const std::deque<
 }
 
 Mailbox::Mailbox(WindowFullPolicy policy, WindowLimits limits)
-    : policy_(policy), limits_(limits), wake_fd_(make_eventfd()), receive_fd_(make_eventfd()) {}
+    : policy_(policy),
+      limits_(limits),
+      wake_fd_(make_eventfd()),
+      receive_fd_(make_eventfd()),
+      room_fd_(make_eventfd()) {}
 
 void Mailbox::wake_progress_thread() {
   if (!wake_pending_.exchange(true)) signal_eventfd(wake_fd_.get());
 }
 
-void Mailbox::send(const std::string& peer, QueuedMessage queued) {
-  std::unique_lock lock(mutex_);
+MailboxSlot& Mailbox::named_slot(const std::string& peer, bool* created) {
   auto& slot = slots_[peer];
-  bool created = false;
+  *created = false;
   if (!slot) {
     slot = std::make_shared<MailboxSlot>(peer);
     new_slots_.push_back(slot);
-    created = true;
+    *created = true;
   }
   if (slot->failure) throw PeerFailed("peer " + peer + " failed: " + *slot->failure);
   slot->named_by_application.store(true, std::memory_order_relaxed);
+  return *slot;
+}
+
+void Mailbox::signal_room() {
+  if (room_wanted_) {
+    room_wanted_ = false;
+    signal_eventfd(room_fd_.get());
+  }
+}
+
+bool Mailbox::try_send(const std::string& peer, std::size_t body_bytes, const std::function<QueuedMessage()>& pack) {
+  std::unique_lock lock(mutex_);
+  bool created = false;
+  MailboxSlot& slot = named_slot(peer, &created);
+  if (outbox_full(slot.outbox, slot.outbox_bytes, body_bytes, limits_)) {
+    room_wanted_ = true;
+    lock.unlock();
+    if (created) wake_progress_thread();
+    return false;
+  }
+  QueuedMessage queued = pack();
+  slot.outbox_bytes += queued.body_bytes;
+  slot.outbox.push_back(std::move(queued));
+  const bool first_in_queue = slot.outbox.size() == 1;
+  lock.unlock();
+  if (created || first_in_queue) wake_progress_thread();
+  return true;
+}
+
+void Mailbox::send(const std::string& peer, QueuedMessage queued) {
+  std::unique_lock lock(mutex_);
+  bool created = false;
+  named_slot(peer, &created);
+  const std::shared_ptr<MailboxSlot> slot = slots_[peer];
   const WindowFullDecision decision =
       decide_window_full(policy_, slot->outbox, slot->outbox_bytes, queued.body_bytes, limits_);
   switch (decision.action) {
@@ -245,7 +282,10 @@ void Mailbox::move_outbox(MailboxSlot& slot, const std::function<bool(std::size_
     slot.outbox.pop_front();
     moved = true;
   }
-  if (moved) space_cv_.notify_all();
+  if (moved) {
+    space_cv_.notify_all();
+    signal_room();
+  }
 }
 
 void Mailbox::publish(MailboxSlot& slot, const SessionStatistics& statistics) {
@@ -271,6 +311,8 @@ void Mailbox::fail(MailboxSlot& slot, const std::string& reason, std::size_t in_
   slot.statistics = statistics;
   failures_.push_back({slot.peer, reason, lost});
   space_cv_.notify_all();
+  room_wanted_ = true;
+  signal_room();
   flushed_cv_.notify_all();
 }
 

@@ -73,6 +73,11 @@ class Mailbox {
   // --- application threads ---
   // Queues a message for `peer` (policy above); throws PeerFailed, WindowFull.
   void send(const std::string& peer, QueuedMessage queued);
+  // The same without waiting and without LONGPIPE_WINDOW_FULL's policy: false (nothing packed)
+  // while the queue has no room for `body_bytes`; then room_event_fd() turns readable once it has
+  // (or the peer failed). `pack` runs under the mailbox's lock only when the message goes in.
+  bool try_send(const std::string& peer, std::size_t body_bytes, const std::function<QueuedMessage()>& pack);
+  int room_event_fd() const { return room_fd_.get(); }
   std::optional<Message> try_receive();
   int receive_event_fd() const { return receive_fd_.get(); }
   bool wait_receive(std::chrono::milliseconds timeout);
@@ -122,11 +127,15 @@ class Mailbox {
   bool receive_backlog_full() const;
   bool receive_backlog_below_half() const;
   void wake_progress_thread();
+  // The slot for `peer` (created and announced on first use); throws PeerFailed. Under mutex_.
+  MailboxSlot& named_slot(const std::string& peer, bool* created);
+  void signal_room();
 
   const WindowFullPolicy policy_;
   const WindowLimits limits_;
   FileDescriptor wake_fd_;     // application threads -> progress thread
   FileDescriptor receive_fd_;  // progress thread -> application: messages waiting
+  FileDescriptor room_fd_;     // progress thread -> application: an outbox try_send found full has room
 
   mutable std::mutex mutex_;
   std::condition_variable space_cv_;    // room in an outbox, or a failure
@@ -145,6 +154,7 @@ class Mailbox {
   // drained wake_fd_: one eventfd write per burst instead of one per message.
   std::atomic<bool> wake_pending_{false};
   std::atomic<bool> reading_paused_{false};
+  bool room_wanted_ = false;  // a try_send was refused since room_fd_ was last signalled
 };
 
 }  // namespace lp

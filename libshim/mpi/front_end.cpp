@@ -11,8 +11,8 @@
 #include <stdexcept>
 
 #include "datatype_io.h"
+#include "front_end_request.h"
 #include "outgoing_message.h"
-#include "segments.h"
 #include "site_discovery.h"
 #include "wire_format.h"
 
@@ -50,58 +50,6 @@ std::string hex(const unsigned char* bytes, int count) {
 }
 
 }  // namespace
-
-// A LongPipe request: a send to another site, a receive matched by LongPipe's rules, or a
-// nonblocking collective across sites.
-struct FrontEnd::Request {
-  using Kind = RequestKind;
-  Kind kind = Kind::kSend;
-  bool persistent = false;
-  bool active = true;      // false: an inactive persistent request
-  bool complete = false;
-  bool freed = false;      // MPI_Request_free'd while under way: remove when it completes
-  const void* send_buffer = nullptr;
-  void* receive_buffer = nullptr;
-  int count = 0;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  int peer = 0;  // destination or source rank in `comm` (or MPI_ANY_SOURCE)
-  int tag = 0;
-  MPI_Comm comm = MPI_COMM_NULL;
-  SendMode mode = SendMode::kStandard;
-  ReceivePattern pattern;        // receives: what LongPipe messages it takes
-  bool may_match_native = false; // receives: Open MPI messages may match too (claimed at progress
-                                 // steps); counted in the communicator's native_receives while pending
-  int peer_world = -1;           // the remote peer, for failures (-1: any)
-  std::uint64_t sync_id = 0;     // synchronous send waiting for its match
-  MPI_Request native = MPI_REQUEST_NULL;  // the Open MPI receive that took over (PMPI_Imrecv)
-  std::unique_ptr<PendingCollective> collective;  // kind kCollective: its state
-  MPI_Status status{};
-  int error = MPI_SUCCESS;
-};
-
-// A message that came over LongPipe.
-struct FrontEnd::ArrivedMessage {
-  std::vector<std::byte> body;
-  bool synchronous = false;
-  std::uint64_t sync_id = 0;
-  std::uint64_t size = 0;  // data bytes of the whole message
-  bool complete = true;    // false while segments are missing (their data is not in `body` yet)
-};
-
-// A segmented message whose segments are still arriving (segments.h): one per source at most.
-struct FrontEnd::SegmentedArrival {
-  std::shared_ptr<ArrivedMessage> message;  // also in the unexpected queue until a receive takes it
-  MessageAssembly assembly;
-  Envelope envelope;
-  std::uintptr_t receive = 0;  // the receive that took it, once one did
-};
-
-// What MPI_Mprobe / MPI_Improbe took out of the unexpected queue for MPI_Mrecv.
-struct FrontEnd::MatchedMessage {
-  Envelope envelope;
-  std::shared_ptr<ArrivedMessage> message;
-  MPI_Comm comm = MPI_COMM_NULL;
-};
 
 std::unique_ptr<FrontEnd> FrontEnd::start() {
   int world_rank = 0, world_size = 1;
@@ -144,6 +92,7 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
   front_end->segment_bytes_ =
       std::min(transfer_segment_bytes(config.streams, config.small_message), config.max_message);
   front_end->max_message_ = config.max_message;
+  front_end->window_full_fails_ = config.window_full == WindowFullPolicy::kFail;
   front_end->engine_ = std::make_unique<Engine>(std::move(config));
   const std::string endpoint = front_end->engine_->local_endpoint();
   if (endpoint.size() >= kEndpointBytes) throw std::runtime_error("endpoint name too long: " + endpoint);
@@ -155,6 +104,10 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
     front_end->world_of_endpoint_[name] = rank;
     front_end->endpoint_of_world_.push_back(std::move(name));
   }
+  FrontEnd* self = front_end.get();
+  front_end->progress_thread_ = std::make_unique<ProgressThread>(
+      self->engine_->receive_event_fd(), self->engine_->room_event_fd(),
+      [self](ProgressThread& thread) { return self->background_step(thread); });
   return front_end;
 }
 
@@ -204,14 +157,14 @@ std::string FrontEnd::unreachable(int world, const std::string& reason) {
 // Sends
 
 int FrontEnd::send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
-                          const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id) {
+                          const CommunicatorInfo& info) {
   if (failed_world_ranks_.count(dest_world)) {
     return report_error(comm, MPI_ERR_OTHER, unreachable(dest_world));
   }
+  wait_for_send_queue(dest_world);  // earlier sends to that peer go first, and whole
   const std::string& endpoint = endpoint_of_world_[static_cast<std::size_t>(dest_world)];
   try {
-    OutgoingEnvelope envelope{world_rank_, dest_world, tag, info.context, synchronous, 0};
-    if (synchronous) envelope.sync_id = *sync_id = next_sync_id_++;
+    const OutgoingEnvelope envelope{world_rank_, dest_world, tag, info.context, false, 0};
     OutgoingMessage message(buffer, count, type, comm, envelope, max_message_);
     while (!message.done()) engine_->send(endpoint, message.next());  // a message's segments back to back
   } catch (const PeerFailed& e) {
@@ -245,7 +198,12 @@ int FrontEnd::send(const void* buffer, int count, MPI_Datatype type, int dest, i
     }
   }
   if (mode != SendMode::kSynchronous) {
-    return send_remote(buffer, count, type, dest_world, tag, comm, *info, false, nullptr);
+    bool queued_before;  // earlier nonblocking sends to that peer still wait for its window
+    {
+      std::lock_guard lock(mutex_);
+      queued_before = !pending_sends_.empty(dest_world);
+    }
+    if (!queued_before) return send_remote(buffer, count, type, dest_world, tag, comm, *info);
   }
   MPI_Request request;
   const int rc = isend(buffer, count, type, dest, tag, comm, mode, &request);
@@ -276,7 +234,9 @@ std::unique_ptr<FrontEnd::Request> FrontEnd::make_request(RequestKind kind, bool
 
 std::uintptr_t FrontEnd::new_request(std::unique_ptr<Request> request) {
   hold_communicator(request->comm);
-  return requests_.add(std::move(request));
+  Request* r = request.get();
+  r->handle = requests_.add(std::move(request));
+  return r->handle;
 }
 
 void FrontEnd::remove_request(std::uintptr_t handle) {
@@ -341,18 +301,40 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   const CommunicatorInfo* info;
   const int dest_world = remote_world(r.comm, r.peer, &info);
   r.peer_world = dest_world;
+  r.active = false;  // until it is under way: a persistent send that failed to start stays inactive
+  if (failed_world_ranks_.count(dest_world)) return report_error(r.comm, MPI_ERR_OTHER, unreachable(dest_world));
   const bool synchronous = r.mode == SendMode::kSynchronous;
-  const int rc = send_remote(r.send_buffer, r.count, r.type, dest_world, r.tag, r.comm, *info, synchronous, &r.sync_id);
-  if (rc != MPI_SUCCESS) {
-    r.active = false;  // a persistent send that failed to start stays inactive
-    return rc;
+  r.sync_id = synchronous ? next_sync_id_++ : 0;
+  // Complete once wholly in the engine (which holds its own copy) and, if synchronous, matched.
+  // Until then it waits in pending_sends_ (never blocking the caller), referencing the buffer.
+  PendingSends<Request>::Entry entry;
+  try {
+    const OutgoingEnvelope envelope{world_rank_, dest_world, r.tag, info->context, synchronous, r.sync_id};
+    entry.message = std::make_unique<OutgoingMessage>(r.send_buffer, r.count, r.type, r.comm, envelope, max_message_);
+  } catch (const SendError& e) {
+    return report_error(r.comm, e.error_class(), e.what());
   }
-  if (synchronous) {
-    awaiting_match_[r.sync_id] = handle;
-  } else {
-    r.complete = true;  // the engine holds its own copy: the buffer may be reused
-  }
-  return MPI_SUCCESS;
+  entry.needs_application_thread = !entry.message->flat();
+  entry.owner = &r;
+  r.active = true;
+  std::lock_guard lock(mutex_);
+  r.sent = false;
+  r.acknowledged = false;
+  r.shared_error = MPI_SUCCESS;
+  if (synchronous) awaiting_match_[r.sync_id] = &r;  // before it can go: its match may come at once
+  pending_sends_.push(dest_world, std::move(entry));
+  pump_locked(true);
+  if (r.sent || !window_full_fails_) return MPI_SUCCESS;
+  // LONGPIPE_WINDOW_FULL=fail: what the window does not take whole at once fails at once (nothing
+  // waits before it: every earlier send went whole or failed the same way).
+  pending_sends_.discard(dest_world);
+  if (synchronous) awaiting_match_.erase(r.sync_id);
+  if (r.listed) std::erase(settled_, &r);
+  r.listed = false;
+  r.active = false;
+  return report_error(r.comm, MPI_ERR_OTHER, r.shared_error != MPI_SUCCESS
+                                                 ? "LongPipe cannot send the message"
+                                                 : "LongPipe window full (LONGPIPE_WINDOW_FULL=fail)");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -396,7 +378,7 @@ int FrontEnd::recv_init(void* buffer, int count, MPI_Datatype type, int source, 
   return MPI_SUCCESS;
 }
 
-int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
+int FrontEnd::post_receive(Request& r, std::uintptr_t) {
   CommunicatorInfo* info = lookup(r.comm);
   if (r.peer != MPI_ANY_SOURCE && info->remote_world_rank(r.peer) < 0 && !info->native_receives.holds_back(r.peer)) {
     return post_native_receive(r);
@@ -411,22 +393,36 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t handle) {
     r.peer_world = info->remote_world_rank(r.peer);
     r.may_match_native = r.peer_world < 0;
   }
+  const TypeShape shape = shape_of(r.type);
+  r.flat = shape.flat;
+  r.capacity = static_cast<std::size_t>(shape.size) * static_cast<std::size_t>(std::max(r.count, 0));
   progress(false);
-  // Messages already here that no earlier receive wanted (an earlier one would have taken them).
-  if (r.peer_world >= 0 || r.peer == MPI_ANY_SOURCE) {
-    if (auto found = unexpected_.take(r.pattern)) {
-      complete_receive(r, handle, found->first, found->second);
+  {
+    std::unique_lock lock(mutex_);
+    r.matched = false;
+    r.shared_error = MPI_SUCCESS;
+    // Messages already here that no earlier receive wanted (an earlier one would have taken them).
+    if (r.peer_world >= 0 || r.peer == MPI_ANY_SOURCE) {
+      if (auto found = unexpected_.take(r.pattern)) {
+        took_unexpected_locked();
+        bind_locked(r, found->first, found->second);
+        lock.unlock();
+        settle();
+        return MPI_SUCCESS;
+      }
+    }
+    if (r.peer_world >= 0 && failed_world_ranks_.count(r.peer_world)) {
+      r.complete = true;
+      r.error = MPI_ERR_OTHER;
+      r.status.MPI_ERROR = MPI_ERR_OTHER;
       return MPI_SUCCESS;
     }
+    if (r.may_match_native) {
+      info->native_receives.add(r.peer);
+      r.in_native_order = true;
+    }
+    pending_receives_.push_back(&r);  // the progress thread may match it from now on
   }
-  if (r.peer_world >= 0 && failed_world_ranks_.count(r.peer_world)) {
-    r.complete = true;
-    r.error = MPI_ERR_OTHER;
-    r.status.MPI_ERROR = MPI_ERR_OTHER;
-    return MPI_SUCCESS;
-  }
-  if (r.may_match_native) info->native_receives.add(r.peer);
-  pending_receives_.push_back(handle);
   progress(false);  // Open MPI messages: earlier receives had their turn above
   return MPI_SUCCESS;
 }
@@ -441,49 +437,15 @@ int FrontEnd::post_native_receive(Request& r) {
   return rc;
 }
 
-std::list<std::uintptr_t>::iterator FrontEnd::unlist_receive(std::list<std::uintptr_t>::iterator pending) {
-  const Request& r = *requests_.get(*pending);
-  if (r.may_match_native) lookup(r.comm)->native_receives.remove(r.peer);
+std::list<FrontEnd::Request*>::iterator FrontEnd::unlist_receive(std::list<Request*>::iterator pending) {
+  release_native_order(**pending);
   return pending_receives_.erase(pending);
 }
 
-void FrontEnd::complete_receive(Request& r, std::uintptr_t handle, const Envelope& envelope,
-                                const std::shared_ptr<ArrivedMessage>& message) {
-  acknowledge(envelope, *message);  // a synchronous send completes at the match
-  if (!message->complete) {
-    // Its last segments are still on their way: straight into the buffer if the type is flat, else
-    // assembled and delivered at the end. Gone from arriving_: cut short (a failed send or peer).
-    auto arrival = arriving_.find(envelope.source_world);
-    if (arrival == arriving_.end() || arrival->second->message != message) {
-      r.complete = true;
-      r.error = r.status.MPI_ERROR = MPI_ERR_OTHER;
-      return;
-    }
-    arrival->second->receive = handle;
-    const TypeShape shape = shape_of(r.type);
-    const auto capacity = static_cast<std::size_t>(shape.size) * static_cast<std::size_t>(std::max(r.count, 0));
-    if (shape.flat) arrival->second->assembly.redirect(static_cast<std::byte*>(r.receive_buffer), capacity);
-    return;
-  }
-  r.error = deliver(message->body.data(), message->body.size(), envelope, lookup(r.comm), r.receive_buffer, r.count,
-                    r.type, r.comm, &r.status);
-  r.complete = true;
-  if (r.freed) remove_request(handle);
-}
-
-void FrontEnd::acknowledge(const Envelope& envelope, const ArrivedMessage& message) {
-  if (!message.synchronous) return;
-  Message ack;
-  ack.source = static_cast<std::uint32_t>(world_rank_);
-  ack.destination = static_cast<std::uint32_t>(envelope.source_world);
-  ack.flags = kFlagMatched;
-  ack.body.reserve(kSyncIdSize + kEngineTrailerSpare);
-  append_sync_id(ack.body, message.sync_id);
-  try {
-    engine_->send(endpoint_of_world_[static_cast<std::size_t>(envelope.source_world)], std::move(ack));
-  } catch (const std::exception&) {
-    // The sender is gone: nobody waits for this acknowledgement any more.
-  }
+void FrontEnd::release_native_order(Request& r) {
+  if (!r.in_native_order) return;
+  r.in_native_order = false;
+  lookup(r.comm)->native_receives.remove(r.peer);
 }
 
 int FrontEnd::sendrecv(const void* send_buffer, int send_count, MPI_Datatype send_type, int dest, int send_tag,
@@ -534,11 +496,20 @@ int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* 
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
   Envelope envelope;
-  if (const auto* found = unexpected_.find(pattern, &envelope)) {
+  std::uint64_t bytes = 0;
+  bool found = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (const auto* message = unexpected_.find(pattern, &envelope)) {
+      found = true;
+      bytes = (*message)->size;
+    }
+  }
+  if (found) {
     *flag = 1;
     if (status != MPI_STATUS_IGNORE) {
       set_status(status, info->peer_rank_of(envelope.source_world), envelope.tag, MPI_SUCCESS,
-                 static_cast<MPI_Count>((*found)->size), false);
+                 static_cast<MPI_Count>(bytes), false);
     }
     return MPI_SUCCESS;
   }
@@ -555,7 +526,10 @@ int FrontEnd::iprobe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_S
   for (;;) {
     const int rc = PMPI_Iprobe(source, tag, comm, flag, probed);
     if (rc != MPI_SUCCESS || !*flag) return rc;
-    if (oldest_native_receive(comm, probed->MPI_SOURCE, probed->MPI_TAG) == pending_receives_.end()) return rc;
+    {
+      std::lock_guard lock(mutex_);
+      if (oldest_native_receive(comm, probed->MPI_SOURCE, probed->MPI_TAG) == pending_receives_.end()) return rc;
+    }
     if (claim_native_messages() == 0) break;  // each round gives one message to its receive
   }
   *flag = 0;
@@ -608,7 +582,11 @@ int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message
   }
   progress(true);
   ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
-  if (auto found = unexpected_.take(pattern)) {
+  std::unique_lock lock(mutex_);
+  auto found = unexpected_.take(pattern);
+  if (found) took_unexpected_locked();
+  lock.unlock();
+  if (found) {
     *flag = 1;
     if (status != MPI_STATUS_IGNORE) {
       set_status(status, info->peer_rank_of(found->first.source_world), found->first.tag, MPI_SUCCESS,
@@ -661,210 +639,14 @@ int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* me
   messages_.remove(handle);
   release_communicator(taken->comm);  // the request holds it now
   *message = MPI_MESSAGE_NULL;
-  complete_receive(r, request_handle, taken->envelope, taken->message);  // now, or with its last segment
+  r.flat = shape_of(type).flat;
+  r.capacity = static_cast<std::size_t>(shape_of(type).size) * static_cast<std::size_t>(std::max(count, 0));
+  {
+    std::lock_guard lock(mutex_);
+    bind_locked(r, taken->envelope, taken->message);  // complete now, or with its last segment
+  }
+  settle();
   return MPI_SUCCESS;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Progress
-
-void FrontEnd::progress(bool unbounded) {
-  // A waiter's match may sit behind messages nobody wants yet: look past the bound until one
-  // message matched something, then leave the rest in the engine (its window pushes back).
-  while (unbounded || unexpected_.size() < kUnexpectedBound) {
-    auto message = engine_->try_receive();
-    if (!message) break;
-    if (handle_incoming(std::move(*message))) unbounded = false;
-  }
-  handle_peer_failures();
-  claim_native_messages();
-  advance_collectives();
-  forget_unreferenced_communicators();
-}
-
-int FrontEnd::claim_native_messages() {
-  int claimed = 0;
-  for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
-    const Request& r = *requests_.get(*it);
-    int flag = 0;
-    MPI_Status probed;
-    if (r.may_match_native) PMPI_Iprobe(r.peer, r.tag, r.comm, &flag, &probed);
-    if (!flag) {
-      ++it;
-      continue;
-    }
-    // The message may have arrived after an older receive looked: the oldest that matches takes it.
-    const auto owner = oldest_native_receive(r.comm, probed.MPI_SOURCE, probed.MPI_TAG);
-    if (!take_native_message(*requests_.get(*owner), probed)) {
-      ++it;
-      continue;
-    }
-    ++claimed;
-    const std::uintptr_t handle = *owner;
-    if (owner == it) {
-      it = unlist_receive(it);
-    } else {
-      unlist_receive(owner);  // `it` looks again
-    }
-    Request& taker = *requests_.get(handle);
-    if (taker.freed) {  // MPI_Request_free'd: Open MPI finishes the receive on its own
-      PMPI_Request_free(&taker.native);
-      remove_request(handle);
-    }
-  }
-  return claimed;
-}
-
-bool FrontEnd::take_native_message(Request& r, const MPI_Status& probed) {
-  // The oldest message from the probed source with the probed tag is the probed one.
-  int flag = 0;
-  MPI_Message message;
-  PMPI_Improbe(probed.MPI_SOURCE, probed.MPI_TAG, r.comm, &flag, &message, MPI_STATUS_IGNORE);
-  if (flag) PMPI_Imrecv(r.receive_buffer, r.count, r.type, &message, &r.native);
-  return flag != 0;
-}
-
-std::list<std::uintptr_t>::iterator FrontEnd::oldest_native_receive(MPI_Comm comm, int source, int tag) {
-  return std::find_if(pending_receives_.begin(), pending_receives_.end(), [&](std::uintptr_t handle) {
-    const Request& r = *requests_.get(handle);
-    return r.may_match_native && r.comm == comm && receive_matches(r.peer, r.tag, source, tag);
-  });
-}
-
-void FrontEnd::advance_collectives() {
-  for (auto it = collectives_in_flight_.begin(); it != collectives_in_flight_.end();) {
-    const std::uintptr_t handle = *it;
-    Request* r = requests_.get(handle);
-    if (!poll(*r)) {
-      ++it;
-      continue;
-    }
-    it = collectives_in_flight_.erase(it);
-    if (r->freed) remove_request(handle);
-  }
-}
-
-bool FrontEnd::handle_incoming(Message message) {
-  if (message.flags & kFlagMatched) {
-    std::uint64_t id = 0;
-    if (!strip_sync_id(message.body, &id)) return false;
-    auto it = awaiting_match_.find(id);
-    if (it == awaiting_match_.end()) return false;
-    if (Request* r = requests_.get(it->second)) {
-      r->complete = true;
-      if (r->freed) remove_request(it->second);
-    }
-    awaiting_match_.erase(it);
-    return true;
-  }
-  if (message.flags & kFlagContinuation) return continue_segmented(static_cast<int>(message.source), message.body);
-  if (!(message.flags & kFlagData)) return false;
-  auto arrived = std::make_shared<ArrivedMessage>();
-  arrived->synchronous = (message.flags & kFlagSynchronous) != 0;
-  arrived->body = std::move(message.body);
-  if (arrived->synchronous && !strip_sync_id(arrived->body, &arrived->sync_id)) return false;
-  const Envelope envelope{message.context, static_cast<int>(message.source), message.tag};
-  abandon_segmented(envelope.source_world, MPI_ERR_OTHER);  // one cut short by a failed send: never completes
-  arrived->size = arrived->body.size();
-  if (message.flags & kFlagSegmented) {
-    auto assembly = MessageAssembly::start(std::move(arrived->body));
-    if (!assembly) return false;  // malformed: dropped
-    arrived->size = assembly->total();
-    arrived->complete = assembly->complete();
-    if (arrived->complete) arrived->body = assembly->take();
-    else arriving_[envelope.source_world].reset(new SegmentedArrival{arrived, std::move(*assembly), envelope, 0});
-  }
-  for (auto it = pending_receives_.begin(); it != pending_receives_.end(); ++it) {
-    Request* r = requests_.get(*it);
-    if (!r->pattern.matches(envelope)) continue;
-    const std::uintptr_t handle = *it;
-    unlist_receive(it);
-    complete_receive(*r, handle, envelope, arrived);
-    return true;
-  }
-  unexpected_.push(envelope, std::move(arrived));
-  return false;
-}
-
-bool FrontEnd::continue_segmented(int source_world, const std::vector<std::byte>& body) {
-  auto it = arriving_.find(source_world);
-  if (it == arriving_.end()) return false;  // the rest of a message cut short: dropped
-  SegmentedArrival& arrival = *it->second;
-  if (!arrival.assembly.add(body)) return abandon_segmented(source_world, MPI_ERR_INTERN);
-  if (!arrival.assembly.complete()) return false;
-  const std::unique_ptr<SegmentedArrival> done = std::move(it->second);
-  arriving_.erase(it);
-  ArrivedMessage& message = *done->message;
-  if (!done->assembly.redirected()) message.body = done->assembly.take();
-  message.complete = true;
-  Request* r = requests_.get(done->receive);
-  if (!r) return false;  // still unexpected: complete now for whoever takes it
-  const std::byte* data = done->assembly.redirected() ? nullptr : message.body.data();  // nullptr: in place
-  r->error = deliver(data, message.size, done->envelope, lookup(r->comm), r->receive_buffer, r->count, r->type,
-                     r->comm, &r->status);
-  r->complete = true;
-  if (r->freed) remove_request(done->receive);
-  return true;
-}
-
-bool FrontEnd::abandon_segmented(int source_world, int error) {
-  auto it = arriving_.find(source_world);
-  if (it == arriving_.end()) return false;
-  const std::uintptr_t handle = it->second->receive;
-  arriving_.erase(it);  // an unexpected one stays incomplete: a receive that takes it fails at once
-  Request* r = requests_.get(handle);
-  if (!r) return false;
-  r->complete = true;
-  r->error = r->status.MPI_ERROR = error;
-  if (r->freed) remove_request(handle);
-  return true;
-}
-
-void FrontEnd::handle_peer_failures() {
-  for (auto& failure : engine_->take_peer_failures()) {
-    auto found = world_of_endpoint_.find(failure.peer_endpoint);
-    if (found == world_of_endpoint_.end()) continue;
-    const int world = found->second;
-    failed_world_ranks_.insert(world);
-    failure_reasons_[world] = failure.reason;
-    abandon_segmented(world, MPI_ERR_OTHER);
-    // Receives that only this peer could satisfy, and synchronous sends waiting for it, fail.
-    for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
-      Request* r = requests_.get(*it);
-      if (r->peer_world != world) {
-        ++it;
-        continue;
-      }
-      r->complete = true;
-      r->error = MPI_ERR_OTHER;
-      r->status.MPI_ERROR = MPI_ERR_OTHER;
-      it = unlist_receive(it);
-    }
-    for (auto it = awaiting_match_.begin(); it != awaiting_match_.end();) {
-      Request* r = requests_.get(it->second);
-      if (!r || r->peer_world != world) {
-        ++it;
-        continue;
-      }
-      r->complete = true;
-      r->error = MPI_ERR_OTHER;
-      it = awaiting_match_.erase(it);
-    }
-  }
-}
-
-void FrontEnd::idle(int* idle_rounds, bool native_pending) {
-  if (++*idle_rounds < kSpinsBeforeYield) return;
-  if (native_pending) {
-    sched_yield();
-    return;
-  }
-  // Only LongPipe can complete what is waited for: sleep on the engine, but keep Open MPI's own
-  // operations (rendezvous sends to same-site ranks, ...) moving in between.
-  pollfd fd{engine_->receive_event_fd(), POLLIN, 0};
-  ::poll(&fd, 1, kIdlePollMs);
-  int flag = 0;
-  PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, internal_, &flag, MPI_STATUS_IGNORE);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -872,6 +654,8 @@ void FrontEnd::idle(int* idle_rounds, bool native_pending) {
 
 bool FrontEnd::poll(Request& r) {
   if (r.complete || !r.active) return true;
+  settle();  // what the progress thread matched or sent
+  if (r.complete) return true;
   if (r.kind == Request::Kind::kCollective) {
     int failed_world = -1;
     if (r.collective->advance(&r.error, &failed_world)) {
@@ -1220,8 +1004,9 @@ int FrontEnd::cancel(MPI_Request* request) {
   if (!r) return PMPI_Cancel(request);
   if (r->kind != Request::Kind::kReceive || r->complete || !r->active) return MPI_SUCCESS;  // as Open MPI: sends are not cancelled
   if (r->native != MPI_REQUEST_NULL) return PMPI_Cancel(&r->native);
-  auto it = std::find(pending_receives_.begin(), pending_receives_.end(), handle);
-  if (it == pending_receives_.end()) return MPI_SUCCESS;
+  std::lock_guard lock(mutex_);
+  auto it = std::find(pending_receives_.begin(), pending_receives_.end(), r);
+  if (it == pending_receives_.end()) return MPI_SUCCESS;  // matched already: it completes
   unlist_receive(it);
   r->complete = true;
   set_status(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);
@@ -1274,7 +1059,7 @@ int FrontEnd::send_bytes(int dest_world, int context, int tag, const std::vector
   private_context.context = context;
   for (const std::vector<std::byte>& segment : split_transfer(body, segment_bytes_)) {
     const int rc = send_remote(segment.data(), static_cast<int>(segment.size()), MPI_BYTE, dest_world, tag, comm,
-                               private_context, false, nullptr);
+                               private_context);
     if (rc != MPI_SUCCESS) return rc;
   }
   return MPI_SUCCESS;
@@ -1287,7 +1072,10 @@ int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm com
   int idle_rounds = 0;
   while (!try_take_bytes(source_world, context, tag, &transfer, &error)) {
     progress(true);
-    if (!unexpected_.find(pattern)) idle(&idle_rounds, false);
+    std::unique_lock lock(mutex_);
+    const bool here = unexpected_.find(pattern) != nullptr;
+    lock.unlock();
+    if (!here) idle(&idle_rounds, false);
   }
   if (error == MPI_ERR_INTERN) {
     return report_error(comm, MPI_ERR_INTERN, "a malformed collective transfer from MPI rank " +
@@ -1302,7 +1090,10 @@ bool FrontEnd::try_take_bytes(int source_world, int context, int tag, TransferAs
   const ReceivePattern pattern{context, source_world, tag};
   *error = MPI_SUCCESS;
   while (!transfer->complete()) {
+    std::unique_lock lock(mutex_);
     auto found = unexpected_.take(pattern);
+    if (found) took_unexpected_locked();
+    lock.unlock();
     if (!found) break;
     if (!transfer->add(found->second->body)) {
       *error = MPI_ERR_INTERN;  // a malformed transfer
@@ -1354,6 +1145,19 @@ void FrontEnd::set_status(MPI_Status* status, int source, int tag, int error, MP
 }
 
 void FrontEnd::finalize() {
+  // Acknowledgements (and sends, in an erroneous program) still waiting for a window go first.
+  const auto deadline = std::chrono::steady_clock::now() + kFinalizeFlushTimeout;
+  int idle_rounds = 0;
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (pending_acks_.empty() && pending_sends_.empty()) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) break;
+    progress(false);
+    idle(&idle_rounds, false);
+  }
+  progress_thread_.reset();
   if (!engine_->flush(kFinalizeFlushTimeout)) {
     std::fprintf(stderr, "liblongpipe: MPI rank %d: messages not acknowledged after %lld s at MPI_Finalize\n",
                  world_rank_, static_cast<long long>(kFinalizeFlushTimeout.count() / 1000));
@@ -1366,6 +1170,7 @@ void FrontEnd::finalize() {
 }
 
 void FrontEnd::abandon_after_fork() {
+  if (progress_thread_) ProgressThread::abandon_after_fork(progress_thread_.release());
   if (engine_) {
     engine_->abandon_after_fork();
     (void)engine_.release();

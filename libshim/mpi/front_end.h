@@ -2,16 +2,22 @@
 // than one site. Decides per message whether it stays on Open MPI (same site) or travels over the
 // engine (another site), and keeps MPI's matching, ordering and request rules across both paths.
 //
-// Everything runs in the application's thread, inside MPI calls: the engine's progress thread never
-// calls in here; received messages are taken from the engine (try_receive) when an MPI call needs
-// them, and only a bounded number otherwise (unexpected messages stay in the engine, whose window
-// pushes back on the sender).
+// Two threads work here. The application's thread, inside MPI calls, does everything that needs
+// MPI. The front end's progress thread (progress_thread.h) does the MPI-free part of progress
+// whatever the application is doing: it takes messages from the engine (up to a bound of unexpected
+// ones: the rest stay in the engine, whose window pushes back on the sender), matches them against
+// the posted LongPipe receives in posting order, writes the segments of a large message straight
+// into a flat receive buffer, acknowledges synchronous sends at their match, and hands pending
+// sends to the engine as its window opens. mutex_ guards what both threads touch; it is never held
+// while blocking, and the progress thread never calls MPI.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -22,6 +28,8 @@
 #include "handle_table.h"
 #include "match_queue.h"
 #include "mpi_api.h"
+#include "pending_sends.h"
+#include "progress_thread.h"
 #include "site_map.h"
 #include "wire_format.h"
 
@@ -29,12 +37,13 @@ namespace lp::mpi {
 
 // Unexpected LongPipe messages taken from the engine while no receive wanted them, beyond which
 // further messages are left in the engine (memory then bounded by LONGPIPE_WINDOW_*), unless a
-// LongPipe request is being waited for (its match may be behind them).
+// LongPipe request is being waited for in the application's thread (its match may be behind them).
 inline constexpr std::size_t kUnexpectedBound = 64;
 // Rounds of a wait loop without progress before it starts giving the core away.
 inline constexpr int kSpinsBeforeYield = 64;
-// While only LongPipe requests are waited for, the engine's event fd is polled this long between
-// calls that drive Open MPI's own progress (its other operations must not stall meanwhile).
+// While only LongPipe requests are waited for, the wait sleeps this long on the progress thread's
+// completion signal (and the engine's event fd) between calls that drive Open MPI's own progress
+// (its other operations must not stall meanwhile).
 inline constexpr int kIdlePollMs = 1;
 // How long MPI_Finalize waits for LongPipe's messages to be acknowledged.
 inline constexpr std::chrono::milliseconds kFinalizeFlushTimeout{60000};
@@ -173,44 +182,74 @@ class FrontEnd {
   // messages (NativeReceiveOrder).
   bool emulated_receive(MPI_Comm comm, int source, const CommunicatorInfo** info);
 
+  // A blocking engine send of a standard-mode message (LONGPIPE_WINDOW_FULL applies), a large one's
+  // segments back to back; after what waits in pending_sends_ for `dest_world` (wait_for_send_queue).
   int send_remote(const void* buffer, int count, MPI_Datatype type, int dest_world, int tag, MPI_Comm comm,
-                  const CommunicatorInfo& info, bool synchronous, std::uint64_t* sync_id);
+                  const CommunicatorInfo& info);
+  // Application thread: sends what waits in pending_sends_ for `dest_world` as the window takes it,
+  // until nothing does (a blocking send after queued ones keeps MPI's order and each message's
+  // segments together).
+  void wait_for_send_queue(int dest_world);
   int start_request(Request& request, std::uintptr_t handle);
   int post_receive(Request& request, std::uintptr_t handle);
   int post_native_receive(Request& request);
-  // Takes a receive off the pending list (matched, cancelled or failed) and out of its
-  // communicator's NativeReceiveOrder; the next entry.
-  std::list<std::uintptr_t>::iterator unlist_receive(std::list<std::uintptr_t>::iterator pending);
-  void complete_receive(Request& request, std::uintptr_t handle, const Envelope& envelope,
-                        const std::shared_ptr<ArrivedMessage>& message);
+  // Under mutex_, application thread: takes a receive off the pending list (cancelled, failed or
+  // claimed by an Open MPI message) and out of its communicator's NativeReceiveOrder; the next entry.
+  std::list<Request*>::iterator unlist_receive(std::list<Request*>::iterator pending);
+  // Application thread: takes the receive out of its communicator's NativeReceiveOrder, if counted
+  // there (the progress thread's matches leave that to settle()).
+  void release_native_order(Request& request);
   // A message's `size` data bytes into (buffer, count, type) and its status (front_end_delivery.cpp);
   // `data` nullptr: they are in the buffer already (segments written in place).
   int deliver(const std::byte* data, std::uint64_t size, const Envelope& envelope, const CommunicatorInfo* info,
               void* buffer, int count, MPI_Datatype type, MPI_Comm comm, MPI_Status* status);
-  void acknowledge(const Envelope& envelope, const ArrivedMessage& message);
 
-  // Takes messages from the engine while fewer than kUnexpectedBound wait unclaimed (if
-  // `unbounded`, also past that until one completes a request), then lets pending LongPipe-side
-  // receives claim Open MPI messages, in posting order.
+  // --- progress (front_end_progress.cpp) ---
+  // The application thread's progress: takes messages from the engine while fewer than
+  // kUnexpectedBound wait unclaimed (if `unbounded`, also past that until one matches a request),
+  // sends what waits for the window, lets pending LongPipe-side receives claim Open MPI messages
+  // in posting order, completes what was matched, advances collectives, drives Open MPI.
   void progress(bool unbounded);
+  // One round of the progress thread (MPI-free).
+  ProgressThread::Watch background_step(ProgressThread& thread);
+  // Under mutex_, either thread: messages from the engine; true if one matched a request of ours.
+  bool take_messages_locked(bool unbounded);
+  // Under mutex_: acknowledgements and pending sends to the engine while its windows take them;
+  // `application_thread`: also messages whose building calls MPI.
+  void pump_locked(bool application_thread);
+  void acknowledge_locked(int source_world, std::uint64_t sync_id);
+  // Under mutex_: a message left unexpected_ (the progress thread may take more again).
+  void took_unexpected_locked();
+  // Under mutex_: lists a request for settle() (once, however often it changes before).
+  void settle_later_locked(Request* request);
+  // Application thread: completes the requests listed in settled_ (delivers matched receives into
+  // the user's buffer: copy or PMPI_Unpack, status), frees those released with MPI_Request_free.
+  void settle();
   // Pending receives that Open MPI messages may match claim them (PMPI_Iprobe, then PMPI_Improbe +
   // PMPI_Imrecv of exactly the probed message): each message goes to the oldest pending receive on
-  // its communicator that matches it. Returns how many were claimed.
+  // its communicator that matches it. Returns how many were claimed. Takes mutex_.
   int claim_native_messages();
   bool take_native_message(Request& request, const MPI_Status& probed);
-  // The oldest pending receive on `comm` that Open MPI's message from peer `source` with `tag`
-  // matches, or pending_receives_.end().
-  std::list<std::uintptr_t>::iterator oldest_native_receive(MPI_Comm comm, int source, int tag);
+  // Under mutex_: the oldest pending receive on `comm` that Open MPI's message from peer `source`
+  // with `tag` matches, or pending_receives_.end().
+  std::list<Request*>::iterator oldest_native_receive(MPI_Comm comm, int source, int tag);
   // PMPI_Iprobe / PMPI_Improbe that leave a pending receive's Open MPI messages to it.
   int iprobe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
   int improbe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
-  // True if the message completed a request of ours (a receive or a synchronous send).
-  bool handle_incoming(Message message);
+
+  // --- LongPipe's matching (front_end_matching.cpp), under mutex_, either thread ---
+  // Binds the message to the oldest matching posted receive or queues it as unexpected; marks a
+  // synchronous send matched. True if it matched a request of ours.
+  bool handle_incoming_locked(Message message);
+  // Binds a message to a receive: acknowledges a synchronous one, and for one whose segments are
+  // still arriving points them at the receive (straight into its buffer if the type is flat);
+  // settle() delivers it once complete.
+  void bind_locked(Request& request, const Envelope& envelope, const std::shared_ptr<ArrivedMessage>& message);
   // A segmented message's continuation (segments.h); its source's message in progress cut short
   // (a new message from that source, or the source failed): a receive that took it fails with `error`.
   // Both: true if a request of ours completed.
-  bool continue_segmented(int source_world, const std::vector<std::byte>& body);
-  bool abandon_segmented(int source_world, int error);
+  bool continue_segmented_locked(int source_world, const std::vector<std::byte>& body);
+  bool abandon_segmented_locked(int source_world, int error);
   void handle_peer_failures();
   // Whether a request of ours is complete (polling its Open MPI part if it has one).
   bool poll(Request& request);
@@ -225,7 +264,7 @@ class FrontEnd {
   int wait_native(MPI_Request* request, MPI_Status* status);
   // Copies the result out and frees (or, if persistent, deactivates) the request.
   int finish(MPI_Request* slot, MPI_Status* status);
-  // One round of a wait loop found nothing: spin, yield or sleep on the engine's event fd.
+  // One round of a wait loop found nothing: spin, yield or sleep on the progress thread's signal.
   void idle(int* idle_rounds, bool native_pending);
 
   static std::unique_ptr<Request> make_request(RequestKind kind, bool persistent, const void* buffer, int count,
@@ -253,6 +292,7 @@ class FrontEnd {
   std::string statistics_path_;  // this rank's LONGPIPE_STATS file
   std::size_t segment_bytes_ = kDefaultSegmentBytes;  // of send_bytes' transfers
   std::size_t max_message_ = 64u << 20;  // the engine's LONGPIPE_MAX_MESSAGE: larger messages go in segments
+  bool window_full_fails_ = false;       // LONGPIPE_WINDOW_FULL=fail: nonblocking sends never wait either
   MPI_Comm internal_;  // private duplicate of MPI_COMM_WORLD for the front end's own collectives
   std::unique_ptr<Engine> engine_;
   std::vector<std::string> endpoint_of_world_;
@@ -268,12 +308,20 @@ class FrontEnd {
 
   HandleTable<Request> requests_;
   HandleTable<MatchedMessage> messages_;
-  std::list<std::uintptr_t> pending_receives_;  // LongPipe-side receives not matched yet, posting order
-  MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
-  std::unordered_map<std::uint64_t, std::uintptr_t> awaiting_match_;  // synchronous sends by id
-  std::unordered_map<int, std::unique_ptr<SegmentedArrival>> arriving_;  // segmented messages by source
   std::uint64_t next_sync_id_ = 1;
   std::list<std::uintptr_t> collectives_in_flight_;  // requests of kind kCollective not complete yet
+
+  // Shared with the progress thread, guarded by mutex_ (as are the Request fields marked so).
+  std::mutex mutex_;
+  std::list<Request*> pending_receives_;  // LongPipe-side receives not matched yet, posting order
+  MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
+  std::unordered_map<std::uint64_t, Request*> awaiting_match_;  // synchronous sends by id
+  std::unordered_map<int, std::unique_ptr<SegmentedArrival>> arriving_;  // segmented messages by source
+  std::vector<Request*> settled_;  // matched, sent or acknowledged since the application last looked
+  PendingSends<Request> pending_sends_;  // sends to other sites waiting for their window, per peer
+  std::deque<std::pair<int, Message>> pending_acks_;  // acknowledgements waiting for a window
+
+  std::unique_ptr<ProgressThread> progress_thread_;  // last: stopped before the rest goes
 };
 
 }  // namespace lp::mpi

@@ -33,7 +33,11 @@ class OutgoingMessage {
                   const OutgoingEnvelope& envelope, std::size_t max_message);
 
   bool done() const { return index_ == layout_.segments(); }  // every engine message has been produced
-  Message next();  // the next engine message (segment), built from the caller's buffer now; throws SendError
+  // The next engine message (segment), built from the caller's buffer now; throws SendError. For a
+  // flat type it is a copy with no MPI call (any thread may build it); otherwise it calls PMPI_Pack
+  // (the application's thread only). The constructor calls MPI (application thread).
+  Message next();
+  bool flat() const { return shape_.flat; }
 
   std::uint64_t data_bytes() const { return layout_.data; }
   std::uint64_t segments() const { return layout_.segments(); }

@@ -1,5 +1,8 @@
 // The mailbox: the window-full policy as a pure function, and the application side's queues
 // (send, failures, receive) without a progress thread.
+#include <poll.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "arq.h"
@@ -77,6 +80,43 @@ TEST_CASE("mailbox: send queues for the progress thread, which moves messages in
   CHECK_FALSE(arq.all_acknowledged());
   mailbox.send("b:1", queued(100));  // room again
   CHECK(mailbox.take_requests().new_slots.empty());
+}
+
+namespace {
+
+bool readable(int fd) {
+  pollfd entry{fd, POLLIN, 0};
+  return ::poll(&entry, 1, 0) == 1;
+}
+
+}  // namespace
+
+TEST_CASE("mailbox: try_send refuses a full queue without waiting or packing; the room event says when it has room") {
+  Mailbox mailbox(WindowFullPolicy::kBlock, {2, 1 << 20});  // block: try_send must not wait anyway
+  int packed = 0;
+  auto pack = [&] {
+    ++packed;
+    return queued(100);
+  };
+  CHECK(mailbox.try_send("b:1", 100, pack));
+  CHECK(mailbox.try_send("b:1", 100, pack));
+  CHECK_FALSE(readable(mailbox.room_event_fd()));
+  CHECK_FALSE(mailbox.try_send("b:1", 100, pack));
+  CHECK(packed == 2);  // the refused message was not packed
+  CHECK_FALSE(readable(mailbox.room_event_fd()));
+  Arq arq;
+  mailbox.move_outbox(*mailbox.slot_for("b:1"), arq);
+  CHECK(readable(mailbox.room_event_fd()));
+  std::uint64_t count = 0;
+  REQUIRE(::read(mailbox.room_event_fd(), &count, sizeof count) == sizeof count);
+  CHECK(mailbox.try_send("b:1", 100, pack));
+  CHECK(packed == 3);
+  // A failed peer wakes a refused sender too, and then refuses with PeerFailed.
+  CHECK(mailbox.try_send("b:1", 100, pack));
+  CHECK_FALSE(mailbox.try_send("b:1", 100, pack));
+  mailbox.fail(*mailbox.slot_for("b:1"), "gone", 0, SessionStatistics{});
+  CHECK(readable(mailbox.room_event_fd()));
+  CHECK_THROWS_AS(mailbox.try_send("b:1", 100, pack), PeerFailed);
 }
 
 TEST_CASE("mailbox: a failed peer reports its lost messages once and refuses more") {

@@ -3,14 +3,18 @@
 # Needs LIBRARY (liblongpipe.so), ROOT (the source tree), MODE (local|two-site), RUN_SECONDS, fail().
 
 # A sanitizer build of the library needs its runtime loaded first (the MPI programs are not
-# instrumented); leaks inside Open MPI are not LongPipe's to judge.
-ASAN_RUNTIME=$(ldd "$LIBRARY" | awk '/libasan/ {print $3}')
+# instrumented); leaks inside Open MPI are not LongPipe's to judge. Under TSan a reported race
+# fails the run (exit status 66) and its report goes to the run's stderr.
+SANITIZER_RUNTIME=$(ldd "$LIBRARY" | awk '/lib(asan|tsan)/ {print $3}')
 PRELOAD=$LIBRARY
-if [[ -n $ASAN_RUNTIME ]]; then
-  PRELOAD="$ASAN_RUNTIME $LIBRARY"
+SANITIZER_ENV=()
+if [[ -n $SANITIZER_RUNTIME ]]; then
+  PRELOAD="$SANITIZER_RUNTIME $LIBRARY"
   export ASAN_OPTIONS=detect_leaks=0  # the test programs are instrumented too in that build
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-exitcode=66 report_signal_unsafe=0}
+  SANITIZER_ENV=(-x ASAN_OPTIONS -x TSAN_OPTIONS)
 fi
-[[ -n $ASAN_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
+[[ -n $SANITIZER_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
 unset LD_PRELOAD
 
 # mpi_job PRELOAD(yes|no) RANKS [NAME=VALUE]... -- PROGRAM ARGS...: the job's status; its output is
@@ -20,7 +24,7 @@ mpi_job() {
   local preload=$1 ranks=$2
   shift 2
   local env_args=()
-  [[ -n $ASAN_RUNTIME ]] && env_args+=(-x ASAN_OPTIONS)
+  env_args+=("${SANITIZER_ENV[@]}")
   while [[ $1 != -- ]]; do
     env_args+=(-x "$1")
     shift

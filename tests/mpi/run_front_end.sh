@@ -45,10 +45,26 @@
 #             large-send-error    LongPipe only: Isend and Sendrecv of 80 MiB into a full window
 #                                 (LONGPIPE_WINDOW_FULL=fail) fail through the error handler and leave
 #                                 no request and no receive behind
+#             progress-sit-alltoallw  front_end_progress.c, 4 ranks, sites {0,1} {2,3}: rank 0 has an
+#                                 MPI_Irecv from rank 2 posted and sits in MPI_Alltoallw on its own
+#                                 site, which rank 1 enters only after rank 2's MPI_Ssend to rank 0
+#                                 completed: identical transcripts (no deadlock)
+#             progress-sit-native the same with rank 0 in PMPI_Recv (not wrapped by LongPipe)
+#             progress-sit-compute 2 sites: rank 0 computes, calling no MPI, until rank 1's MPI_Ssend
+#                                 completed (LongPipe only: Open MPI alone makes no progress outside
+#                                 its calls)
+#             progress-bibw       2 sites, osu_bibw's shape: 64 MPI_Irecv + 64 MPI_Isend of 4 MiB
+#                                 each way, one MPI_Waitall, with a 16 MiB window (sanitizer
+#                                 builds: 256 KiB messages, 1 MiB window)
+#             progress-isend-first 2 sites: 400 MPI_Isend of 64 KiB each way before any receive
+#                                 (every other one of a derived type: packed by the application's
+#                                 thread), with a 1 MiB window; then all received in order and intact
+#             progress-exchange-large 2 sites: both ranks MPI_Sendrecv 300 MiB to each other at once
+#                                 (1 MiB segments, a 4 MiB window; sanitizer builds: 24 MiB)
 #
 # Environment: LONGPIPE_LIBRARY, MPI_FRONT_END_SEMANTICS, MPI_FRONT_END_UNREACHABLE,
 #              MPI_FRONT_END_THREADS, MPI_FRONT_END_FLOOD, MPI_FRONT_END_ORDERING, MPI_FRONT_END_LARGE,
-#              MPI_FRONT_END_DLOPEN_HOST, MPI_FRONT_END_SEMANTICS_PLUGIN.
+#              MPI_FRONT_END_DLOPEN_HOST, MPI_FRONT_END_SEMANTICS_PLUGIN, MPI_FRONT_END_PROGRESS.
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
@@ -64,6 +80,7 @@ ORDERING=${MPI_FRONT_END_ORDERING:-}
 LARGE=${MPI_FRONT_END_LARGE:-}
 DLOPEN_HOST=${MPI_FRONT_END_DLOPEN_HOST:-}
 SEMANTICS_PLUGIN=${MPI_FRONT_END_SEMANTICS_PLUGIN:-}
+PROGRESS=${MPI_FRONT_END_PROGRESS:-}
 # How long one run may take before it counts as hung.
 readonly RUN_SECONDS=240
 
@@ -310,6 +327,52 @@ case $SCENARIO in
       fail "the failed MPI_Sendrecv left a receive behind that took a later message"
     [[ $rc -eq 0 ]] || fail "the job failed (exit $rc)"
     say "failed sends went through the error handler and left nothing behind"
+    ;;
+  progress-*)
+    [[ -x $PROGRESS ]] || fail "MPI_FRONT_END_PROGRESS must name the test program"
+    [[ $MODE == local ]] || fail "the progress scenarios run locally"
+    kind=${SCENARIO#progress-}
+    ranks=2
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
+    args=("$kind")
+    case $kind in
+      sit-alltoallw | sit-native) ranks=4 JOB_ENV=(LONGPIPE_MPI_SITES=0,0,1,1) ;;
+      sit-compute) args+=("$WORK/ssend-done") ;;
+      bibw)
+        if [[ -n $SANITIZER_RUNTIME ]]; then  # the same shape, a sixteenth of the bytes: sanitizers are slow
+          JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((1 << 20)) LONGPIPE_MAX_MESSAGE=$((512 << 10)))
+          args+=($((256 << 10)))
+        else
+          JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((16 << 20)) LONGPIPE_MAX_MESSAGE=$((8 << 20)))
+        fi
+        ;;
+      isend-first) JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((1 << 20)) LONGPIPE_MAX_MESSAGE=$((1 << 20))) ;;
+      exchange-large)
+        JOB_ENV+=(LONGPIPE_WINDOW_BYTES=$((4 << 20)) LONGPIPE_MAX_MESSAGE=$((1 << 20)))
+        [[ -n $SANITIZER_RUNTIME ]] && args+=($((24 << 20)))  # sanitizers are slow: 24 MiB each way
+        ;;
+    esac
+    # The program's watchdog stops a hung rank after 120 s (status 3, "TIMEOUT" on stderr).
+    if [[ $kind != sit-compute ]]; then
+      say "$MODE: front_end_progress $kind without LongPipe"
+      run_job no "$ranks" "$WORK/plain.out" "$WORK/plain.err" "$PROGRESS" "${args[@]}" ||
+        { cat "$WORK/plain.out" "$WORK/plain.err" >&2; fail "plain run failed"; }
+    fi
+    rm -f "$WORK/ssend-done"
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json")
+    say "$MODE: front_end_progress $kind with LD_PRELOAD=$(basename "$LIBRARY")"
+    run_job yes "$ranks" "$WORK/longpipe.out" "$WORK/longpipe.err" "$PROGRESS" "${args[@]}" || {
+      cat "$WORK/longpipe.out" "$WORK/longpipe.err" >&2
+      grep -q TIMEOUT "$WORK/longpipe.err" && fail "$kind hung with LongPipe (deadlock)"
+      fail "run with LongPipe failed"
+    }
+    grep -qx "$kind: complete and intact on every rank" "$WORK/longpipe.out" ||
+      { cat "$WORK/longpipe.out" >&2; fail "$kind: wrong result with LongPipe"; }
+    if [[ $kind != sit-compute ]]; then
+      diff -u "$WORK/plain.out" "$WORK/longpipe.out" >&2 || fail "transcripts differ"
+    fi
+    check_statistics "${JOB_ENV[0]#LONGPIPE_MPI_SITES=}" 1
+    say "$kind: complete and intact"
     ;;
   *) fail "unknown scenario $SCENARIO" ;;
 esac

@@ -59,6 +59,11 @@ class Engine {
   // PeerFailed if the peer was given up on, std::invalid_argument for a bad endpoint or a body over
   // LONGPIPE_MAX_MESSAGE.
   void send(const std::string& peer_endpoint, Message message);
+  // The same, never waiting and without LONGPIPE_WINDOW_FULL's policy: false while the session's
+  // queue has no room (`message` untouched); room_event_fd() turns readable once it has room again
+  // or the peer failed (whoever watches it reads it empty before trying again). Throws as send().
+  bool try_send(const std::string& peer_endpoint, Message& message);
+  int room_event_fd() const;
 
   // The next received message from any peer (per-peer order preserved), or nullopt.
   std::optional<Message> try_receive();
