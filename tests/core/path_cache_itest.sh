@@ -122,10 +122,10 @@ read -r _ _ min_rtt rate _ _ _ loss < <(grep '^10\.77\.0\.2 ' "$CACHE") || { cat
 # control connection's few KB/s would be below start-up's first window and not seed at all (none).
 # The entry itself is refused when the handshake's round trip disagrees with its minimum by more than
 # a quarter (PathTuning::kWarmStartRttTolerance): a slow host (TSan, the server still closing run 8's
-# session) can stretch one handshake that far, so up to three fresh processes try; the refusals must
-# be right by the rule, and one process must use the entry.
+# session) can stretch several handshakes in a row that far, so up to five fresh processes try; the
+# refusals must be right by the rule, and one process must use the entry.
 seed9=none
-for attempt in 1 2 3; do
+for attempt in 1 2 3 4 5; do
   udp_bulk 9
   warm9=$(field 9 's["path"]["warm_start"]')
   seed9=$(field 9 's["datagram"]["warm_start"]')
@@ -138,5 +138,5 @@ for attempt in 1 2 3; do
   echo "run 9 (attempt $attempt): handshake RTT $handshake9 ms against the cached $cached9 ms: refused, as the rule says"
 done
 [[ $warm9 == used && $seed9 =~ ^(seeded|confirmed|rejected)$ ]] ||
-  fail "run 9: warm start '$warm9', pacer '$seed9' after three processes"
+  fail "run 9: warm start '$warm9', pacer '$seed9' after five processes"
 pass "a udp session wrote the pacer's measurements ($rate B/s, $min_rtt us, loss $loss ppm); the next one's pacer was seeded from them ($seed9)"
