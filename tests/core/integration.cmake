@@ -34,6 +34,8 @@ set_tests_properties(core.config-errors PROPERTIES LABELS "unit;engine")
 longpipe_wan_fixture(FIXTURE path-link ARGS --delay 25 --rate 50)
 longpipe_wan_test(NAME core.path-warm-start FIXTURE path-link COMMAND ${CMAKE_CURRENT_LIST_DIR}/path_cache_itest.sh
                   LABELS engine TIMEOUT 120)
+# The script needs the sanitizer: a TSan host's handshakes outlast the warm start's RTT tolerance.
+set_property(TEST core.path-warm-start APPEND PROPERTY ENVIRONMENT "LONGPIPE_TEST_SANITIZER=${LONGPIPE_SANITIZE}")
 
 # LONGPIPE_CARRIER=auto decided by the dialler (carrier_choice.h): tcp from the first byte on a new
 # path (spill streams, 0.5-RTT data), datagrams on a known one, and the fallbacks. 50 ms each way:
