@@ -1,29 +1,9 @@
 #include "mailbox.h"
 
-#include <sys/eventfd.h>
-#include <unistd.h>
-
 #include "arq.h"
-#include "system_call.h"
+#include "event_fd.h"
 
 namespace lp {
-namespace {
-
-void signal_eventfd(int fd) {
-  const std::uint64_t one = 1;
-  [[maybe_unused]] auto ignored = ::write(fd, &one, sizeof one);
-}
-
-void drain_eventfd(int fd) {
-  std::uint64_t value = 0;
-  [[maybe_unused]] auto ignored = ::read(fd, &value, sizeof value);
-}
-
-FileDescriptor make_eventfd() {
-  return FileDescriptor(SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)));
-}
-
-}  // namespace
 
 bool outbox_full(const std::deque<QueuedMessage>& outbox, std::size_t outbox_bytes, std::size_t incoming_bytes,
                  WindowLimits limits) {

@@ -1,33 +1,14 @@
 #include "progress_thread.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <vector>
 
-#include "system_call.h"
+#include "event_fd.h"
 
 namespace lp::mpi {
-namespace {
-
-lp::FileDescriptor make_eventfd() {
-  return lp::FileDescriptor(lp::SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)));
-}
-
-void signal_eventfd(int fd) {
-  const std::uint64_t one = 1;
-  [[maybe_unused]] auto ignored = ::write(fd, &one, sizeof one);
-}
-
-void drain_eventfd(int fd) {
-  std::uint64_t value = 0;
-  [[maybe_unused]] auto ignored = ::read(fd, &value, sizeof value);
-}
-
-}  // namespace
 
 ProgressThread::ProgressThread(int receive_fd, int room_fd, std::function<Watch(ProgressThread&)> step)
     : receive_fd_(receive_fd),
