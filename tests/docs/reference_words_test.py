@@ -18,6 +18,7 @@ import sys
 CHECKED = [
     "README.md",
     "apps/bench/README.md",
+    "libshim/README.md",
     "docs/*.md",
 ]
 
