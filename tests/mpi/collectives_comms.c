@@ -15,8 +15,13 @@
  *                 root, neighbourhood collectives on the three topologies
  *          quick  the same communicators, rooted collectives from three roots, the nonblocking
  *                 suite on MPI_COMM_WORLD, the interleaving split and the Cartesian one only
+ *          link   for runs across the link, where every call costs round trips: one call of most
+ *                 collectives (compact_suite) and several nonblocking ones at once on
+ *                 MPI_COMM_WORLD, the interleaving split and the Cartesian communicator, MPI_Allreduce
+ *                 and MPI_Ibcast on the others, the intercommunicator's blocking collectives,
+ *                 neighbourhood collectives on the Cartesian communicator
  *          idup   communicators from MPI_Comm_idup (of MPI_COMM_WORLD and of the interleaving
- *                 split): the suite blocking and nonblocking
+ *                 split): the suite blocking and nonblocking, rooted collectives from three roots
  * Every case has an alarm of kCaseSeconds: a rank stuck in one prints "HANG: ..." and exits 3.
  * Rank 0 prints one line per communicator; exit status 0 only if every check passed. */
 #include "collectives_comms.h"
@@ -31,6 +36,7 @@
 int g_world_rank;
 int g_nonblocking;
 int g_all_roots;
+int g_compact;
 MPI_Datatype g_matrix_type;
 MPI_Op g_matrix_product;
 
@@ -152,14 +158,29 @@ static void run_intra(MPI_Comm comm, const char* name, int nonblocking_too) {
   if (comm == MPI_COMM_NULL) return;
   const Comm c = describe(comm, name);
   g_nonblocking = 0;
-  intra_suite(&c);
-  if (nonblocking_too) {
+  if (g_compact && !nonblocking_too) { /* across the link: that the site path carries it */
+    int a[3], b[3];
+    for (int i = 0; i < 3; ++i) a[i] = val(c.rank, i);
+    RUN(&c, Allreduce, Iallreduce, 0, a, b, 3, MPI_INT, MPI_SUM, comm);
+    for (int i = 0; i < 3; ++i) expect_int("allreduce sum", i, b[i], 1000 * c.size * (c.size - 1) / 2 + c.size * i);
     g_nonblocking = 1;
-    intra_suite(&c);
-    overlap_suite(&c);
+    if (c.rank == c.size - 1) for (int i = 0; i < 3; ++i) b[i] = val(c.rank, i) + 5;
+    RUN(&c, Bcast, Ibcast, 0, b, 3, MPI_INT, c.size - 1, comm);
+    for (int i = 0; i < 3; ++i) expect_int("ibcast", i, b[i], val(c.size - 1, i) + 5);
     g_nonblocking = 0;
+  } else if (g_compact) {
+    compact_suite(&c);
+    overlap_suite(&c);
+  } else {
+    intra_suite(&c);
+    if (nonblocking_too) {
+      g_nonblocking = 1;
+      intra_suite(&c);
+      overlap_suite(&c);
+      g_nonblocking = 0;
+    }
   }
-  say_comm(&c, nonblocking_too ? "blocking and nonblocking ok" : "blocking ok");
+  say_comm(&c, g_compact && !nonblocking_too ? "allreduce and ibcast ok" : nonblocking_too ? "blocking and nonblocking ok" : "blocking ok");
 }
 
 /* Neighbourhood collectives on a topology: block (s -> d) holds s * 1000 + d * 10 + i. */
@@ -276,8 +297,9 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char* mode = argc > 3 ? argv[3] : "";
   const int full = strcmp(mode, "full") == 0, quick = strcmp(mode, "quick") == 0, idup = strcmp(mode, "idup") == 0;
-  if (argc != 4 || !(full || quick || idup) || size > kMaxRanks) {
-    if (g_world_rank == 0) fprintf(stderr, "usage: collectives_comms SITES DIR full|quick|idup (at most %d ranks)\n", kMaxRanks);
+  g_compact = strcmp(mode, "link") == 0;
+  if (argc != 4 || !(full || quick || idup || g_compact) || size > kMaxRanks) {
+    if (g_world_rank == 0) fprintf(stderr, "usage: collectives_comms SITES DIR full|quick|link|idup (at most %d ranks)\n", kMaxRanks);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int nsites = 0, sites_given = 0;
@@ -295,7 +317,7 @@ int main(int argc, char** argv) {
   MPI_Type_contiguous(4, MPI_UNSIGNED, &g_matrix_type);
   MPI_Type_commit(&g_matrix_type);
   MPI_Op_create(matrix_product, 0, &g_matrix_product);
-  g_all_roots = full || idup;
+  g_all_roots = full;
 
   /* Keys that interleave the sites: the k-th rank of each site (in this colour) comes k-th. */
   const int colour = g_world_rank % 2;
@@ -337,7 +359,7 @@ int main(int argc, char** argv) {
     }
     MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 1, &graph);
     run_intra(graph, "graph", full);
-    neighbourhood(graph, "graph");
+    if (!g_compact) neighbourhood(graph, "graph");
     int me = g_world_rank;
     const int sources[2] = {(me + size - 1) % size, (me + size - 3) % size};
     const int destinations[2] = {(me + 1) % size, (me + 3) % size};
@@ -345,11 +367,11 @@ int main(int argc, char** argv) {
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, sources, weights, 2, destinations, weights, MPI_INFO_NULL, 1,
                                    &dist);
     run_intra(dist, "dist-graph-adjacent", full);
-    neighbourhood(dist, "dist-graph-adjacent");
+    if (!g_compact) neighbourhood(dist, "dist-graph-adjacent");
     MPI_Comm_split(MPI_COMM_WORLD, colour, g_world_rank, &local);
     MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, colour == 0 ? 1 : 0, 77, &inter);
     const Comm ic = describe(inter, "intercomm");
-    for (g_nonblocking = 0; g_nonblocking < 2; ++g_nonblocking) inter_suite(&ic, colour);
+    for (g_nonblocking = 0; g_nonblocking < 2 - g_compact; ++g_nonblocking) inter_suite(&ic, colour);
     g_nonblocking = 0;
     say_comm(&ic, "blocking and nonblocking ok");
     MPI_Intercomm_merge(inter, colour, &merged);

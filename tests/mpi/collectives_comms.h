@@ -53,6 +53,7 @@ typedef struct {
 extern int g_world_rank;
 extern int g_nonblocking; /* RUN takes the nonblocking form (and waits for it) */
 extern int g_all_roots;   /* rooted collectives from every root, else from 0, size/2 and size-1 */
+extern int g_compact;     /* compact_suite in place of intra_suite */
 extern MPI_Datatype g_matrix_type; /* 2x2 unsigned matrix */
 extern MPI_Op g_matrix_product;    /* non-commutative */
 
@@ -74,6 +75,11 @@ void matrix_multiply(const unsigned x[4], const unsigned y[4], unsigned out[4]);
 
 /* Every collective of the intra-communicator suite on `c` (collectives_comms_suite.c). */
 void intra_suite(const Comm* c);
+/* MPI_IN_PLACE in the v-collectives, zero counts, a non-commutative Reduce_scatter_block
+ * (collectives_comms_edges.c). */
+void edge_suite(const Comm* c);
+/* One call of most collectives on `c` (runs across the emulated link). */
+void compact_suite(const Comm* c);
 /* Several nonblocking collectives outstanding at once on `c`, completed by one MPI_Waitall. */
 void overlap_suite(const Comm* c);
 

@@ -279,6 +279,7 @@ void intra_suite(const Comm* c) {
   rooted(c);
   all_to_all(c);
   reductions(c);
+  edge_suite(c);
   RUN(c, Barrier, Ibarrier, 0, c->comm);
 }
 
@@ -307,4 +308,48 @@ void overlap_suite(const Comm* c) {
   for (int j = 0; j < 2 * n; ++j) expect_int("overlapping ialltoall", j, at_out[j], val(j / 2, me * 10 + j % 2));
   for (int j = 0; j < 2 * n; ++j) expect_int("overlapping iallgather", j, gat[j], val(j / 2, j % 2));
   for (int i = 0; i < 3; ++i) expect_int("overlapping iscan", i, sc[i], 1000 * me * (me + 1) / 2 + (me + 1) * i);
+}
+
+/* One call of most collectives (rooted ones from the last rank or the middle one, the
+ * non-commutative product, uneven counts), for runs where every call costs round trips. */
+void compact_suite(const Comm* c) {
+  const int n = c->size, me = c->rank, last = n - 1, middle = n / 2;
+  int a[kBuffer], b[kBuffer], counts[kMaxRanks], displs[kMaxRanks];
+  RUN(c, Barrier, Ibarrier, 0, c->comm);
+  for (int i = 0; i < 4; ++i) a[i] = me == last ? val(last, i) : kUntouched;
+  RUN(c, Bcast, Ibcast, 0, a, 4, MPI_INT, last, c->comm);
+  for (int i = 0; i < 4; ++i) expect_int("bcast", i, a[i], val(last, i));
+  unsigned m[8], p[8];
+  matrix_of(me, 0, m);
+  matrix_of(me, 1, m + 4);
+  RUN(c, Reduce, Ireduce, 1, m, p, 2, g_matrix_type, g_matrix_product, middle, c->comm);
+  if (me == middle) expect_matrices("reduce non-commutative", p, 0, n - 1, 0, 2);
+  for (int i = 0; i < 3; ++i) a[i] = val(me, i);
+  RUN(c, Allreduce, Iallreduce, 0, a, b, 3, MPI_INT, MPI_SUM, c->comm);
+  for (int i = 0; i < 3; ++i) expect_int("allreduce sum", i, b[i], 1000 * n * (n - 1) / 2 + n * i);
+  const int span = uneven_layout(n, counts, displs);
+  fill(b, span, kUntouched);
+  RUN(c, Gatherv, Igatherv, 0, a, counts[me], MPI_INT, b, counts, displs, MPI_INT, last, c->comm);
+  if (me == last) for (int r = 0; r < n; ++r) for (int i = 0; i < counts[r]; ++i) expect_int("gatherv", displs[r] + i, b[displs[r] + i], val(r, i));
+  fill(b, span, kUntouched);
+  RUN(c, Allgatherv, Iallgatherv, 0, a, counts[me], MPI_INT, b, counts, displs, MPI_INT, c->comm);
+  for (int r = 0; r < n; ++r) for (int i = 0; i < counts[r]; ++i) expect_int("allgatherv", displs[r] + i, b[displs[r] + i], val(r, i));
+  int x[2 * kMaxRanks];
+  for (int d = 0; d < n; ++d) for (int i = 0; i < 2; ++i) x[2 * d + i] = val(me, d * 10 + i);
+  RUN(c, Alltoall, Ialltoall, 0, x, 2, MPI_INT, b, 2, MPI_INT, c->comm);
+  for (int j = 0; j < 2 * n; ++j) expect_int("alltoall", j, b[j], val(j / 2, me * 10 + j % 2));
+  int offset = 0, total = 0;
+  for (int r = 0; r < n; ++r) {
+    counts[r] = r % 3;
+    offset += r < me ? counts[r] : 0;
+    total += counts[r];
+  }
+  for (int j = 0; j < total; ++j) b[j] = val(me, j);
+  RUN(c, Reduce_scatter, Ireduce_scatter, 0, MPI_IN_PLACE, b, counts, MPI_INT, MPI_SUM, c->comm);
+  for (int i = 0; i < counts[me]; ++i) expect_int("reduce_scatter in place", i, b[i], 1000 * n * (n - 1) / 2 + n * (offset + i));
+  RUN(c, Scan, Iscan, 1, m, p, 2, g_matrix_type, g_matrix_product, c->comm);
+  expect_matrices("scan non-commutative", p, 0, me, 0, 2);
+  fill(b, 3, kUntouched);
+  RUN(c, Exscan, Iexscan, 1, a, b, 3, MPI_INT, MPI_SUM, c->comm);
+  if (me > 0) for (int i = 0; i < 3; ++i) expect_int("exscan", i, b[i], 1000 * me * (me - 1) / 2 + me * i);
 }

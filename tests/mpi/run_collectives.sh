@@ -48,10 +48,14 @@
 #   alone's; every rank's statistics count exactly the site and native calls the program expects
 #             comms-eight-ranks   (local) 8 ranks, sites 0,0,1,1,0,1,0,1 (interleaved), every root
 #                                 (the TSan build: three roots, fewer nonblocking runs)
-#             comms-three-sites   (local) 8 ranks, sites 0,0,0,1,1,2,2,2 (blocked, three sites)
+#             comms-three-sites   (local) 8 ranks, sites 0,0,0,1,1,2,2,2 (blocked, three sites),
+#                                 three roots, the nonblocking suite on three communicators
 #             comms-idup          (local) 8 ranks, sites 0,0,1,1,0,1,0,1: communicators from
-#                                 MPI_Comm_idup, results checked (paths printed, not checked)
-#             comms-sixteen-ranks (two-site) 16 ranks, 8 per site, three roots
+#                                 MPI_Comm_idup, three roots; the statistics show every call on
+#                                 the site path as on any communicator, or every one on Open MPI's
+#             comms-sixteen-ranks (two-site) 16 ranks, 8 per site, sites found automatically: most
+#                                 collectives once on world, the interleaving split and the
+#                                 Cartesian communicator, Allreduce and Ibcast on the others
 #
 # Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
 # MPI_COLLECTIVES_GATHER and MPI_COLLECTIVES_GATHER_F (the gather-* programs, C and Fortran),
@@ -227,7 +231,7 @@ case $SCENARIO in
     ;;
   comms-three-sites)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
-    comms 8 0,0,0,1,1,2,2,2 full LONGPIPE_MPI_SITES=0,0,0,1,1,2,2,2
+    comms 8 0,0,0,1,1,2,2,2 quick LONGPIPE_MPI_SITES=0,0,0,1,1,2,2,2
     ;;
   comms-idup)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
@@ -235,7 +239,7 @@ case $SCENARIO in
     ;;
   comms-sixteen-ranks)
     [[ $MODE == two-site ]] || fail "$SCENARIO runs across the emulated link"
-    comms 16 0,0,0,0,0,0,0,0,1,1,1,1,1,1,1,1 quick LONGPIPE_RTT=50
+    comms 16 0,0,0,0,0,0,0,0,1,1,1,1,1,1,1,1 link LONGPIPE_RTT=50
     ;;
   exchange-five-ranks)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
