@@ -12,7 +12,7 @@ void badValue(const std::string& program, const std::string& option, const std::
 }
 
 long parseNumber(const std::string& program, const std::string& option, const std::string& value, long min, long max) {
-  const std::string accepted = std::to_string(min) + ".." + std::to_string(max) + ", suffix K or M allowed";
+  const std::string accepted = std::to_string(min) + ".." + std::to_string(max) + ", suffix K, M or G allowed";
   if (value.empty()) badValue(program, option, value, accepted);
   errno = 0;
   char* end = nullptr;
@@ -22,6 +22,7 @@ long parseNumber(const std::string& program, const std::string& option, const st
   long multiplier = 1;
   if (suffix == "K" || suffix == "k") multiplier = 1024;
   else if (suffix == "M" || suffix == "m") multiplier = 1024 * 1024;
+  else if (suffix == "G" || suffix == "g") multiplier = 1024L * 1024 * 1024;
   else if (!suffix.empty()) badValue(program, option, value, accepted);
   if (number < min || number > max / multiplier) badValue(program, option, value, accepted);
   number *= multiplier;

@@ -16,7 +16,7 @@ enum class AckMode {
 [[noreturn]] void badValue(const std::string& program, const std::string& option, const std::string& value,
                            const std::string& accepted);
 
-// A whole number in [min, max], with an optional K (1024) or M (1024*1024) suffix.
+// A whole number in [min, max], with an optional K (2^10), M (2^20) or G (2^30) suffix.
 long parseNumber(const std::string& program, const std::string& option, const std::string& value, long min, long max);
 
 // A positive number of seconds.

@@ -1,5 +1,6 @@
 // lp-mpi-bench: a plain MPI program (mpi.h only, nothing of LongPipe) measuring the aggregate
-// latency of X messages of P bytes from rank 0 to rank 1. See mpi_bench_options.cpp for usage.
+// latency of X messages of P bytes from rank 0 to rank 1, or both ways at once (osu_bibw's shape).
+// See mpi_bench_options.cpp for usage.
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -51,11 +52,75 @@ void pauseBetweenBatches(const MpiBenchOptions& options, int batch) {
   if (options.pauseMilliseconds > 0 && batch > 1) std::this_thread::sleep_for(std::chrono::milliseconds(options.pauseMilliseconds));
 }
 
+// How a message of P bytes goes on the wire: bytes, or (above kLargeMessageBytes) 1 KiB elements,
+// the way a program sends more than 2^31-1 bytes.
+class WireType {
+ public:
+  explicit WireType(long size) {
+    if (size > kLargeMessageBytes) {
+      mpiCall("MPI_Type_contiguous", MPI_Type_contiguous(static_cast<int>(kLargeElementBytes), MPI_BYTE, &type_));
+      mpiCall("MPI_Type_commit", MPI_Type_commit(&type_));
+      count_ = static_cast<int>(size / kLargeElementBytes);
+      owned_ = true;
+    } else {
+      count_ = static_cast<int>(size);
+    }
+  }
+  ~WireType() {
+    if (owned_) MPI_Type_free(&type_);
+  }
+  WireType(const WireType&) = delete;
+  WireType& operator=(const WireType&) = delete;
+
+  MPI_Datatype type() const { return type_; }
+  int count() const { return count_; }
+
+ private:
+  MPI_Datatype type_ = MPI_UNSIGNED_CHAR;
+  int count_ = 0;
+  bool owned_ = false;
+};
+
+// Checks a received message's element count and its sequence marks.
+void checkMessage(const MPI_Status& status, const WireType& wire, const std::vector<unsigned char>& buffer,
+                  long sequence) {
+  int received = 0;
+  mpiCall("MPI_Get_count", MPI_Get_count(&status, wire.type(), &received));
+  const unsigned char mark = sequenceMark(sequence);
+  if (received != wire.count() || buffer.front() != mark || buffer.back() != mark) {
+    throw std::runtime_error("message " + std::to_string(sequence) + ": " + std::to_string(received) + " of " +
+                             std::to_string(wire.count()) + " elements, marked " + std::to_string(buffer.front()) +
+                             "/" + std::to_string(buffer.back()) + ", expected " + std::to_string(mark));
+  }
+}
+
+void printBatch(const MpiBenchOptions& options, int batch, double total) {
+  const char* ack = options.send == SendMode::kBidirectional ? "none" : ackModeName(options.ack);
+  std::printf("%d,%ld,%d,%s,%s,%d,%.9f,%.9f\n", batch, options.size, options.count, ack, sendModeName(options.send),
+              batch == 1 ? 1 : 0, total, total / options.count);
+  std::fflush(stdout);
+}
+
 std::string processorName() {
   char name[MPI_MAX_PROCESSOR_NAME] = "";
   int length = 0;
   mpiCall("MPI_Get_processor_name", MPI_Get_processor_name(name, &length));
   return std::string(name, length);
+}
+
+// Rank 1 tells rank 0 its host, and rank 0 says where both ran (the driver checks the sites).
+void sendPlacement() {
+  const std::string host = processorName();
+  mpiCall("MPI_Send", MPI_Send(host.data(), static_cast<int>(host.size()), MPI_CHAR, kSenderRank, kHostTag, MPI_COMM_WORLD));
+}
+
+void reportPlacement() {
+  char host[MPI_MAX_PROCESSOR_NAME] = "";
+  MPI_Status status;
+  mpiCall("MPI_Recv", MPI_Recv(host, sizeof host, MPI_CHAR, kReceiverRank, kHostTag, MPI_COMM_WORLD, &status));
+  int length = 0;
+  mpiCall("MPI_Get_count", MPI_Get_count(&status, MPI_CHAR, &length));
+  std::fprintf(stderr, "lp-mpi-bench: rank 0 on %s, rank 1 on %.*s\n", processorName().c_str(), length, host);
 }
 
 // Rank 0: sends the batches and prints one CSV line per batch.
@@ -78,16 +143,9 @@ class Sender {
       runBatch();
       double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       disarmBatchTimeout();
-      std::printf("%d,%ld,%d,%s,%s,%d,%.9f,%.9f\n", batch, options_.size, options_.count, ackModeName(options_.ack),
-                  sendModeName(options_.send), batch == 1 ? 1 : 0, total, total / options_.count);
-      std::fflush(stdout);
+      printBatch(options_, batch, total);
     }
-    char host[MPI_MAX_PROCESSOR_NAME] = "";
-    MPI_Status status;
-    mpiCall("MPI_Recv", MPI_Recv(host, sizeof host, MPI_CHAR, kReceiverRank, kHostTag, MPI_COMM_WORLD, &status));
-    int length = 0;
-    mpiCall("MPI_Get_count", MPI_Get_count(&status, MPI_CHAR, &length));
-    std::fprintf(stderr, "lp-mpi-bench: rank 0 on %s, rank 1 on %.*s\n", processorName().c_str(), length, host);
+    reportPlacement();
   }
 
  private:
@@ -102,11 +160,10 @@ class Sender {
       std::vector<unsigned char>& buffer = buffers_[options_.send == SendMode::kNonblocking ? i : 0];
       buffer.front() = buffer.back() = sequenceMark(sequence_);
       if (options_.send == SendMode::kNonblocking) {
-        mpiCall("MPI_Isend", MPI_Isend(buffer.data(), static_cast<int>(buffer.size()), MPI_UNSIGNED_CHAR, kReceiverRank,
-                                       kDataTag, MPI_COMM_WORLD, &sendRequests_[i]));
+        mpiCall("MPI_Isend", MPI_Isend(buffer.data(), wire_.count(), wire_.type(), kReceiverRank, kDataTag,
+                                       MPI_COMM_WORLD, &sendRequests_[i]));
       } else {
-        mpiCall("MPI_Send", MPI_Send(buffer.data(), static_cast<int>(buffer.size()), MPI_UNSIGNED_CHAR, kReceiverRank,
-                                     kDataTag, MPI_COMM_WORLD));
+        mpiCall("MPI_Send", MPI_Send(buffer.data(), wire_.count(), wire_.type(), kReceiverRank, kDataTag, MPI_COMM_WORLD));
       }
       if (options_.ack == AckMode::kWait) receiveAck(sequence_);
       ++sequence_;
@@ -136,6 +193,7 @@ class Sender {
   }
 
   const MpiBenchOptions& options_;
+  WireType wire_{options_.size};
   std::vector<std::vector<unsigned char>> buffers_;
   std::vector<unsigned char> acks_;
   std::vector<MPI_Request> ackRequests_;
@@ -162,28 +220,81 @@ class Receiver {
       }
       disarmBatchTimeout();
     }
-    std::string host = processorName();
-    mpiCall("MPI_Send", MPI_Send(host.data(), static_cast<int>(host.size()), MPI_CHAR, kSenderRank, kHostTag, MPI_COMM_WORLD));
+    sendPlacement();
   }
 
  private:
   void receiveOne() {
     MPI_Status status;
-    mpiCall("MPI_Recv", MPI_Recv(buffer_.data(), static_cast<int>(buffer_.size()), MPI_UNSIGNED_CHAR, kSenderRank,
-                                 kDataTag, MPI_COMM_WORLD, &status));
-    int received = 0;
-    mpiCall("MPI_Get_count", MPI_Get_count(&status, MPI_UNSIGNED_CHAR, &received));
-    unsigned char mark = sequenceMark(sequence_);
-    if (received != options_.size || buffer_.front() != mark || buffer_.back() != mark) {
-      throw std::runtime_error("message " + std::to_string(sequence_) + ": " + std::to_string(received) +
-                               " bytes marked " + std::to_string(buffer_.front()) + "/" + std::to_string(buffer_.back()) +
-                               ", expected " + std::to_string(options_.size) + " bytes marked " + std::to_string(mark));
-    }
+    mpiCall("MPI_Recv", MPI_Recv(buffer_.data(), wire_.count(), wire_.type(), kSenderRank, kDataTag, MPI_COMM_WORLD, &status));
+    checkMessage(status, wire_, buffer_, sequence_);
   }
 
   const MpiBenchOptions& options_;
+  WireType wire_{options_.size};
   std::vector<unsigned char> buffer_;
   long sequence_ = 0;
+};
+
+// --send bidirectional, both ranks: each batch posts X receives from the other rank and X sends to
+// it, then waits for all 2X. Rank 0 prints the batch's time. Every message carries its sequence
+// marks both ways, so a lost, duplicated or reordered one fails the run.
+class Exchanger {
+ public:
+  Exchanger(const MpiBenchOptions& options, int rank)
+      : options_(options),
+        rank_(rank),
+        peer_(rank == kSenderRank ? kReceiverRank : kSenderRank),
+        sendBuffers_(options.count, std::vector<unsigned char>(options.size)),
+        receiveBuffers_(options.count, std::vector<unsigned char>(options.size)),
+        requests_(2 * static_cast<std::size_t>(options.count)),
+        statuses_(requests_.size()) {}
+
+  void run() {
+    if (rank_ == kSenderRank) {
+      std::printf("batch,size_bytes,count,ack,send,fresh_job,total_s,per_message_s\n");
+      std::fflush(stdout);
+    }
+    for (int batch = 1; batch <= options_.batches; ++batch) {
+      pauseBetweenBatches(options_, batch);
+      armBatchTimeout(options_.batchTimeoutSeconds + options_.pauseMilliseconds / 1000.0);
+      const auto start = std::chrono::steady_clock::now();
+      runBatch();
+      const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      disarmBatchTimeout();
+      if (rank_ == kSenderRank) printBatch(options_, batch, total);
+    }
+    if (rank_ == kSenderRank) reportPlacement();
+    else sendPlacement();
+  }
+
+ private:
+  void runBatch() {
+    const int count = options_.count;
+    for (int i = 0; i < count; ++i) {
+      mpiCall("MPI_Irecv", MPI_Irecv(receiveBuffers_[i].data(), wire_.count(), wire_.type(), peer_, kDataTag,
+                                     MPI_COMM_WORLD, &requests_[i]));
+    }
+    for (int i = 0; i < count; ++i) {
+      std::vector<unsigned char>& buffer = sendBuffers_[i];
+      buffer.front() = buffer.back() = sequenceMark(sequence_ + i);
+      mpiCall("MPI_Isend", MPI_Isend(buffer.data(), wire_.count(), wire_.type(), peer_, kDataTag, MPI_COMM_WORLD,
+                                     &requests_[count + i]));
+    }
+    mpiCall("MPI_Waitall", MPI_Waitall(2 * count, requests_.data(), statuses_.data()));
+    for (int i = 0; i < count; ++i) checkMessage(statuses_[i], wire_, receiveBuffers_[i], sequence_ + i);
+    sequence_ += count;
+  }
+
+  const MpiBenchOptions& options_;
+  const int rank_;
+  const int peer_;
+  WireType wire_{options_.size};
+  std::vector<std::vector<unsigned char>> sendBuffers_;
+  std::vector<std::vector<unsigned char>> receiveBuffers_;
+  std::vector<MPI_Request> requests_;
+  std::vector<MPI_Status> statuses_;
+  long sequence_ = 0;  // messages each way so far, over all batches
 };
 
 }  // namespace
@@ -216,7 +327,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (rank == kSenderRank) Sender(options).run();
+    if (options.send == SendMode::kBidirectional) Exchanger(options, rank).run();
+    else if (rank == kSenderRank) Sender(options).run();
     else Receiver(options).run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "lp-mpi-bench rank %d: %s\n", rank, error.what());

@@ -17,7 +17,15 @@ using lp::bench::ackModeName;
 enum class SendMode {
   kBlocking,     // MPI_Send in a loop: the usual MPI program (a rendezvous send waits for the receiver)
   kNonblocking,  // MPI_Isend of all X, then MPI_Waitall
+  // osu_bibw's shape: both ranks post X MPI_Irecv and X MPI_Isend, then one MPI_Waitall; no
+  // acknowledgements (each rank's receives end its batch). A window fills the link both ways.
+  kBidirectional,
 };
+
+// Above this size a message travels as elements of kLargeElementBytes (an MPI_Type_contiguous of
+// bytes), as a program must send more than 2^31-1 bytes: counts are ints.
+inline constexpr long kLargeMessageBytes = 64L * 1024 * 1024;
+inline constexpr long kLargeElementBytes = 1024;
 
 struct MpiBenchOptions {
   int count = 100;                    // X: messages per batch
@@ -33,6 +41,9 @@ struct MpiBenchOptions {
 MpiBenchOptions parseMpiBenchOptions(const std::vector<std::string>& args);
 
 const char* sendModeName(SendMode mode);
+
+// Bytes of message buffers one rank holds at once.
+long bufferBytes(const MpiBenchOptions& options);
 
 std::string mpiBenchUsage();
 

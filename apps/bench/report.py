@@ -26,7 +26,9 @@ ROUTE_LABELS = {"default": "pvmd default", "direct": "PvmRouteDirect", "longpipe
 RATIO_COLUMNS = (("default", "longpipe"), ("direct", "longpipe"),
                  ("mpi-default", "mpi-longpipe"), ("mpi-tuned", "mpi-longpipe"))
 # meta.csv fields that must agree for runs to be combined.
-COMPARABLE_META = ("profile", "tune_hosts", "count", "ack", "encoding")
+COMPARABLE_META = ("profile", "tune_hosts", "count", "ack", "encoding", "send")
+# A meta field results written before it existed lack: its value then.
+META_DEFAULTS = {"send": "blocking"}
 
 
 def human_size(size):
@@ -71,6 +73,14 @@ def note_text(note):
     return note["note"]
 
 
+def send_text(meta):
+    """The MPI send mode when it is not the default (older results have no 'send')."""
+    send = meta.get("send", META_DEFAULTS["send"])
+    if send == "bidirectional":
+        return "both ways at once (X Isend and X Irecv per rank per window), "
+    return "" if send == "blocking" else f"send {send}, "
+
+
 def markdown_table(summary_rows, meta, notes):
     """One row per size, one column per route: median t (minimum) in ms and its ratio to the floor,
     and the first batch of the fresh job where the run recorded it; then how many times slower the
@@ -81,6 +91,7 @@ def markdown_table(summary_rows, meta, notes):
     tuning = "hosts tuned (--tune-hosts)" if str(meta["tune_hosts"]) == "1" else "stock hosts"
     lines = [f"Profile {meta['profile']}, {tuning}, measured RTT {float(meta['rtt_s']) * 1000:.1f} ms, "
              f"rate {rate_text(meta['rate_bit_s'])}, X = {meta['count']}, ack {meta['ack']}, "
+             f"{send_text(meta)}"
              f"encoding {meta['encoding']}; {meta['date']}. Cells: t = T / X in ms, median (minimum) "
              "of the measured batches, and xN = median / floor" + first_batch_text(summary_rows, meta) + ".",
              ""]
@@ -158,9 +169,9 @@ def combine(in_dirs):
     metas = [read_csv(os.path.join(d, "meta.csv"))[0] for d in in_dirs]
     for meta in metas[1:]:
         for field in COMPARABLE_META:
-            if meta[field] != metas[0][field]:
-                raise SystemExit(f"report: cannot combine runs with different {field}: "
-                                 f"{metas[0][field]} and {meta[field]}")
+            value, first = (m.get(field, META_DEFAULTS.get(field)) for m in (meta, metas[0]))
+            if value != first:
+                raise SystemExit(f"report: cannot combine runs with different {field}: {first} and {value}")
     chosen = {}  # (route, size) -> index of the run whose row is kept
     summaries = [read_csv(os.path.join(d, "summary.csv")) for d in in_dirs]
     for index, rows in enumerate(summaries):

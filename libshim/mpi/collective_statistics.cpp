@@ -32,6 +32,7 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kAllgatherv: return "MPI_Allgatherv";
     case Collective::kAlltoall: return "MPI_Alltoall";
     case Collective::kAlltoallv: return "MPI_Alltoallv";
+    case Collective::kAlltoallw: return "MPI_Alltoallw";
     case Collective::kReduceScatter: return "MPI_Reduce_scatter";
     case Collective::kReduceScatterBlock: return "MPI_Reduce_scatter_block";
     case Collective::kScan: return "MPI_Scan";

@@ -22,6 +22,7 @@ enum class Collective {
   kAllgatherv,
   kAlltoall,
   kAlltoallv,
+  kAlltoallw,
   kReduceScatter,
   kReduceScatterBlock,
   kScan,
@@ -30,7 +31,7 @@ enum class Collective {
   kIbcast,
   kIallreduce,
 };
-inline constexpr std::size_t kCollectiveCount = 19;
+inline constexpr std::size_t kCollectiveCount = 20;
 
 // kSite: two-level over LongPipe; kNative: Open MPI's own (PMPI_*) unchanged.
 enum class CollectivePath { kSite, kNative };

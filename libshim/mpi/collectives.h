@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collective_statistics.h"
+#include "exchange_blocks.h"
 #include "front_end.h"
 #include "mpi_api.h"
 #include "site_layout.h"
@@ -48,12 +49,15 @@ class SiteCollectives {
                 MPI_Datatype receive_type, MPI_Comm comm);
   int allgatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
                  const int displacements[], MPI_Datatype receive_type, MPI_Comm comm);
-  // Alltoall(v), Reduce_scatter(_block), Scan, Exscan: collectives_exchange.cpp.
+  // Alltoall(v/w), Reduce_scatter(_block), Scan, Exscan: collectives_exchange.cpp.
   int alltoall(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
                MPI_Datatype receive_type, MPI_Comm comm);
   int alltoallv(const void* send, const int send_counts[], const int send_displacements[], MPI_Datatype send_type,
                 void* receive, const int receive_counts[], const int receive_displacements[],
                 MPI_Datatype receive_type, MPI_Comm comm);
+  int alltoallw(const void* send, const int send_counts[], const int send_displacements[],
+                const MPI_Datatype send_types[], void* receive, const int receive_counts[],
+                const int receive_displacements[], const MPI_Datatype receive_types[], MPI_Comm comm);
   int reduce_scatter(const void* send, void* receive, const int receive_counts[], MPI_Datatype type, MPI_Op op,
                      MPI_Comm comm);
   int reduce_scatter_block(const void* send, void* receive, int receive_count, MPI_Datatype type, MPI_Op op,
@@ -116,12 +120,10 @@ class SiteCollectives {
   int combine_partials(Spanning& spanning, int tag, void* mine, void* result, int count, MPI_Datatype type,
                        MPI_Op op, MPI_Comm comm, int root);
 
-  // collectives_exchange.cpp: the site-path bodies of Alltoall(v), Reduce_scatter(_block), Scan and
-  // Exscan (`send` may be MPI_IN_PLACE; `exclusive`: Exscan).
-  int alltoallv_across_sites(Spanning& spanning, const void* send, const int* send_counts,
-                             const int* send_displacements, MPI_Datatype send_type, void* receive,
-                             const int* receive_counts, const int* receive_displacements, MPI_Datatype receive_type,
-                             MPI_Comm comm);
+  // collectives_exchange.cpp: the site-path bodies of Alltoall(v/w), Reduce_scatter(_block), Scan
+  // and Exscan (`send` may be MPI_IN_PLACE; `exclusive`: Exscan).
+  int alltoall_across_sites(Spanning& spanning, const ExchangeBlocks& send, const ExchangeBlocks& receive,
+                            bool in_place, MPI_Comm comm);
   int reduce_scatter_across_sites(Spanning& spanning, const void* send, void* receive, const int* receive_counts,
                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm);
   int scan_across_sites(Spanning& spanning, const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op,

@@ -1,4 +1,4 @@
-// SiteCollectives: Alltoall(v), Reduce_scatter(_block), Scan and Exscan across sites, each crossing
+// SiteCollectives: Alltoall(v/w), Reduce_scatter(_block), Scan and Exscan across sites, each crossing
 // the long link at most once per pair of sites (README.md, "Collectives").
 #include <algorithm>
 #include <climits>
@@ -68,9 +68,50 @@ int copy_elements(const void* from, void* to, int count, MPI_Datatype type, MPI_
   return rc == MPI_SUCCESS ? unpack(packed, to, count, type, comm) : rc;
 }
 
+// The blocks between the ranks `mine` of this site, on its sub-communicator `local`: the same call
+// the program made (Alltoallv or Alltoallw), restricted to them.
+int exchange_within_site(const ExchangeBlocks& send, const ExchangeBlocks& receive, bool in_place,
+                         const std::vector<int>& mine, MPI_Comm local) {
+  struct Side {
+    std::vector<int> counts, displacements;
+    std::vector<MPI_Datatype> types;
+  } out, in;
+  for (int rank : mine) {
+    out.counts.push_back(send.count(rank));
+    out.displacements.push_back(send.displacements[rank]);
+    in.counts.push_back(receive.count(rank));
+    in.displacements.push_back(receive.displacements[rank]);
+    if (receive.per_rank_types()) {
+      out.types.push_back(send.type_of(rank));
+      in.types.push_back(receive.type_of(rank));
+    }
+  }
+  const void* send_base = in_place ? MPI_IN_PLACE : send.base;
+  void* receive_base = const_cast<void*>(receive.base);
+  if (receive.per_rank_types() && mine.size() == 1) {
+    // Alone at its site: the block to itself, copied here. Open MPI's Alltoallw for a one-process
+    // communicator (coll/self) scales the byte displacements by the extent, writing elsewhere.
+    if (in_place) return MPI_SUCCESS;
+    const int me = mine.front();
+    int rc = MPI_SUCCESS;
+    const std::vector<std::byte> packed = pack(send.at(me), send.count(me), send.type_of(me), local, &rc);
+    return rc == MPI_SUCCESS ? unpack(packed, receive.at(me), receive.count(me), receive.type_of(me), local) : rc;
+  }
+  if (!receive.per_rank_types()) {
+    return PMPI_Alltoallv(send_base, out.counts.data(), out.displacements.data(), send.type, receive_base,
+                          in.counts.data(), in.displacements.data(), receive.type, local);
+  }
+  return PMPI_Alltoallw(send_base, out.counts.data(), out.displacements.data(), out.types.data(), receive_base,
+                        in.counts.data(), in.displacements.data(), in.types.data(), local);
+}
+
 }  // namespace
 
-// ---- Alltoall(v) ----
+// ---- Alltoall(v/w) ----
+//
+// Alltoallw is Alltoallv with a datatype per peer and displacements in bytes (ExchangeBlocks hides
+// the difference); blocks cross the link packed, so the types need not match byte for byte, only
+// in their type signatures, as MPI requires.
 //
 // Blocks between ranks of one site: PMPI_Alltoallv on the site's sub-communicator. Blocks for other
 // sites: each rank packs them (site order, then rank order) and PMPI_Gatherv's them to its leader;
@@ -90,8 +131,13 @@ int SiteCollectives::alltoall(const void* send, int send_count, MPI_Datatype sen
     send_displacements[static_cast<std::size_t>(rank)] = rank * send_count;
     receive_displacements[static_cast<std::size_t>(rank)] = rank * receive_count;
   }
-  return alltoallv_across_sites(*spanning, send, send_counts.data(), send_displacements.data(), send_type, receive,
-                                receive_counts.data(), receive_displacements.data(), receive_type, comm);
+  const bool in_place = send == MPI_IN_PLACE;
+  const auto receiving = ExchangeBlocks::of_one_type(receive, receive_counts.data(), receive_displacements.data(),
+                                                     receive_type);
+  const auto sending = in_place ? receiving
+                                : ExchangeBlocks::of_one_type(send, send_counts.data(), send_displacements.data(),
+                                                              send_type);
+  return alltoall_across_sites(*spanning, sending, receiving, in_place, comm);
 }
 
 int SiteCollectives::alltoallv(const void* send, const int send_counts[], const int send_displacements[],
@@ -102,14 +148,31 @@ int SiteCollectives::alltoallv(const void* send, const int send_counts[], const 
     return PMPI_Alltoallv(send, send_counts, send_displacements, send_type, receive, receive_counts,
                           receive_displacements, receive_type, comm);
   }
-  return alltoallv_across_sites(*spanning, send, send_counts, send_displacements, send_type, receive, receive_counts,
-                                receive_displacements, receive_type, comm);
+  const bool in_place = send == MPI_IN_PLACE;
+  // MPI_IN_PLACE: the data to send is where the data received goes, described alike.
+  const auto receiving = ExchangeBlocks::of_one_type(receive, receive_counts, receive_displacements, receive_type);
+  const auto sending =
+      in_place ? receiving : ExchangeBlocks::of_one_type(send, send_counts, send_displacements, send_type);
+  return alltoall_across_sites(*spanning, sending, receiving, in_place, comm);
 }
 
-int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send, const int* send_counts,
-                                            const int* send_displacements, MPI_Datatype send_type, void* receive,
-                                            const int* receive_counts, const int* receive_displacements,
-                                            MPI_Datatype receive_type, MPI_Comm comm) {
+int SiteCollectives::alltoallw(const void* send, const int send_counts[], const int send_displacements[],
+                               const MPI_Datatype send_types[], void* receive, const int receive_counts[],
+                               const int receive_displacements[], const MPI_Datatype receive_types[], MPI_Comm comm) {
+  Spanning* spanning = site_path(comm, Collective::kAlltoallw);
+  if (!spanning) {
+    return PMPI_Alltoallw(send, send_counts, send_displacements, send_types, receive, receive_counts,
+                          receive_displacements, receive_types, comm);
+  }
+  const bool in_place = send == MPI_IN_PLACE;
+  const auto receiving = ExchangeBlocks::of_types(receive, receive_counts, receive_displacements, receive_types);
+  const auto sending =
+      in_place ? receiving : ExchangeBlocks::of_types(send, send_counts, send_displacements, send_types);
+  return alltoall_across_sites(*spanning, sending, receiving, in_place, comm);
+}
+
+int SiteCollectives::alltoall_across_sites(Spanning& spanning, const ExchangeBlocks& send,
+                                           const ExchangeBlocks& receive, bool in_place, MPI_Comm comm) {
   const int tag = next_tag(spanning);
   const SiteLayout& layout = spanning.layout;
   const int size = static_cast<int>(spanning.world_of_rank.size());
@@ -117,16 +180,6 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
   const auto members = ranks_by_site(layout, size);
   const std::vector<int>& mine = members[static_cast<std::size_t>(me)];
   const int local_size = static_cast<int>(mine.size());
-  const bool in_place = send == MPI_IN_PLACE;
-  if (in_place) {  // MPI_IN_PLACE: the data to send is where the data received goes, described alike
-    send = receive;
-    send_counts = receive_counts;
-    send_displacements = receive_displacements;
-    send_type = receive_type;
-  }
-  const MPI_Aint send_extent = extent_of(send_type);
-  const MPI_Aint receive_extent = extent_of(receive_type);
-  const auto at = [](const int* values, int rank) { return values[static_cast<std::size_t>(rank)]; };
 
   // 1. This rank's blocks for other sites, packed before anything is received (MPI_IN_PLACE).
   std::vector<int> sent_bytes(static_cast<std::size_t>(size), 0);
@@ -136,8 +189,7 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
     if (site == me) continue;
     for (int rank : members[static_cast<std::size_t>(site)]) {
       const std::size_t before = outgoing.size();
-      rc = pack_append(block_at(send, at(send_displacements, rank), send_extent), at(send_counts, rank), send_type,
-                       comm, &outgoing);
+      rc = pack_append(send.at(rank), send.count(rank), send.type_of(rank), comm, &outgoing);
       if (rc != MPI_SUCCESS) break;
       sent_bytes[static_cast<std::size_t>(rank)] = static_cast<int>(outgoing.size() - before);
     }
@@ -192,16 +244,7 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
   }
 
   // 4. Meanwhile (the messages are on their way) the blocks between ranks of this site.
-  std::vector<int> local_send_counts, local_send_displacements, local_receive_counts, local_receive_displacements;
-  for (int rank : mine) {
-    local_send_counts.push_back(at(send_counts, rank));
-    local_send_displacements.push_back(at(send_displacements, rank));
-    local_receive_counts.push_back(at(receive_counts, rank));
-    local_receive_displacements.push_back(at(receive_displacements, rank));
-  }
-  rc = PMPI_Alltoallv(in_place ? MPI_IN_PLACE : send, local_send_counts.data(), local_send_displacements.data(),
-                      send_type, receive, local_receive_counts.data(), local_receive_displacements.data(),
-                      receive_type, spanning.local);
+  rc = exchange_within_site(send, receive, in_place, mine, spanning.local);
   if (rc != MPI_SUCCESS) return rc;
 
   // 5. The leader takes the other sites' messages and regroups the blocks by destination: for each
@@ -270,8 +313,8 @@ int SiteCollectives::alltoallv_across_sites(Spanning& spanning, const void* send
     if (site == me) continue;
     for (int source : members[static_cast<std::size_t>(site)]) {
       const auto bytes = static_cast<std::size_t>(my_incoming_bytes[static_cast<std::size_t>(source)]);
-      rc = unpack(mine_in.data() + offset, bytes, block_at(receive, at(receive_displacements, source), receive_extent),
-                  at(receive_counts, source), receive_type, comm);
+      rc = unpack(mine_in.data() + offset, bytes, receive.at(source), receive.count(source), receive.type_of(source),
+                  comm);
       if (rc != MPI_SUCCESS) return rc;
       offset += bytes;
     }

@@ -5,7 +5,7 @@
 // as MPI_ERR_INTERN (for sends, receives and Sendrecv also through the communicator's error handler).
 //
 // The collectives of collectives.h (Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
-// Allgather(v), Alltoall(v), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce) take
+// Allgather(v), Alltoall(v/w), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce) take
 // two levels across sites; other collectives, one-sided operations, I/O and everything else not
 // defined here go straight to Open MPI. Fortran programs reach these functions through
 // libshim/mpi/fortran/ (Open MPI's Fortran bindings call PMPI_* directly).
@@ -536,6 +536,18 @@ LP_EXPORT int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const i
   return guarded("MPI_Alltoallv", [&](FrontEnd&) {
     return lp::mpi::collectives->alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                                            recvtype, comm);
+  });
+}
+
+LP_EXPORT int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+  }
+  return guarded("MPI_Alltoallw", [&](FrontEnd&) {
+    return lp::mpi::collectives->alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                           recvtypes, comm);
   });
 }
 

@@ -13,6 +13,7 @@
 #define PMPI_Allreduce LP_LIBMPI_FUNCTION(PMPI_Allreduce)
 #define PMPI_Alltoall LP_LIBMPI_FUNCTION(PMPI_Alltoall)
 #define PMPI_Alltoallv LP_LIBMPI_FUNCTION(PMPI_Alltoallv)
+#define PMPI_Alltoallw LP_LIBMPI_FUNCTION(PMPI_Alltoallw)
 #define PMPI_Barrier LP_LIBMPI_FUNCTION(PMPI_Barrier)
 #define PMPI_Bcast LP_LIBMPI_FUNCTION(PMPI_Bcast)
 #define PMPI_Bsend LP_LIBMPI_FUNCTION(PMPI_Bsend)

@@ -1,5 +1,5 @@
-/* collectives_exchange.c: MPI_Alltoall, MPI_Alltoallv, MPI_Reduce_scatter, MPI_Reduce_scatter_block,
- * MPI_Scan and MPI_Exscan on MPI_COMM_WORLD, a dup of it, split communicators that span sites (one
+/* collectives_exchange.c: MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw (those in collectives_alltoall.c),
+ * MPI_Reduce_scatter, MPI_Reduce_scatter_block, MPI_Scan and MPI_Exscan on MPI_COMM_WORLD, a dup of it, split communicators that span sites (one
  * without rank 2, one with the ranks reversed) and one inside a site; MPI_IN_PLACE, derived types
  * (with holes, a struct with padding), user-defined operations (commutative and not).
  * Plain MPI (mpi.h only): run with and without LD_PRELOAD=liblongpipe.so, the transcripts must be
@@ -21,13 +21,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { kTranscriptBytes = 1 << 17, kMaxRanks = 64, kMatrixModulus = 1000003 };
+#include "collectives_exchange.h"
+
+enum { kTranscriptBytes = 1 << 17, kMatrixModulus = 1000003 };
 
 static char transcript[kTranscriptBytes];
 static size_t transcript_used;
-static int failures;
+int failures;
 
-static void say(const char* format, ...) {
+void say(const char* format, ...) {
   va_list args;
   va_start(args, format);
   int n = vsnprintf(transcript + transcript_used, kTranscriptBytes - transcript_used, format, args);
@@ -36,34 +38,30 @@ static void say(const char* format, ...) {
   if (transcript_used >= kTranscriptBytes) transcript_used = kTranscriptBytes - 1;
 }
 
-static void say_ints(const int* values, int n) {
+void say_ints(const int* values, int n) {
   for (int i = 0; i < n; ++i) say(" %d", values[i]);
   say("\n");
 }
 
-static unsigned long long bits(double value) {
+unsigned long long bits(double value) {
   uint64_t b;
   memcpy(&b, &value, sizeof b);
   return (unsigned long long)b;
 }
 
-static void check(int ok, const char* name, const char* what, int rank) {
+void check(int ok, const char* name, const char* what, int rank) {
   if (ok) return;
   fprintf(stderr, "FAIL: %s rank %d: %s\n", name, rank, what);
   ++failures;
 }
 
 /* ---- which path LongPipe should take (see the usage above) ---- */
-enum { kAlltoall, kAlltoallv, kReduceScatter, kReduceScatterBlock, kScan, kExscan, kCollectives };
-static const char* const collective_names[kCollectives] = {
-    "MPI_Alltoall", "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan"};
+static const char* const collective_names[kCollectives] = {"MPI_Alltoall",       "MPI_Alltoallv",
+                                                             "MPI_Alltoallw",      "MPI_Reduce_scatter",
+                                                             "MPI_Reduce_scatter_block", "MPI_Scan",
+                                                             "MPI_Exscan"};
 static int expected_site[kCollectives], expected_native[kCollectives];
 static int world_site[kMaxRanks];
-
-struct placement {
-  int spans;   /* ranks at more than one site */
-  int blocked; /* each site's ranks consecutive in the communicator */
-};
 
 static struct placement placement_of(MPI_Comm comm) {
   int size;
@@ -87,7 +85,7 @@ static struct placement placement_of(MPI_Comm comm) {
   return p;
 }
 
-static void expect(int collective, int site_path) {
+void expect(int collective, int site_path) {
   if (site_path) {
     ++expected_site[collective];
   } else {
@@ -139,139 +137,9 @@ static void say_matrices(const int* matrices, int count) {
   say("\n");
 }
 
-/* A struct with padding between its members. */
-struct pair {
-  int key;
-  double value;
-};
-static MPI_Datatype pair_type;
+MPI_Datatype pair_type;
 
 /* ---- the collectives on one communicator ---- */
-
-static void alltoall_tests(const char* name, MPI_Comm comm, int rank, int size, struct placement p) {
-  /* Two ints per pair of ranks. */
-  int send[2 * kMaxRanks] = {0}, receive[2 * kMaxRanks];
-  for (int d = 0; d < size; ++d) {
-    for (int j = 0; j < 2; ++j) send[2 * d + j] = 1000 * rank + 10 * d + j, receive[2 * d + j] = -1;
-  }
-  MPI_Alltoall(send, 2, MPI_INT, receive, 2, MPI_INT, comm);
-  expect(kAlltoall, p.spans);
-  say("%s: alltoall:", name);
-  say_ints(receive, 2 * size);
-  for (int s = 0; s < size; ++s) {
-    check(receive[2 * s] == 1000 * s + 10 * rank && receive[2 * s + 1] == 1000 * s + 10 * rank + 1, name,
-          "alltoall: wrong block", rank);
-  }
-
-  /* MPI_IN_PLACE. */
-  int in_place[3 * kMaxRanks];
-  for (int d = 0; d < size; ++d) {
-    for (int j = 0; j < 3; ++j) in_place[3 * d + j] = 100 * rank + d - 7 * j;
-  }
-  MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, in_place, 3, MPI_INT, comm);
-  expect(kAlltoall, p.spans);
-  say("%s: alltoall in place:", name);
-  say_ints(in_place, 3 * size);
-
-  /* Derived types: a vector with holes sent, plain ints received; and the other way round (the
-   * holes of the receive buffer keep what was there). */
-  MPI_Datatype holes; /* elements 0 and 3 of 4 ints */
-  MPI_Type_vector(2, 1, 3, MPI_INT, &holes);
-  MPI_Type_commit(&holes);
-  int spread[4 * kMaxRanks], packed[2 * kMaxRanks];
-  for (int i = 0; i < 4 * size; ++i) spread[i] = rank * 100 + i;
-  MPI_Alltoall(spread, 1, holes, packed, 2, MPI_INT, comm);
-  expect(kAlltoall, p.spans);
-  say("%s: alltoall from a vector type:", name);
-  say_ints(packed, 2 * size);
-  for (int i = 0; i < 2 * size; ++i) packed[i] = rank * 1000 + i;
-  for (int i = 0; i < 4 * size; ++i) spread[i] = -7;
-  MPI_Alltoall(packed, 2, MPI_INT, spread, 1, holes, comm);
-  expect(kAlltoall, p.spans);
-  say("%s: alltoall into a vector type:", name);
-  say_ints(spread, 4 * size);
-  MPI_Type_free(&holes);
-
-  /* Alltoallv: uneven counts (some zero), blocks out of order with gaps that must stay untouched. */
-  int send_counts[kMaxRanks], send_displacements[kMaxRanks], receive_counts[kMaxRanks], receive_displacements[kMaxRanks];
-  int position = 0;
-  for (int d = size - 1; d >= 0; --d) {
-    send_counts[d] = (rank + 2 * d) % 3;
-    send_displacements[d] = position;
-    position += send_counts[d] + 1;
-  }
-  int send_v[4 * kMaxRanks], receive_v[4 * kMaxRanks];
-  for (int d = 0; d < size; ++d) {
-    for (int j = 0; j < send_counts[d]; ++j) send_v[send_displacements[d] + j] = 10000 * rank + 100 * d + j;
-  }
-  position = 1;
-  for (int s = 0; s < size; ++s) {
-    receive_counts[s] = (s + 2 * rank) % 3;
-    receive_displacements[s] = position;
-    position += receive_counts[s] + 2;
-  }
-  const int receive_used = position;
-  for (int i = 0; i < receive_used; ++i) receive_v[i] = -1;
-  MPI_Alltoallv(send_v, send_counts, send_displacements, MPI_INT, receive_v, receive_counts, receive_displacements,
-                MPI_INT, comm);
-  expect(kAlltoallv, p.spans);
-  say("%s: alltoallv:", name);
-  say_ints(receive_v, receive_used);
-  for (int s = 0; s < size; ++s) {
-    for (int j = 0; j < receive_counts[s]; ++j) {
-      check(receive_v[receive_displacements[s] + j] == 10000 * s + 100 * rank + j, name, "alltoallv: wrong block", rank);
-    }
-  }
-
-  /* Alltoallv of exact doubles. */
-  double send_d[4 * kMaxRanks], receive_d[4 * kMaxRanks];
-  for (int d = 0; d < size; ++d) {
-    for (int j = 0; j < send_counts[d]; ++j) send_d[send_displacements[d] + j] = rank + d / 8.0 + j / 64.0;
-  }
-  for (int i = 0; i < receive_used; ++i) receive_d[i] = -0.5;
-  MPI_Alltoallv(send_d, send_counts, send_displacements, MPI_DOUBLE, receive_d, receive_counts, receive_displacements,
-                MPI_DOUBLE, comm);
-  expect(kAlltoallv, p.spans);
-  say("%s: alltoallv doubles:", name);
-  for (int i = 0; i < receive_used; ++i) say(" %016llx", bits(receive_d[i]));
-  say("\n");
-
-  /* Alltoallv of a struct with padding: (rank + peer) % 2 + 1 pairs each way. */
-  struct pair send_p[2 * kMaxRanks], receive_p[2 * kMaxRanks];
-  int pair_counts[kMaxRanks], pair_displacements[kMaxRanks];
-  for (int d = 0; d < size; ++d) {
-    pair_counts[d] = (rank + d) % 2 + 1;
-    pair_displacements[d] = 2 * d;
-    for (int j = 0; j < 2; ++j) {
-      send_p[2 * d + j].key = rank * 100 + d * 10 + j;
-      send_p[2 * d + j].value = rank - d / 4.0 - j;
-      receive_p[2 * d + j].key = -1;
-      receive_p[2 * d + j].value = -1.0;
-    }
-  }
-  MPI_Alltoallv(send_p, pair_counts, pair_displacements, pair_type, receive_p, pair_counts, pair_displacements,
-                pair_type, comm);
-  expect(kAlltoallv, p.spans);
-  say("%s: alltoallv struct:", name);
-  for (int i = 0; i < 2 * size; ++i) say(" %d/%016llx", receive_p[i].key, bits(receive_p[i].value));
-  say("\n");
-
-  /* Alltoallv MPI_IN_PLACE: the counts must be symmetric, (rank + peer) % 3. */
-  int in_place_v[4 * kMaxRanks];
-  position = 0;
-  for (int s = 0; s < size; ++s) {
-    receive_counts[s] = (rank + s) % 3;
-    receive_displacements[s] = position;
-    for (int j = 0; j < receive_counts[s]; ++j) in_place_v[position + j] = 500 * rank + 20 * s + j;
-    in_place_v[position + receive_counts[s]] = -3; /* a gap */
-    position += receive_counts[s] + 1;
-  }
-  MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, in_place_v, receive_counts, receive_displacements,
-                MPI_INT, comm);
-  expect(kAlltoallv, p.spans);
-  say("%s: alltoallv in place:", name);
-  say_ints(in_place_v, position);
-}
 
 static void reduce_scatter_tests(const char* name, MPI_Comm comm, int rank, int size, struct placement p) {
   /* Reduce_scatter_block: int sums, 2 per rank; MPI_IN_PLACE with max; exact and order-sensitive doubles. */
@@ -419,6 +287,7 @@ static void exercise(const char* name, MPI_Comm comm) {
   const struct placement p = placement_of(comm);
   say("%s: rank %d of %d\n", name, rank, size);
   alltoall_tests(name, comm, rank, size, p);
+  alltoallw_tests(name, comm, rank, size, p);
   reduce_scatter_tests(name, comm, rank, size, p);
   scan_tests(name, comm, rank, p);
 }

@@ -1,4 +1,4 @@
-! collectives_exchange.f90: MPI_Alltoall, MPI_Alltoallv, MPI_Reduce_scatter, MPI_Reduce_scatter_block,
+! collectives_exchange.f90: MPI_Alltoall, MPI_Alltoallv, MPI_Alltoallw, MPI_Reduce_scatter, MPI_Reduce_scatter_block,
 ! MPI_Scan and MPI_Exscan from Fortran (`use mpi`) on MPI_COMM_WORLD, once each (and MPI_Alltoall
 ! and MPI_Exscan with MPI_IN_PLACE). Every rank checks what it received; rank 0 prints every rank's
 ! results. Run with and without the preload: the transcripts must be identical (run_collectives.sh,
@@ -7,11 +7,12 @@ program collectives_exchange_fortran
   use mpi
   implicit none
   integer, parameter :: max_ranks = 16, width = 4 * max_ranks
-  integer :: ierr, rank, nranks, i, j, failures, total, position
+  integer :: ierr, rank, nranks, i, j, failures, total, position, integer_bytes
   integer :: send(2 * max_ranks), received(2 * max_ranks), in_place(2 * max_ranks)
   integer :: send_counts(max_ranks), send_displacements(max_ranks)
   integer :: receive_counts(max_ranks), receive_displacements(max_ranks), vector_in(3 * max_ranks)
-  integer :: vector_out(3 * max_ranks), counts(max_ranks)
+  integer :: vector_out(3 * max_ranks), counts(max_ranks), w_out(3 * max_ranks)
+  integer :: types(max_ranks), byte_displacements(max_ranks), receive_byte_displacements(max_ranks)
   integer :: block_sums(2), scan_sums(2), exscan_sums(2), exscan_in_place(2)
   integer :: line(width), all_lines(width, max_ranks)
 
@@ -57,6 +58,16 @@ program collectives_exchange_fortran
     end do
   end do
   line(2 * nranks + 1:2 * nranks + position) = vector_out(1:position)
+
+  ! Alltoallw: the same blocks as Alltoallv, described with a datatype per peer and byte displacements.
+  types = MPI_INTEGER
+  call MPI_Type_size(MPI_INTEGER, integer_bytes, ierr)
+  byte_displacements = integer_bytes * send_displacements
+  receive_byte_displacements = integer_bytes * receive_displacements
+  w_out = -1
+  call MPI_Alltoallw(vector_in, send_counts, byte_displacements, types, w_out, receive_counts, &
+                     receive_byte_displacements, types, MPI_COMM_WORLD, ierr)
+  if (any(w_out(1:position) /= vector_out(1:position))) failures = failures + 1
 
   ! Reduce_scatter_block (2 each) and Reduce_scatter (counts 1, 2, 1, 2, ...): sums.
   do i = 1, 2 * nranks

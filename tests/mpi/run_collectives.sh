@@ -272,7 +272,8 @@ case $SCENARIO in
     same plain site
     # Sites 0,1,1 on MPI_COMM_WORLD: blocked, so every call takes the site path.
     for rank in 0 1 2; do
-      printf '%s\n' "MPI_Alltoall 2 0" "MPI_Alltoallv 1 0" "MPI_Reduce_scatter 1 0" "MPI_Reduce_scatter_block 1 0" \
+      printf '%s\n' "MPI_Alltoall 2 0" "MPI_Alltoallv 1 0" "MPI_Alltoallw 1 0" "MPI_Reduce_scatter 1 0" \
+        "MPI_Reduce_scatter_block 1 0" \
         "MPI_Scan 1 0" "MPI_Exscan 2 0" >"$WORK/site.markers/expected-paths.$rank"
     done
     check_expected site 3 site

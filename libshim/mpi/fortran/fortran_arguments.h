@@ -115,6 +115,22 @@ class Argument<GraphWeights> {
   GraphWeights weights_;
 };
 
+// An array of datatype handles (Alltoallw): INTEGER handles, converted by the adapter, which knows
+// how many there are. (Its own type, so that the adapters can tell it from INTEGER arrays.)
+struct FortranTypes {
+  const MPI_Fint* handles;
+};
+template <>
+class Argument<FortranTypes> {
+ public:
+  explicit Argument(void* fortran) : types_{static_cast<const MPI_Fint*>(fortran)} {}
+  FortranTypes c() const { return types_; }
+  void write_back() {}
+
+ private:
+  FortranTypes types_;
+};
+
 // Choice buffer: the address itself, except the sentinels MPI_BOTTOM and MPI_IN_PLACE.
 template <class Pointer>
   requires std::is_same_v<Pointer, void*> || std::is_same_v<Pointer, const void*>

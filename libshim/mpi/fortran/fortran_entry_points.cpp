@@ -6,6 +6,8 @@
 //
 // Calls whose C and Fortran forms differ by more than argument conversion (Init's argc/argv, array
 // arguments, 1-based indices) have an adapter below with the C-like signature the table calls.
+#include <vector>
+
 #include "fortran_arguments.h"
 #include "request_arrays.h"
 
@@ -89,6 +91,26 @@ int dist_graph_create_adjacent(MPI_Comm comm, int indegree, const int* sources, 
                                MPI_Info info, int reorder, MPI_Comm* graph) {
   return MPI_Dist_graph_create_adjacent(comm, indegree, sources, source_weights.c, outdegree, destinations,
                                         destination_weights.c, info, reorder, graph);
+}
+
+// Alltoallw: the datatype arrays hold one handle per peer (the remote group's size on an
+// intercommunicator); the send types mean nothing with MPI_IN_PLACE.
+std::vector<MPI_Datatype> c_types(FortranTypes types, int count) {
+  std::vector<MPI_Datatype> c(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) c[static_cast<std::size_t>(i)] = MPI_Type_f2c(types.handles[i]);
+  return c;
+}
+int alltoallw(const void* send, const int* send_counts, const int* send_displacements, FortranTypes send_types,
+              void* receive, const int* receive_counts, const int* receive_displacements, FortranTypes receive_types,
+              MPI_Comm comm) {
+  int inter = 0, peers = 0;
+  int code = MPI_Comm_test_inter(comm, &inter);
+  if (code == MPI_SUCCESS) code = inter ? MPI_Comm_remote_size(comm, &peers) : MPI_Comm_size(comm, &peers);
+  if (code != MPI_SUCCESS) return code;
+  const std::vector<MPI_Datatype> receive_c = c_types(receive_types, peers);
+  const std::vector<MPI_Datatype> send_c = send == MPI_IN_PLACE ? receive_c : c_types(send_types, peers);
+  return MPI_Alltoallw(send, send_counts, send_displacements, send_c.data(), receive, receive_counts,
+                       receive_displacements, receive_c.data(), comm);
 }
 
 }  // namespace
@@ -189,6 +211,7 @@ LP_FORTRAN_MPI(allgather, ALLGATHER, MPI_Allgather, 7)
 LP_FORTRAN_MPI(allgatherv, ALLGATHERV, MPI_Allgatherv, 8)
 LP_FORTRAN_MPI(alltoall, ALLTOALL, MPI_Alltoall, 7)
 LP_FORTRAN_MPI(alltoallv, ALLTOALLV, MPI_Alltoallv, 9)
+LP_FORTRAN_CALL(alltoallw, ALLTOALLW, alltoallw, 9)
 LP_FORTRAN_MPI(reduce_scatter, REDUCE_SCATTER, MPI_Reduce_scatter, 6)
 LP_FORTRAN_MPI(reduce_scatter_block, REDUCE_SCATTER_BLOCK, MPI_Reduce_scatter_block, 6)
 LP_FORTRAN_MPI(scan, SCAN, MPI_Scan, 6)

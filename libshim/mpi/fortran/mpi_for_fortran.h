@@ -1,6 +1,6 @@
 // mpi.h for the Fortran entry points: C declarations only (no C++ bindings), no libmpi link. The
 // libmpi functions and objects they use themselves (handle and status conversions, Get_count and
-// Get_elements, the Fortran sentinels) are found at run time, as the C front end's are
+// Get_elements, communicator sizes, the Fortran sentinels) are found at run time, as the C front end's are
 // (../libmpi_symbols.h). The MPI_* functions the C front end interposes (MPI_Send, MPI_Request_f2c...)
 // are liblongpipe.so's own and are called directly.
 #pragma once
@@ -37,5 +37,8 @@ extern MPI_Fint mpi_fortran_weights_empty_;
 #define MPI_Op_c2f LP_LIBMPI_FUNCTION(MPI_Op_c2f)
 #define MPI_Status_f2c LP_LIBMPI_FUNCTION(MPI_Status_f2c)
 #define MPI_Status_c2f LP_LIBMPI_FUNCTION(MPI_Status_c2f)
+#define MPI_Comm_test_inter LP_LIBMPI_FUNCTION(MPI_Comm_test_inter)
+#define MPI_Comm_size LP_LIBMPI_FUNCTION(MPI_Comm_size)
+#define MPI_Comm_remote_size LP_LIBMPI_FUNCTION(MPI_Comm_remote_size)
 #define MPI_Get_count LP_LIBMPI_FUNCTION(MPI_Get_count)
 #define MPI_Get_elements LP_LIBMPI_FUNCTION(MPI_Get_elements)
