@@ -11,7 +11,7 @@ enum { kMaxRanks = 32, kCaseSeconds = 60 };
  * kNotCounted for the ones it leaves to Open MPI without counting. */
 enum {
   K_Barrier, K_Bcast, K_Reduce, K_Allreduce, K_Gather, K_Gatherv, K_Scatter, K_Scatterv, K_Allgather,
-  K_Allgatherv, K_Alltoall, K_Alltoallv, K_Reduce_scatter, K_Reduce_scatter_block, K_Scan, K_Exscan,
+  K_Allgatherv, K_Alltoall, K_Alltoallv, K_Alltoallw, K_Reduce_scatter, K_Reduce_scatter_block, K_Scan, K_Exscan,
   K_Ibarrier, K_Ibcast, K_Iallreduce, kCounted, kNotCounted = -1
 };
 #define K_Ireduce kNotCounted
@@ -24,7 +24,6 @@ enum {
 #define K_Ialltoall kNotCounted
 #define K_Ialltoallv kNotCounted
 #define K_Ialltoallw kNotCounted
-#define K_Alltoallw kNotCounted
 #define K_Ireduce_scatter kNotCounted
 #define K_Ireduce_scatter_block kNotCounted
 #define K_Iscan kNotCounted
