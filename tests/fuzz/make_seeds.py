@@ -175,15 +175,15 @@ def datagram_seeds():
 
 
 def repair_seeds():
-    # Input: units u8 | block u8 | per unit: length - 1 u8, fill u8 | operations (repair_fuzz.cpp).
-    units = bytes([10, 5]) + b"".join(bytes([10 + 7 * i, 0x41 + i]) for i in range(10))
+    # Input: units - 1 u8 | block - 1 u8 | per unit: length - 1 u8, fill u8 | operations (repair_fuzz.cpp).
+    units = bytes([9, 4]) + b"".join(bytes([10 + 7 * i, 0x41 + i]) for i in range(10))
     arrive = lambda *seqs: b"".join(bytes([0, s]) for s in seqs)
     genuine = lambda seq, index: bytes([1, seq, index])
     write("repair", "recover-two", units + arrive(0, 1, 3, 5, 6, 7, 8, 9) + genuine(0, 0) + genuine(0, 1) + bytes([3]))
     write("repair", "recover-late", units + arrive(0, 2) + genuine(0, 3) + arrive(3, 4) + bytes([3]) + arrive(1) + bytes([3]))
     write("repair", "forged", units + arrive(0, 2) + bytes([2, 0, 1, 5, 2, 30]) + bytes(range(30)) +
           bytes([2, 1]) + struct.pack(">Q", 2**64 - 3) + bytes([200, 55, 3, 1, 2, 3]) + bytes([3]))
-    write("repair", "erasure-code", bytes([1, 1, 0, 0, 4, 10, 16, 4, 100]) + bytes(range(160)) +
+    write("repair", "erasure-code", bytes([0, 0, 0, 0, 4, 9, 15, 3, 100]) + bytes(range(160)) +
           struct.pack(">QH", 0b1011, 0xffff))
 
 
