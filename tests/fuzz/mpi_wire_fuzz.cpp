@@ -35,9 +35,9 @@ Bytes first_segment(lp::fuzz::FuzzInput& input, std::uint64_t& announced) {
   const std::uint8_t how = input.u8();
   Bytes data = body(input);
   announced = how & 0x80 ? input.u64() : data.size() + (how & 0x7f) * 4;
-  Bytes segment(lp::mpi::kTransferHeaderSize);
+  Bytes segment(lp::mpi::kTransferHeaderSize + data.size());
   lp::mpi::write_segment_header(segment.data(), announced);
-  segment.insert(segment.end(), data.begin(), data.end());
+  std::copy(data.begin(), data.end(), segment.begin() + lp::mpi::kTransferHeaderSize);
   return segment;
 }
 
