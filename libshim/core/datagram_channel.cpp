@@ -95,6 +95,8 @@ DatagramCrypto::Opened DatagramChannel::open(std::span<std::byte> datagram) {
       last_opened_ = set->crypto.get();
       return opened;
     }
+    // Fresh under these keys and not one frame: malformed, whichever key set called it a replay.
+    if (opened.verdict == DatagramCrypto::Verdict::kMalformed) return opened;
     replayed = replayed || opened.verdict == DatagramCrypto::Verdict::kReplayed;
   }
   return {replayed ? DatagramCrypto::Verdict::kReplayed : DatagramCrypto::Verdict::kUnauthentic, {}, {}};

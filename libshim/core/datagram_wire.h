@@ -2,9 +2,11 @@
 //
 //   magic "LD" | version u8 | reserved u8 | sequence u64 | frame (header 8 | payload | tag 16)
 //
-// The frame is a DATA or ACK frame of wire_frame.h, sealed with AES-256-GCM as TCP frames are
+// The frame is a DATA, ACK or REPAIR frame of wire_frame.h, sealed with AES-256-GCM as TCP frames are
 // (frame_cipher.h, header authenticated, payload encrypted), but the nonce is the datagram's own
-// sequence number, carried in clear: a changed sequence opens under another nonce and fails.
+// sequence number, carried in clear: a changed sequence opens under another nonce and fails. The
+// reserved byte is written as 0 and read by nobody, so it is not authenticated: a version that
+// gives it a meaning must bring it under the tag (or the check of magic and version).
 // Datagrams are lost, reordered and duplicated, so the receiver checks each one on its own, and a
 // ReplayWindow refuses any sequence seen before. A malformed, unauthentic or replayed datagram is
 // dropped and counted; it never closes anything (anyone can send a datagram).

@@ -93,7 +93,7 @@ class MessageAssembly {
     if (redirected_) {
       write(received_, data.data(), take);
     } else {
-      if (kept_.capacity() < total_) kept_.reserve(static_cast<std::size_t>(total_));  // only if nobody took it yet
+      grow_for(kept_, received_ + take, total_);
       kept_.insert(kept_.end(), data.begin(), data.begin() + static_cast<std::ptrdiff_t>(take));
     }
     received_ += take;

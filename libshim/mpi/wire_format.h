@@ -87,6 +87,15 @@ inline std::vector<std::vector<std::byte>> split_transfer(const std::vector<std:
   return segments;
 }
 
+// Makes room in `body` for `needed` bytes of a message whose header announced `total`: geometric
+// growth, never beyond `total` nor by the header alone. A peer's header is not an allocation size:
+// reserving the announced total at once let one bad header (up to 2^64 - 1) abort the process.
+inline void grow_for(std::vector<std::byte>& body, std::uint64_t needed, std::uint64_t total) {
+  if (body.capacity() >= needed) return;
+  const std::uint64_t doubled = std::max<std::uint64_t>(needed, 2 * static_cast<std::uint64_t>(body.capacity()));
+  body.reserve(static_cast<std::size_t>(std::min(total, doubled)));
+}
+
 // Puts a transfer back together from its segments, in order.
 class TransferAssembler {
  public:
@@ -99,10 +108,10 @@ class TransferAssembler {
       std::uint64_t total = 0;
       std::memcpy(&total, segment.data(), kTransferHeaderSize);
       total_ = total;
-      body_.reserve(static_cast<std::size_t>(total));
       at = kTransferHeaderSize;
     }
     if (body_.size() + (segment.size() - at) > *total_) return false;
+    grow_for(body_, body_.size() + (segment.size() - at), *total_);
     body_.insert(body_.end(), segment.begin() + static_cast<std::ptrdiff_t>(at), segment.end());
     return true;
   }

@@ -139,6 +139,36 @@ TEST_CASE("datagram channel: opens under any of its connections' keys, each data
   CHECK(arq.stats().messages_received == 3u);
 }
 
+TEST_CASE("datagram channel: a malformed frame fresh under another connection's keys is malformed, not a replay",
+          "[datagram][wire]") {
+  // Found by the datagram fuzz target: the first key set tried had seen the sequence (its replay
+  // window said so), the second opened nothing because the frame is not one; the verdict was the
+  // first one's "replayed", for a datagram nobody had sent before.
+  const lp::Config config = udp_config_without_repairs();
+  lp::ArqConfig arq_config;
+  configure_for_datagrams(arq_config, config);
+  lp::Arq arq(arq_config);
+  lp::DatagramChannel channel(config);
+  lp::TrafficKeys first = keys(), second = keys();
+  second.dialler_to_acceptor[0] = std::byte{0x51};
+  channel.add_keys(10, first, false, lp::Protection::kEncrypt);
+  channel.add_keys(11, second, false, lp::Protection::kEncrypt);
+  REQUIRE(channel.seal_with(10));
+  lp::DatagramCrypto peer_first(first, true, lp::Protection::kEncrypt), peer_second(second, true, lp::Protection::kEncrypt);
+  std::string why;
+  auto datagram = sealed_data(peer_first, 0);  // sequence 0 under the first keys
+  REQUIRE(channel.on_datagram(arq, datagram, 0, lp::ArqTime{}, why) == lp::DatagramChannel::Verdict::kAccepted);
+  // Sequence 0 under the second keys: a frame of an unknown type, sealed by the key holder.
+  std::vector<std::byte> unknown;
+  lp::begin_datagram(unknown);
+  for (std::uint8_t b : {0x4C, 0x50, int{lp::kProtocolVersion}, 0x7f, 0, 0, 0, 4, 1, 2, 3, 4}) {
+    unknown.push_back(std::byte(b));
+  }
+  peer_second.seal(unknown);
+  CHECK(channel.on_datagram(arq, unknown, 0, lp::ArqTime{}, why) == lp::DatagramChannel::Verdict::kMalformed);
+  CHECK(why.find("unknown frame type") != std::string::npos);
+}
+
 TEST_CASE("datagram wire: sealed datagrams open once, on the other side only", "[datagram][wire]") {
   lp::DatagramCrypto dialler(keys(), true, lp::Protection::kEncrypt);
   lp::DatagramCrypto acceptor(keys(), false, lp::Protection::kEncrypt);

@@ -146,7 +146,79 @@ def message_image_seeds():
     write("message_image", "truncated", image(0, [b"xyz"])[:-2])
 
 
+def datagram_seeds():
+    # Input: mode (bit 0: integrity only, bit 1: two connections) | operations (datagram_fuzz.cpp): op | arg | fields.
+    def sealed_data(seq, unit, arg=0):
+        return bytes([2, arg, seq]) + struct.pack(">H", len(unit)) + unit
+    def sealed_ack(cumulative, ranges, arg=0):
+        out = bytes([3, arg, cumulative]) + struct.pack(">H", 4096) + bytes([1]) + struct.pack(">HHB", 500, 30, 2)
+        out += bytes([len(ranges)])
+        at = cumulative
+        for begin, end in ranges:  # gaps as the target reads them: 1 + n, 1 + n
+            out += bytes([begin - at - 1, end - begin - 1])
+            at = end
+        return out
+    def sealed_repair(first, count, index, symbol, arg=0):
+        return bytes([4, arg, first, count, index]) + struct.pack(">H", len(symbol) - 3) + symbol
+    unit = lambda last, body: bytes([1 if last else 0]) + body
+    message = b"hello" + bytes(20)
+    write("datagram", "stranger", bytes([0, 0, 0]) + struct.pack(">H", 40) + b"LD\x02\x00" + bytes(36))
+    write("datagram", "in-order", bytes([0]) + sealed_data(0, unit(False, message)) + sealed_data(1, unit(True, message)) +
+          bytes([7, 0]) + bytes([6, 5, 4]))
+    write("datagram", "holes-repair", bytes([1]) + sealed_data(0, unit(True, message)) + sealed_data(2, unit(True, message)) +
+          sealed_repair(0, 3, 0, bytes([0, 26]) + unit(True, message)) + bytes([7, 0, 6, 1, 0]))
+    write("datagram", "send-ack", bytes([0, 5, 7]) + struct.pack(">H", 3000) + bytes([6, 200, 0]) +
+          sealed_ack(1, [(2, 3)]) + bytes([6, 255, 10]) + sealed_ack(3, []))
+    write("datagram", "replay-tamper-other-keys", bytes([2]) + sealed_data(0, unit(True, message), 0x20) +
+          sealed_data(1, unit(True, message), 0x40) + struct.pack(">HB", 30, 4) + sealed_data(1, unit(True, message), 0x80))
+    write("datagram", "any-frame", bytes([0, 1, 8]) + struct.pack(">H", 4) + b"\x01bye")
+
+
+def repair_seeds():
+    # Input: units - 1 u8 | block - 1 u8 | per unit: length - 1 u8, fill u8 | operations (repair_fuzz.cpp).
+    units = bytes([9, 4]) + b"".join(bytes([10 + 7 * i, 0x41 + i]) for i in range(10))
+    arrive = lambda *seqs: b"".join(bytes([0, s]) for s in seqs)
+    genuine = lambda seq, index: bytes([1, seq, index])
+    write("repair", "recover-two", units + arrive(0, 1, 3, 5, 6, 7, 8, 9) + genuine(0, 0) + genuine(0, 1) + bytes([3]))
+    write("repair", "recover-late", units + arrive(0, 2) + genuine(0, 3) + arrive(3, 4) + bytes([3]) + arrive(1) + bytes([3]))
+    write("repair", "forged", units + arrive(0, 2) + bytes([2, 0, 1, 5, 2, 30]) + bytes(range(30)) +
+          bytes([2, 1]) + struct.pack(">Q", 2**64 - 3) + bytes([200, 55, 3, 1, 2, 3]) + bytes([3]))
+    write("repair", "erasure-code", bytes([0, 0, 0, 0, 4, 9, 15, 3, 100]) + bytes(range(160)) +
+          struct.pack(">QH", 0b1011, 0xffff))
+
+
+def path_cache_seeds():
+    # Input: clock u8 (now = 1.8e9 + 3600 x clock) | selector u8 | the file's text.
+    now = 1_800_000_000
+    text = ("# longpipe path cache 1\n# key saved_unix min_rtt_us rate_bytes_per_s cwnd_segments send_buffer "
+            "receive_buffer loss_ppm peer_verdict\n"
+            f"10.0.0.2 {now - 100} 540000 19375000 7200 16777216 16777216 120 1\n"
+            f"10.0.0.3 {now - 5000} 2000 1e9 10 212992 131072\n"
+            f"site-b {now - 90000} 540000 19375000 7200 16777216 16777216 -1\n"
+            f"10.0.0.2 {now - 50} 541000 20000000 7300 16777216 16777216 -1 0\n")
+    write("path_cache", "three-paths", bytes([0, 0]) + text.encode())
+    write("path_cache", "damaged", bytes([1, 1]) + b"# longpipe path cache 1\nfe80::1 17 -3 x\n\x00\xff junk\n" +
+          f"10.0.0.9 {now} 1 0 0 0 0 1000000 -1 extra\n".encode())
+
+
+def mpi_wire_seeds():
+    # Input: operations (mpi_wire_fuzz.cpp), each an op byte and its fields; bodies are a length
+    # byte (x 4) and the bytes.
+    b = lambda data: bytes([len(data) // 4]) + data
+    write("mpi_wire", "sync-id", bytes([0]) + b(b"dataid--12345678"))
+    write("mpi_wire", "transfer", bytes([1, 2]) + b(bytes(range(16))) + bytes([0, 2]) + b(b"abcd") + b(b"efgh"))
+    write("mpi_wire", "segmented-redirect", bytes([2, 3]) + b(bytes(range(8))) + bytes([0x81, 2, 3]) + b(b"wxyz") + b(b"0123") +
+          b(b"4567"))
+    write("mpi_wire", "segmented-kept", bytes([2, 1]) + b(bytes(8)) + bytes([0, 0, 1]) + b(b"last"))
+    write("mpi_wire", "sender", bytes([3]) + b(bytes(range(40))) + bytes([7]) + struct.pack(">Q", 3 << 40) + bytes([1, 1]) +
+          struct.pack(">I", 1 << 20))
+
+
 frame_seeds()
 handshake_seeds()
 arq_seeds()
 message_image_seeds()
+datagram_seeds()
+repair_seeds()
+path_cache_seeds()
+mpi_wire_seeds()

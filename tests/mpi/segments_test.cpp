@@ -138,3 +138,20 @@ TEST_CASE("assembly: malformed segments refused") {
   CHECK(assembly->complete());
   CHECK(assembly->take().size() == 12);
 }
+
+TEST_CASE("assembly: a header's total is not an allocation: memory follows the bytes that came") {
+  // Found by the mpi_wire fuzz target: a first segment announcing 4 GiB (or 2^64 - 1) made the
+  // first continuation reserve all of it, which fails (std::bad_alloc, or an abort under ASan).
+  for (const std::uint64_t total : {std::uint64_t{1} << 40, ~std::uint64_t{0}}) {
+    std::vector<std::byte> first(kTransferHeaderSize + 4);
+    write_segment_header(first.data(), total);
+    auto assembly = MessageAssembly::start(first);
+    REQUIRE(assembly);
+    for (int i = 0; i < 4; ++i) CHECK(assembly->add(pattern(1000)));
+    CHECK(assembly->received() == 4004);
+    CHECK_FALSE(assembly->complete());
+    const std::vector<std::byte> kept = assembly->take();
+    CHECK(kept.size() == 4004);
+    CHECK(kept.capacity() < 16 * 4004);
+  }
+}

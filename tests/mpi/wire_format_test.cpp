@@ -60,6 +60,22 @@ TEST_CASE("transfer: a short first segment or bytes beyond the announced size ar
   CHECK_FALSE(too_long.add(segments[0]));
 }
 
+TEST_CASE("transfer: a header's total is not an allocation: memory follows the bytes that came") {
+  // Found by the mpi_wire fuzz target: the first segment's total (2^64 - 1 here) was reserved at once.
+  using namespace lp::mpi;
+  std::vector<std::byte> first(kTransferHeaderSize);
+  const std::uint64_t total = ~std::uint64_t{0};
+  std::memcpy(first.data(), &total, sizeof total);
+  first.resize(kTransferHeaderSize + 100);
+  TransferAssembler transfer;
+  REQUIRE(transfer.add(first));
+  REQUIRE(transfer.add(counting_bytes(1000)));
+  CHECK_FALSE(transfer.complete());
+  const std::vector<std::byte> body = transfer.take();
+  CHECK(body.size() == 1100);
+  CHECK(body.capacity() < 16 * 1100);
+}
+
 TEST_CASE("communicator: peers at another site go over LongPipe, the others stay on Open MPI") {
   const std::vector<int> site_of_world{0, 0, 1, 1};
   // A split {1, 3, 0}: peer 0 = world 1, peer 1 = world 3, peer 2 = world 0. Seen from site 0.
