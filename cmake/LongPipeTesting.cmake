@@ -1,9 +1,14 @@
 # Helpers shared by the build's folders.
 
+# How ctest runs every Catch2 binary (Catch2 2.13): `--warn NoAssertions` fails a test case that
+# checked nothing, such as one that returned early because its precondition did not hold.
+set(LONGPIPE_CATCH_ARGS --warn NoAssertions)
+
 # longpipe_catch_tests(PREFIX p LIBRARIES libs... LABELS labels... [TIMEOUT s] TESTS names...): each
 # named test <name>.cpp in the current folder becomes one Catch2 binary <p>_<name>, registered with
 # ctest as <p>.<name>. Tests are listed, not globbed: a renamed or missing source fails the
-# configure instead of silently dropping its test.
+# configure instead of silently dropping its test. Each runs with LONGPIPE_CATCH_ARGS: a test case
+# (or a generator's run of it) that asserts nothing fails.
 function(longpipe_catch_tests)
   cmake_parse_arguments(ARG "" "PREFIX;TIMEOUT" "LIBRARIES;LABELS;TESTS" ${ARGN})
   if(NOT ARG_TESTS)
@@ -16,7 +21,7 @@ function(longpipe_catch_tests)
     endif()
     add_executable(${ARG_PREFIX}_${name} ${source})
     target_link_libraries(${ARG_PREFIX}_${name} PRIVATE ${ARG_LIBRARIES} lp_catch_main)
-    add_test(NAME ${ARG_PREFIX}.${name} COMMAND ${ARG_PREFIX}_${name})
+    add_test(NAME ${ARG_PREFIX}.${name} COMMAND ${ARG_PREFIX}_${name} ${LONGPIPE_CATCH_ARGS})
     set_tests_properties(${ARG_PREFIX}.${name} PROPERTIES LABELS "${ARG_LABELS}")
     if(ARG_TIMEOUT)
       set_tests_properties(${ARG_PREFIX}.${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT})
