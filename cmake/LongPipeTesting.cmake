@@ -4,6 +4,15 @@
 # checked nothing, such as one that returned early because its precondition did not hold.
 set(LONGPIPE_CATCH_ARGS --warn NoAssertions)
 
+# longpipe_thread_test_targets(TARGET...): executables that tests labelled engine or frontend run
+# (the TSan tree's selection in ./longpipe test). The target thread-tests builds them all and no
+# more, so that the TSan tree compiles only what its tests use; a test of those labels whose
+# executable is not listed fails there on the missing file. Catch2 tests of those labels
+# (longpipe_catch_tests) are listed by themselves, but not the single_thread ones TSan skips.
+function(longpipe_thread_test_targets)
+  set_property(GLOBAL APPEND PROPERTY LONGPIPE_THREAD_TEST_TARGETS ${ARGN})
+endfunction()
+
 # longpipe_catch_tests(PREFIX p LIBRARIES libs... LABELS labels... [TIMEOUT s] TESTS names...): each
 # named test <name>.cpp in the current folder becomes one Catch2 binary <p>_<name>, registered with
 # ctest as <p>.<name>. Tests are listed, not globbed: a renamed or missing source fails the
@@ -23,6 +32,9 @@ function(longpipe_catch_tests)
     target_link_libraries(${ARG_PREFIX}_${name} PRIVATE ${ARG_LIBRARIES} lp_catch_main)
     add_test(NAME ${ARG_PREFIX}.${name} COMMAND ${ARG_PREFIX}_${name} ${LONGPIPE_CATCH_ARGS})
     set_tests_properties(${ARG_PREFIX}.${name} PROPERTIES LABELS "${ARG_LABELS}")
+    if(("engine" IN_LIST ARG_LABELS OR "frontend" IN_LIST ARG_LABELS) AND NOT "single_thread" IN_LIST ARG_LABELS)
+      longpipe_thread_test_targets(${ARG_PREFIX}_${name})
+    endif()
     if(ARG_TIMEOUT)
       set_tests_properties(${ARG_PREFIX}.${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT})
     endif()

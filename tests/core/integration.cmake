@@ -8,6 +8,9 @@ add_executable(lp-garbage-peer ${CMAKE_CURRENT_LIST_DIR}/garbage_peer_itest.cpp)
 target_link_libraries(lp-garbage-peer PRIVATE lp_core_internals)
 set_target_properties(lp-garbage-peer PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
 
+# What this file's tests (labels engine) run besides the link emulator and lp-perf.
+longpipe_thread_test_targets(lp-engine-probe lp-garbage-peer longpipe-config lp-perf lp-linkemu)
+
 include(LongPipeWan)
 set(engine_itest ${CMAKE_CURRENT_LIST_DIR}/engine_itest.sh)
 # A short emulated delay (20 ms each way) and a rate limit, as tests use.
