@@ -86,10 +86,10 @@ json_field() {
 }
 
 check_reset() {
-  local count=30000 size=700 kills=0
+  local count=20000 size=700 kills=0
   start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 120
   wait_for_listen receiver
-  # A steady stream (about 12 s) so the resets land mid-stream.
+  # A steady stream (about 8 s) so the resets, 2 to 6.5 s after its start, land mid-stream.
   start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 400 --timeout-s 120
   sleep 2
   for _ in 1 2 3; do
@@ -99,6 +99,7 @@ check_reset() {
   done
   "$WAN" exec b ss -K src 10.77.0.2 sport = ":$PORT" >/dev/null || true
   ((kills >= 2)) || fail "ss -K found no established connection to kill (kills: $kills)"
+  kill -0 "$sender_pid" 2>/dev/null || fail "the stream had ended before the last reset: lengthen it"
   wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "sender did not get everything acknowledged"; }
   wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
   grep '^OK' "$WORK/receiver.out"
