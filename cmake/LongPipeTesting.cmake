@@ -13,13 +13,13 @@ function(longpipe_thread_test_targets)
   set_property(GLOBAL APPEND PROPERTY LONGPIPE_THREAD_TEST_TARGETS ${ARGN})
 endfunction()
 
-# longpipe_catch_tests(PREFIX p LIBRARIES libs... LABELS labels... [TIMEOUT s] TESTS names...): each
+# longpipe_catch_tests(PREFIX p LIBRARIES libs... LABELS labels... [TIMEOUT s] [ARGS args...] TESTS names...): each
 # named test <name>.cpp in the current folder becomes one Catch2 binary <p>_<name>, registered with
 # ctest as <p>.<name>. Tests are listed, not globbed: a renamed or missing source fails the
-# configure instead of silently dropping its test. Each runs with LONGPIPE_CATCH_ARGS: a test case
-# (or a generator's run of it) that asserts nothing fails.
+# configure instead of silently dropping its test. Each runs with LONGPIPE_CATCH_ARGS (a test case,
+# or a generator's run of it, that asserts nothing fails) and ARGS (e.g. a test spec).
 function(longpipe_catch_tests)
-  cmake_parse_arguments(ARG "" "PREFIX;TIMEOUT" "LIBRARIES;LABELS;TESTS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PREFIX;TIMEOUT" "LIBRARIES;LABELS;TESTS;ARGS" ${ARGN})
   if(NOT ARG_TESTS)
     message(FATAL_ERROR "longpipe_catch_tests(PREFIX ${ARG_PREFIX} ...): list the tests (TESTS name_test ...)")
   endif()
@@ -30,7 +30,7 @@ function(longpipe_catch_tests)
     endif()
     add_executable(${ARG_PREFIX}_${name} ${source})
     target_link_libraries(${ARG_PREFIX}_${name} PRIVATE ${ARG_LIBRARIES} lp_catch_main)
-    add_test(NAME ${ARG_PREFIX}.${name} COMMAND ${ARG_PREFIX}_${name} ${LONGPIPE_CATCH_ARGS})
+    add_test(NAME ${ARG_PREFIX}.${name} COMMAND ${ARG_PREFIX}_${name} ${LONGPIPE_CATCH_ARGS} ${ARG_ARGS})
     set_tests_properties(${ARG_PREFIX}.${name} PROPERTIES LABELS "${ARG_LABELS}")
     if(("engine" IN_LIST ARG_LABELS OR "frontend" IN_LIST ARG_LABELS) AND NOT "single_thread" IN_LIST ARG_LABELS)
       longpipe_thread_test_targets(${ARG_PREFIX}_${name})
