@@ -134,7 +134,7 @@ udp_bulk() {
 }
 udp_bulk 8
 [[ $(field 8 's["carrier"]') == udp && $(field 8 'c["saved"]') == 1 ]] || fail "run 8: carrier or saved entries"
-read -r _ _ min_rtt rate _ _ _ loss < <(grep '^10\.77\.0\.2 ' "$CACHE") || { cat "$CACHE" >&2; fail "run 8: no entry"; }
+read -r _ _ min_rtt rate _ _ _ loss _ < <(grep '^10\.77\.0\.2 ' "$CACHE") || { cat "$CACHE" >&2; fail "run 8: no entry"; }
 # The data's rate, not the control connection's few KB/s: at least half of what the batch itself
 # moved (20 MiB over its time T; the pacer's rate is the path's, above the batch's average), and
 # no more than the link carries (50 Mbit/s = 6.25 MB/s). The path's round trip: at least the 50 ms

@@ -68,9 +68,7 @@ void exchange(lp::LoopbackPair& pair, std::size_t bytes) {
 
 // Enough to grow the congestion window past the initial 10 segments on loopback.
 constexpr std::size_t kWindowGrowingBytes = 8u << 20;
-// Linux grows the window only while it limits the sender; in a TSan build a connection can keep its
-// 10 segments through exchange after exchange (the spill decision case alone: 16 of 40 runs after
-// one exchange, 2 of 40 after up to this many).
+// Linux grows the window only while it limits the sender: exchanges until it did, at most this many.
 constexpr int kWindowGrowingExchanges = 8;
 
 // Exchanges kWindowGrowingBytes until the client's window grew past the initial 10 segments
@@ -87,8 +85,7 @@ constexpr int kWindowGrowingPairs = 5;
 
 // A fresh cubic pair whose client's window grew past the initial 10 segments and that has seen no
 // retransmission, just after a one-byte exchange; nullopt if kWindowGrowingPairs fresh pairs
-// could not get there. A TSan build's slow sender can keep one pair's window at 10 segments (2 of
-// 40 runs), and loopback retransmits now and then on a busy machine: each try is independent.
+// could not get there (loopback retransmits now and then on a busy machine: each try is independent).
 std::optional<lp::LoopbackPair> pair_with_grown_window() {
   for (int attempt = 0; attempt < kWindowGrowingPairs; ++attempt) {
     lp::LoopbackPair pair = connect_pair("cubic");
@@ -280,9 +277,10 @@ TEST_CASE("the spill decision sees the congestion control the next write will sw
   // fields both have.
   const lp::TcpInfoBytes bytes = lp::read_tcp_info_bytes(fd);
   REQUIRE(bytes.valid);
-  CHECK(lp::congestion_for_next_write(bytes, tuning) == "bbr");  // the write will switch
   tcp_info info{};
   REQUIRE(bytes.copy_to(&info, sizeof info) > 0);
+  CAPTURE(info.tcpi_snd_cwnd, info.tcpi_last_data_sent, info.tcpi_rto, info.tcpi_unacked, info.tcpi_total_retrans);
+  CHECK(lp::congestion_for_next_write(bytes, tuning) == "bbr");  // the write will switch
   const lp::StreamWindow window = lp::stream_window_from(bytes, false, false, false);
   CHECK(window.known);
   CHECK(window.window == std::size_t{info.tcpi_snd_cwnd} * info.tcpi_snd_mss);
