@@ -1,11 +1,25 @@
 # Helpers shared by the build's folders.
 
-# longpipe_catch_tests(PREFIX p LIBRARIES libs... LABELS labels... [TIMEOUT s] TESTS names...): each
+# How ctest runs every Catch2 binary (Catch2 2.13): `--warn NoAssertions` fails a test case that
+# checked nothing, such as one that returned early because its precondition did not hold.
+set(LONGPIPE_CATCH_ARGS --warn NoAssertions)
+
+# longpipe_thread_test_targets(TARGET...): executables that tests labelled engine or frontend run
+# (the TSan tree's selection in ./longpipe test). The target thread-tests builds them all and no
+# more, so that the TSan tree compiles only what its tests use; a test of those labels whose
+# executable is not listed fails there on the missing file. Catch2 tests of those labels
+# (longpipe_catch_tests) are listed by themselves, but not the single_thread ones TSan skips.
+function(longpipe_thread_test_targets)
+  set_property(GLOBAL APPEND PROPERTY LONGPIPE_THREAD_TEST_TARGETS ${ARGN})
+endfunction()
+
+# longpipe_catch_tests(PREFIX p LIBRARIES libs... LABELS labels... [TIMEOUT s] [ARGS args...] TESTS names...): each
 # named test <name>.cpp in the current folder becomes one Catch2 binary <p>_<name>, registered with
 # ctest as <p>.<name>. Tests are listed, not globbed: a renamed or missing source fails the
-# configure instead of silently dropping its test.
+# configure instead of silently dropping its test. Each runs with LONGPIPE_CATCH_ARGS (a test case,
+# or a generator's run of it, that asserts nothing fails) and ARGS (e.g. a test spec).
 function(longpipe_catch_tests)
-  cmake_parse_arguments(ARG "" "PREFIX;TIMEOUT" "LIBRARIES;LABELS;TESTS" ${ARGN})
+  cmake_parse_arguments(ARG "" "PREFIX;TIMEOUT" "LIBRARIES;LABELS;TESTS;ARGS" ${ARGN})
   if(NOT ARG_TESTS)
     message(FATAL_ERROR "longpipe_catch_tests(PREFIX ${ARG_PREFIX} ...): list the tests (TESTS name_test ...)")
   endif()
@@ -16,8 +30,11 @@ function(longpipe_catch_tests)
     endif()
     add_executable(${ARG_PREFIX}_${name} ${source})
     target_link_libraries(${ARG_PREFIX}_${name} PRIVATE ${ARG_LIBRARIES} lp_catch_main)
-    add_test(NAME ${ARG_PREFIX}.${name} COMMAND ${ARG_PREFIX}_${name})
+    add_test(NAME ${ARG_PREFIX}.${name} COMMAND ${ARG_PREFIX}_${name} ${LONGPIPE_CATCH_ARGS} ${ARG_ARGS})
     set_tests_properties(${ARG_PREFIX}.${name} PROPERTIES LABELS "${ARG_LABELS}")
+    if(("engine" IN_LIST ARG_LABELS OR "frontend" IN_LIST ARG_LABELS) AND NOT "single_thread" IN_LIST ARG_LABELS)
+      longpipe_thread_test_targets(${ARG_PREFIX}_${name})
+    endif()
     if(ARG_TIMEOUT)
       set_tests_properties(${ARG_PREFIX}.${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT})
     endif()

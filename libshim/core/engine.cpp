@@ -266,6 +266,7 @@ void Engine::Impl::run() {
     const auto waiting_from = Clock::now();
     const auto deadline = next_deadline(waiting_from);
     const auto& events = loop_.wait(deadline);
+    mailbox_.note_progress_wakeup();
     const auto now = Clock::now();
     // Before anything is read or judged: how long this thread watched no socket beyond what it
     // chose to (its last turn, plus any overrun of the wait). Long means it did not run (a frozen

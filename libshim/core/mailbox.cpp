@@ -185,6 +185,7 @@ std::string Mailbox::stats_json(const std::string& local_endpoint, const SocketT
   report.listen_tuning = listen_tuning;
   std::lock_guard lock(mutex_);
   report.progress_thread = progress_thread_;
+  report.progress_wakeups = progress_wakeups_.load(std::memory_order_relaxed);
   report.endpoint = endpoint_;
   report.receive_queue_messages = receive_queue_.size();
   for (const auto& [peer, slot] : slots_) {

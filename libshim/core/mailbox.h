@@ -120,6 +120,8 @@ class Mailbox {
   void fail(MailboxSlot& slot, const std::string& reason, std::size_t in_flight, const SessionStatistics& statistics);
   void publish_endpoint(const EndpointStatistics& statistics);
   void publish_progress_thread(const std::string& description);
+  // The progress thread returned from its wait (stats_json's "progress_wakeups").
+  void note_progress_wakeup() { progress_wakeups_.fetch_add(1, std::memory_order_relaxed); }
   // The progress thread is gone: wake every blocked send().
   void stopped();
 
@@ -154,6 +156,7 @@ class Mailbox {
   // drained wake_fd_: one eventfd write per burst instead of one per message.
   std::atomic<bool> wake_pending_{false};
   std::atomic<bool> reading_paused_{false};
+  std::atomic<std::uint64_t> progress_wakeups_{0};
   bool room_wanted_ = false;  // a try_send was refused since room_fd_ was last signalled
 };
 

@@ -94,6 +94,7 @@ std::string to_json(const EngineReport& report) {
   std::ostringstream out;
   out << "{\"local_endpoint\":" << json_string(report.local_endpoint)
       << ",\"progress_thread\":" << json_string(report.progress_thread)
+      << ",\"progress_wakeups\":" << report.progress_wakeups
       << ",\"listen_socket\":{\"requested_receive_buffer\":" << listen.requested_receive
       << ",\"requested_send_buffer\":" << listen.requested_send << ",\"send_buffer\":" << listen.send_buffer
       << ",\"receive_buffer\":" << listen.receive_buffer << ",\"forced\":" << json_bool(listen.forced)

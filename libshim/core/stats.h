@@ -142,6 +142,9 @@ struct SessionReport {
 struct EngineReport {
   std::string local_endpoint;
   std::string progress_thread;  // pinning and scheduling
+  // Returns of the progress thread from its wait: an idle engine wakes only for its timers
+  // (keep-alives, path samples) and its peers' frames, so this grows by a few a second, not by polling.
+  std::uint64_t progress_wakeups = 0;
   SocketTuning listen_tuning;
   EndpointStatistics endpoint;
   std::size_t receive_queue_messages = 0;

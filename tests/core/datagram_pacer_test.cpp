@@ -491,14 +491,8 @@ PathProfile geo_path(double loss) {
   return path;
 }
 
-// The batches below simulate 300 MiB each run: 2-6 s in the plain build, 1-5 minutes a run under
-// TSan (-O0), where all four runs came close to ctest's 900 s. Sanitizer builds run the repairs'
-// two (the goal's configuration); the plain build also the comparison without them.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitizerBuild = true;
-#else
-constexpr bool kSanitizerBuild = false;
-#endif
+// The batches below simulate 300 MiB each run: 2-6 s in the plain build, minutes under a sanitizer
+// (-O0): tagged [long], which the sanitizer builds leave to the plain build (tests/core/CMakeLists.txt).
 
 // lp-perf's warm batch (`--count 100 --size 1M --ack each`): 100 MiB queued at once, timed from
 // then until the receiver's acknowledgement of the last message is back (last delivery + one way).
@@ -518,14 +512,13 @@ double batch_goodput(PacedTransfer& transfer) {
 
 }  // namespace
 
-TEST_CASE("paced datagrams: warm 100 MiB batches on geo keep the link busy through random loss", "[pacer][loss][geo]") {
+TEST_CASE("paced datagrams: warm 100 MiB batches on geo keep the link busy through random loss", "[pacer][loss][geo][long]") {
   // Issue 11's goal: >= 90 % of the link at 1 % loss, >= 75 % at 5 %. What the link carries is the
   // rate less the headers (kOverhead per kPayload) and the loss; one more round trip for the last
   // losses is ~9 % of a batch on top, unless the tail's repairs (`fec`, tail_fec.h) recover them.
   // Cold batch and 3 s idle first, as lp-perf runs them.
   const double loss = GENERATE(0.01, 0.05);
   const bool fec = GENERATE(false, true);
-  if (kSanitizerBuild && !fec) return;  // the comparison is the plain build's (kSanitizerBuild)
   CAPTURE(loss, fec);
   PacedTransfer transfer(geo_path(loss), 21, false, fec);
   (void)batch_goodput(transfer);
@@ -1128,7 +1121,8 @@ Shares beside_cubic(const PathProfile& path, int seconds, std::uint64_t rng_seed
 
 }  // namespace
 
-TEST_CASE("start-up jump: beside a TCP CUBIC flow that starts with it on geo, each keeps a quarter", "[pacer][jump][fair]") {
+// 60 s of geo beside CUBIC: [long], the plain build's (the 200 ms path below runs in every build).
+TEST_CASE("start-up jump: beside a TCP CUBIC flow that starts with it on geo, each keeps a quarter", "[pacer][jump][fair][long]") {
   // Issue 11: beside a TCP flow for 60 s each gets at least a quarter of the link. The jump fills
   // geo in a few round trips while CUBIC's slow start is still small; CUBIC sees the queue and
   // leaves slow start early (HyStart), so it can only grow in congestion avoidance into what the

@@ -8,7 +8,7 @@
 #   engine_itest.sh garbage-authenticated   a key holder's garbage after a valid handshake (random
 #                               bytes, tampered, replayed, oversized, truncated sealed frames) closes
 #                               and counts only its own connections
-#   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported within the dead-peer timeout
+#   engine_itest.sh dead-peer   a peer killed with SIGKILL is reported as dead, with the messages lost
 #   engine_itest.sh spill       a fresh session's burst, larger than the first window, spilled onto
 #                               the spill streams: nothing lost, duplicated or reordered
 #   engine_itest.sh spill-large the same with 64 KiB messages, which fit no initial window whole
@@ -17,7 +17,7 @@
 #                               of its connections turned away
 # Faults across the link (each also checks that nothing is lost, duplicated or reordered):
 #   engine_itest.sh outage      the link drops everything mid-stream for longer than the dead-peer timeout
-#                               (and 10x the RTO): no failure, traffic resumes within a few round trips
+#                               (and 10x the RTO): no failure, the silence probed, nothing lost afterwards
 #   engine_itest.sh restart     the peer process is killed mid-stream and a new one started: the loss is
 #                               reported (reason, messages lost), the new process gets everything
 #   engine_itest.sh flood       hundreds of unauthenticated connections while a session runs
@@ -86,10 +86,10 @@ json_field() {
 }
 
 check_reset() {
-  local count=30000 size=700 kills=0
+  local count=20000 size=700 kills=0
   start_in b receiver "$PROBE" receive --listen ":$PORT" --count $count --size $size --timeout-s 120
   wait_for_listen receiver
-  # A steady stream (about 12 s) so the resets land mid-stream.
+  # A steady stream (about 8 s) so the resets, 2 to 6.5 s after its start, land mid-stream.
   start_in a sender "$PROBE" send --peer "site-b:$PORT" --count $count --size $size --interval-us 400 --timeout-s 120
   sleep 2
   for _ in 1 2 3; do
@@ -99,6 +99,7 @@ check_reset() {
   done
   "$WAN" exec b ss -K src 10.77.0.2 sport = ":$PORT" >/dev/null || true
   ((kills >= 2)) || fail "ss -K found no established connection to kill (kills: $kills)"
+  kill -0 "$sender_pid" 2>/dev/null || fail "the stream had ended before the last reset: lengthen it"
   wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "sender did not get everything acknowledged"; }
   wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
   grep '^OK' "$WORK/receiver.out"
@@ -231,23 +232,24 @@ check_garbage_authenticated() {
   pass "5 garbage connections after valid handshakes closed and counted ($malformed malformed, $refused refused); the good session delivered $count messages, its $streams streams never closed or replaced"
 }
 
+# The dead peer is reported (the sender's --timeout-s is the hang guard) with a reason that names
+# the silence and LONGPIPE_DEAD_PEER_MS, the messages it loses, and sends to it fail from then on.
+# How soon after the kill it is reported is a number, measured by apps/bench/dead-peer.
 check_dead_peer() {
-  local dead_ms=$LONGPIPE_DEAD_PEER_MS slack_ms=1500
   start_in b receiver "$PROBE" receive --listen ":$PORT" --count 1000000 --size 100 --timeout-s 60
   wait_for_listen receiver
   start_in a sender "$PROBE" send --peer "site-b:$PORT" --count 5000 --size 100 --interval-us 2000 \
-    --expect-failure "sign of life" --timeout-s 30
+    --expect-failure "sign of life" --timeout-s 60
   sleep 2
-  local killed_ms
-  killed_ms=$(date +%s%3N)
   kill -9 "$receiver_pid"
-  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "the dead peer was not reported"; }
-  local reported_ms elapsed
-  reported_ms=$(awk '/^failure_epoch_ms/ {print $2}' "$WORK/sender.out")
-  elapsed=$((reported_ms - killed_ms))
-  grep -E '^(reason|OK)' "$WORK/sender.out"
-  ((elapsed <= dead_ms + slack_ms)) || fail "reported ${elapsed} ms after the kill (dead-peer timeout ${dead_ms} ms)"
-  pass "peer killed with SIGKILL reported after ${elapsed} ms (LONGPIPE_DEAD_PEER_MS=${dead_ms}); sends then fail clearly"
+  wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "the dead peer was not reported, or sends to it did not fail"; }
+  grep -E '^(reason|lost|OK)' "$WORK/sender.out"
+  grep -q "^reason no sign of life for ${LONGPIPE_DEAD_PEER_MS} ms (LONGPIPE_DEAD_PEER_MS)" "$WORK/sender.out" ||
+    fail "the reason does not name the silence and LONGPIPE_DEAD_PEER_MS"
+  local lost
+  lost=$(awk '/^lost/ {print $2}' "$WORK/sender.out")
+  ((lost > 0)) || fail "the peer killed mid-stream was reported with $lost messages lost"
+  pass "peer killed with SIGKILL reported as dead (no sign of life for LONGPIPE_DEAD_PEER_MS=${LONGPIPE_DEAD_PEER_MS} ms), $lost messages lost; sends then fail clearly"
 }
 
 # sum_field FILE FIELD: the sum of every integer "FIELD": in the last stats line (engine and sessions).
@@ -286,32 +288,27 @@ outage_end() {
   OUTAGE_ON=""
 }
 
+# The outage: no failure, every message once and in order afterwards (the receivers' --timeout-s
+# is the hang guard), and the silence seen (the sender probed the path). How soon traffic resumes
+# after the link returns is a number, measured by apps/bench/soak (outages.csv).
 check_outage() {
-  local outage_ms=5000 resume_bound_ms=1500 count=6000 size=300
+  local outage_ms=5000 count=6000 size=300
   # The outage is longer than the dead-peer timeout (a silent path is not a dead peer) and than
   # 10 x the RTO (TCP's retransmissions back off to seconds meanwhile).
   ((outage_ms > LONGPIPE_DEAD_PEER_MS)) || fail "the outage must outlast LONGPIPE_DEAD_PEER_MS"
   start_good_session $count $size 1500 50
   sleep 2
+  kill -0 "$sender_pid" 2>/dev/null || fail "the stream had ended before the outage: lengthen it"
   outage_begin
   sleep "$(awk -v ms=$outage_ms 'BEGIN {print ms / 1000}')"
   outage_end
-  local returned_ms
-  returned_ms=$(date +%s%3N)
   wait "$sender_pid" || { cat "$WORK/sender.out" >&2; fail "the sender failed: an outage was taken for a dead peer, or messages were not acknowledged"; }
   wait "$receiver_pid" || { cat "$WORK/receiver.out" >&2; fail "receiver saw loss, duplication or corruption"; }
   grep -E '^(OK|longest_gap_ms)' "$WORK/receiver.out"
-  local resumed_ms gap_ms late_ms
-  resumed_ms=$(awk '/^resumed_epoch_ms/ {print $2}' "$WORK/receiver.out")
-  gap_ms=$(awk '/^longest_gap_ms/ {print $2}' "$WORK/receiver.out")
-  late_ms=$((resumed_ms - returned_ms))
-  ((gap_ms >= outage_ms - 500)) || fail "the longest pause was ${gap_ms} ms: the outage did not interrupt the stream"
-  ((late_ms <= resume_bound_ms)) ||
-    fail "traffic resumed ${late_ms} ms after the link came back (bound ${resume_bound_ms} ms = a few round trips plus load)"
   local probes
   probes=$(sum_field "$WORK/sender.out" path_probes)
-  ((probes > 0)) || fail "the sender never probed the silent path (path_probes $probes)"
-  pass "${outage_ms} ms outage (dead-peer timeout ${LONGPIPE_DEAD_PEER_MS} ms): $count messages, none lost or duplicated, no failure; traffic resumed ${late_ms} ms after the link returned ($probes path probes)"
+  ((probes > 0)) || fail "the sender never probed the silent path (path_probes $probes): did the outage happen?"
+  pass "${outage_ms} ms outage (dead-peer timeout ${LONGPIPE_DEAD_PEER_MS} ms): $count messages, none lost or duplicated, no failure; the silence was probed ($probes path probes)"
 }
 
 check_restart() {
