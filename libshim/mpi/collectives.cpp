@@ -48,6 +48,10 @@ int site_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm lo
 // engine carries any int32).
 constexpr int kMaxCollectiveTag = std::numeric_limits<int>::max();
 
+// MPI_Comm_create_group's tag for a site sub-communicator (only LongPipe makes one per site on a
+// communicator, one at a time).
+constexpr int kSiteCommTag = 0x4c50;
+
 }  // namespace
 
 SiteCollectives::SiteCollectives(FrontEnd& front_end)
@@ -83,7 +87,7 @@ int SiteCollectives::next_tag(Spanning& spanning) {
   return tag;
 }
 
-SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm) {
+SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm, bool may_create) {
   const CommunicatorInfo* info = front_end_.communicator_info(comm);
   // Every member decides alike: the setting is the job's, the communicator is the same.
   if (setting_ != CollectivePath::kSite || !info || !info->spans_sites) return nullptr;
@@ -97,24 +101,42 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm) {
     it = spanning_.end();
   }
   if (it == spanning_.end()) {
+    // An MPI_Comm_idup communicator makes it at its first blocking collective here (a point
+    // every member reaches in the same order); its nonblocking ones before that are Open MPI's.
+    if (info->site_comm_when_blocking && !may_create) return nullptr;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     std::vector<int> site_of_rank;
     for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
     SiteLayout layout(site_of_rank, rank);
+    // This site's ranks in rank order (leader: the lowest), made by them alone: a group computed
+    // from the site map and MPI_Comm_create_group, collective over the group only (Open MPI agrees
+    // on its context id among the group's members), so nothing crosses the long link.
+    std::vector<int> site_ranks;
+    for (int r = 0; r < static_cast<int>(site_of_rank.size()); ++r) {
+      if (site_of_rank[static_cast<std::size_t>(r)] == site_of_rank[static_cast<std::size_t>(rank)]) site_ranks.push_back(r);
+    }
+    MPI_Group group = MPI_GROUP_NULL, site_group = MPI_GROUP_NULL;
+    PMPI_Comm_group(comm, &group);
+    PMPI_Group_incl(group, static_cast<int>(site_ranks.size()), site_ranks.data(), &site_group);
+    PMPI_Group_free(&group);
     MPI_Comm local = MPI_COMM_NULL;
-    if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) != MPI_SUCCESS) return nullptr;  // all got it
+    const int rc = PMPI_Comm_create_group(comm, site_group, kSiteCommTag, &local);
+    PMPI_Group_free(&site_group);
+    if (rc != MPI_SUCCESS) return nullptr;  // the whole site got it
     it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
                                                              info->world_of_peer)).first;
   }
   return it->second.get();
 }
 
-void SiteCollectives::prepare(MPI_Comm comm) { (void)spanning_of(comm); }
+void SiteCollectives::prepare(MPI_Comm comm) { (void)spanning_of(comm, true); }
 
 SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective collective, MPI_Op op,
                                                       bool needs_rank_order) {
-  Spanning* found = spanning_of(comm);
+  const bool nonblocking =
+      collective == Collective::kIbarrier || collective == Collective::kIbcast || collective == Collective::kIallreduce;
+  Spanning* found = spanning_of(comm, !nonblocking);
   if (found && op != MPI_OP_NULL) {
     // A non-commutative operation must see the ranks in order: per site first only if each
     // site's ranks are consecutive.
@@ -124,8 +146,6 @@ SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective 
   }
   if (found && needs_rank_order && !found->layout.blocked()) found = nullptr;
   statistics_.count(collective, found ? CollectivePath::kSite : CollectivePath::kNative);
-  const bool nonblocking =
-      collective == Collective::kIbarrier || collective == Collective::kIbcast || collective == Collective::kIallreduce;
   if (found && !nonblocking) settle(*found);  // the collectives on `local` stay in call order
   return found;
 }
