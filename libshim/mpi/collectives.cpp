@@ -112,11 +112,12 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm, bool may_
     // This site's ranks in rank order (leader: the lowest), made by them alone: a group computed
     // from the site map and MPI_Comm_create_group, collective over the group only (Open MPI agrees
     // on its context id among the group's members), so nothing crosses the long link.
+    const int my_site = site_of_rank.at(static_cast<std::size_t>(rank));
     std::vector<int> site_ranks;
     for (int r = 0; r < static_cast<int>(site_of_rank.size()); ++r) {
-      if (site_of_rank[static_cast<std::size_t>(r)] == site_of_rank[static_cast<std::size_t>(rank)]) site_ranks.push_back(r);
+      if (site_of_rank[static_cast<std::size_t>(r)] == my_site) site_ranks.push_back(r);
     }
-    MPI_Group group = MPI_GROUP_NULL, site_group = MPI_GROUP_NULL;
+    MPI_Group group, site_group;  // (MPI_GROUP_NULL would be one more libmpi object to look up)
     PMPI_Comm_group(comm, &group);
     PMPI_Group_incl(group, static_cast<int>(site_ranks.size()), site_ranks.data(), &site_group);
     PMPI_Group_free(&group);

@@ -92,7 +92,8 @@ inline std::uint64_t lineage_from_parent(std::uint64_t parent, std::uint64_t seq
 
 // What MPI_Comm_create_group's calls with one parent, tag and group are counted under.
 inline std::uint64_t group_call_key(std::uint64_t parent, int tag, const std::vector<int>& group) {
-  return LineageHash(kGroupCount).add(parent).add(static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag))).add(group).value();
+  const auto tag_bits = static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag));
+  return LineageHash(kGroupCount).add(parent).add(tag_bits).add(group).value();
 }
 
 // MPI_Comm_create_group: the `sequence`-th call under group_call_key(parent, tag, group).

@@ -380,7 +380,9 @@ LP_EXPORT MPI_Message MPI_Message_f2c(MPI_Fint message) {
 
 // ---- communicators: each new one gets a LongPipe context id, derived alike by every member ----
 
-LP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) { return registered_from(comm, PMPI_Comm_dup(comm, newcomm), newcomm); }
+LP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return registered_from(comm, PMPI_Comm_dup(comm, newcomm), newcomm);
+}
 
 LP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   return registered_from(comm, PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
@@ -391,7 +393,8 @@ LP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcom
 }
 
 LP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
-  return registered_from(comm, PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
+  return registered_from(comm, PMPI_Comm_split_type(comm, split_type, key, info, newcomm),
+                         newcomm);
 }
 
 LP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
