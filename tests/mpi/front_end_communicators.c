@@ -248,9 +248,8 @@ int main(int argc, char** argv) {
   MAKING(1, MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &split2));      /* {2,0} {3,1}: both span */
   MAKING(1, MPI_Comm_split(MPI_COMM_WORLD, rank % 3, rank, &split3));             /* {0,3} {1} {2} */
   /* Argument "two-site" (across the emulated link): neither MPI_Comm_split_type nor
-   * MPI_Dist_graph_create, since Open MPI alone hangs there in MPI_Dist_graph_create once a
-   * communicator of part of MPI_COMM_WORLD exists (after a split_type, or LongPipe's site
-   * sub-communicators). */
+   * MPI_Dist_graph_create. There Open MPI hangs in the MPI_Dist_graph_create below (without the
+   * preload after the split_type; with it also without), though not on one host. */
   const int two_site = argc > 1 && strcmp(argv[1], "two-site") == 0;
   split_type = dist = MPI_COMM_NULL;
   if (!two_site) {

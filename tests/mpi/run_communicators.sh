@@ -61,8 +61,8 @@ case $SCENARIO in
     JOB_ENV=()
     arguments=()
     [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
-    # Across the emulated link Open MPI alone hangs in MPI_Dist_graph_create once a communicator
-    # of part of MPI_COMM_WORLD exists: the program leaves it and split_type out.
+    # Across the emulated link Open MPI hangs in the program's MPI_Dist_graph_create (after its
+    # split_type without the preload): the program leaves both out there.
     [[ $MODE == two-site ]] && arguments+=(two-site)
     run_both 4 "$PROGRAM" "${arguments[@]}"
     grep -q '^rank 0: communicator creation crossed the sites 0 times$' "$WORK/yes.out" ||
