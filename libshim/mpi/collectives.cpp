@@ -48,10 +48,6 @@ int site_bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm lo
 // engine carries any int32).
 constexpr int kMaxCollectiveTag = std::numeric_limits<int>::max();
 
-// MPI_Comm_create_group's tag for a site sub-communicator (only LongPipe makes one per site on a
-// communicator, one at a time).
-constexpr int kSiteCommTag = 0x4c50;
-
 }  // namespace
 
 SiteCollectives::SiteCollectives(FrontEnd& front_end)
@@ -109,22 +105,12 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm, bool may_
     std::vector<int> site_of_rank;
     for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
     SiteLayout layout(site_of_rank, rank);
-    // This site's ranks in rank order (leader: the lowest), made by them alone: a group computed
-    // from the site map and MPI_Comm_create_group, collective over the group only (Open MPI agrees
-    // on its context id among the group's members), so nothing crosses the long link.
-    const int my_site = site_of_rank.at(static_cast<std::size_t>(rank));
-    std::vector<int> site_ranks;
-    for (int r = 0; r < static_cast<int>(site_of_rank.size()); ++r) {
-      if (site_of_rank[static_cast<std::size_t>(r)] == my_site) site_ranks.push_back(r);
-    }
-    MPI_Group group, site_group;  // (MPI_GROUP_NULL would be one more libmpi object to look up)
-    PMPI_Comm_group(comm, &group);
-    PMPI_Group_incl(group, static_cast<int>(site_ranks.size()), site_ranks.data(), &site_group);
-    PMPI_Group_free(&group);
+    // This site's ranks in rank order (leader: the lowest). PMPI_Comm_split over the whole
+    // communicator: Open MPI's own agreement across the link. Made by the site's ranks alone with
+    // PMPI_Comm_create_group instead (a group from the site map), Open MPI 4.1 later hung in an
+    // MPI_Dist_graph_create across the emulated link (tests/mpi/front_end_communicators.c).
     MPI_Comm local = MPI_COMM_NULL;
-    const int rc = PMPI_Comm_create_group(comm, site_group, kSiteCommTag, &local);
-    PMPI_Group_free(&site_group);
-    if (rc != MPI_SUCCESS) return nullptr;  // the whole site got it
+    if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) != MPI_SUCCESS) return nullptr;  // all got it
     it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
                                                              info->world_of_peer)).first;
   }

@@ -48,7 +48,6 @@
 #define PMPI_Get_processor_name LP_LIBMPI_FUNCTION(PMPI_Get_processor_name)
 #define PMPI_Graph_create LP_LIBMPI_FUNCTION(PMPI_Graph_create)
 #define PMPI_Group_free LP_LIBMPI_FUNCTION(PMPI_Group_free)
-#define PMPI_Group_incl LP_LIBMPI_FUNCTION(PMPI_Group_incl)
 #define PMPI_Group_size LP_LIBMPI_FUNCTION(PMPI_Group_size)
 #define PMPI_Group_translate_ranks LP_LIBMPI_FUNCTION(PMPI_Group_translate_ranks)
 #define PMPI_Iallreduce LP_LIBMPI_FUNCTION(PMPI_Iallreduce)

@@ -8,8 +8,8 @@
 #   SCENARIO  communicators  front_end_communicators.c, 4 ranks, sites {0,1} {2,3}: communicators of
 #                            every kind, one tag on all of them at once, a free with a receive pending
 #                            while another is made; the program counts the collectives over both
-#                            sites that LongPipe issues while a communicator is made (its transcript
-#                            must say 0); LongPipe carried the inter-site messages
+#                            sites that LongPipe's registration issues while a communicator is made
+#                            (its transcript must say 0); LongPipe carried the inter-site messages
 #             spawn          front_end_spawn.c (local only): 2 parents at two sites spawn 2 children;
 #                            messages, a collective and a merge over the intercommunicator (the
 #                            children run on Open MPI alone: nothing may hang)
@@ -61,12 +61,13 @@ case $SCENARIO in
     JOB_ENV=()
     arguments=()
     [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
-    # Across the emulated link Open MPI hangs in the program's MPI_Dist_graph_create (after its
-    # split_type without the preload): the program leaves both out there.
+    # Across the emulated link Open MPI alone hangs in the program's MPI_Dist_graph_create after
+    # its MPI_Comm_split_type: the program leaves the split_type out there.
     [[ $MODE == two-site ]] && arguments+=(two-site)
     run_both 4 "$PROGRAM" "${arguments[@]}"
-    grep -q '^rank 0: communicator creation crossed the sites 0 times$' "$WORK/yes.out" ||
-      fail "making communicators issued collectives over both sites: $(grep -h 'while making' "$WORK/yes.err" | sort | uniq -c)"
+    grep -q '^rank 0: communicator registration crossed the sites 0 times$' "$WORK/yes.out" ||
+      fail "registering communicators issued collectives over both sites: $(grep -h 'while making' "$WORK/yes.err" | sort | uniq -c)"
+    say "$(grep -h 'rank 0: LongPipe made' "$WORK/yes.err")"
     grep -q 'idup: rank 0 of 4' "$WORK/yes.out" || fail "the idup'd communicator is missing"
     # Rank 0 sends to ranks 2 and 3 on every communicator they share with it: at least 40 messages.
     python3 "$HERE/longpipe_statistics.py" "$WORK/stats.json" 0,0,1,1 --rank0-sent 40 || fail "LongPipe statistics"
