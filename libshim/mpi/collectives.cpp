@@ -83,7 +83,7 @@ int SiteCollectives::next_tag(Spanning& spanning) {
   return tag;
 }
 
-SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm) {
+SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm, bool may_create) {
   const CommunicatorInfo* info = front_end_.communicator_info(comm);
   // Every member decides alike: the setting is the job's, the communicator is the same.
   if (setting_ != CollectivePath::kSite || !info || !info->spans_sites) return nullptr;
@@ -97,11 +97,18 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm) {
     it = spanning_.end();
   }
   if (it == spanning_.end()) {
+    // An MPI_Comm_idup communicator makes it at its first blocking collective here (a point
+    // every member reaches in the same order); its nonblocking ones before that are Open MPI's.
+    if (info->site_comm_when_blocking && !may_create) return nullptr;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     std::vector<int> site_of_rank;
     for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
     SiteLayout layout(site_of_rank, rank);
+    // This site's ranks in rank order (leader: the lowest). PMPI_Comm_split over the whole
+    // communicator: Open MPI's own agreement across the link. Made by the site's ranks alone with
+    // PMPI_Comm_create_group instead (a group from the site map), Open MPI 4.1 later hung in an
+    // MPI_Dist_graph_create across the emulated link (tests/mpi/front_end_communicators.c).
     MPI_Comm local = MPI_COMM_NULL;
     if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) != MPI_SUCCESS) return nullptr;  // all got it
     it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
@@ -110,11 +117,13 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm) {
   return it->second.get();
 }
 
-void SiteCollectives::prepare(MPI_Comm comm) { (void)spanning_of(comm); }
+void SiteCollectives::prepare(MPI_Comm comm) { (void)spanning_of(comm, true); }
 
 SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective collective, MPI_Op op,
                                                       bool needs_rank_order) {
-  Spanning* found = spanning_of(comm);
+  const bool nonblocking =
+      collective == Collective::kIbarrier || collective == Collective::kIbcast || collective == Collective::kIallreduce;
+  Spanning* found = spanning_of(comm, !nonblocking);
   if (found && op != MPI_OP_NULL) {
     // A non-commutative operation must see the ranks in order: per site first only if each
     // site's ranks are consecutive.
@@ -124,8 +133,6 @@ SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective 
   }
   if (found && needs_rank_order && !found->layout.blocked()) found = nullptr;
   statistics_.count(collective, found ? CollectivePath::kSite : CollectivePath::kNative);
-  const bool nonblocking =
-      collective == Collective::kIbarrier || collective == Collective::kIbcast || collective == Collective::kIallreduce;
   if (found && !nonblocking) settle(*found);  // the collectives on `local` stay in call order
   return found;
 }

@@ -97,7 +97,8 @@ class SiteCollectives {
 
   // The communicator's cache entry (made on first use) if it is an intra-communicator that spans
   // sites and the setting is `site`, else nullptr.
-  Spanning* spanning_of(MPI_Comm comm);
+  // `may_create`: the call is one every member makes in order (creation, a blocking collective).
+  Spanning* spanning_of(MPI_Comm comm, bool may_create);
   // The communicator's cache entry if this collective takes the site path, else nullptr.
   // `needs_rank_order` (Scan, Exscan): only if each site's ranks are consecutive (whatever the op).
   Spanning* site_path(MPI_Comm comm, Collective collective, MPI_Op op = MPI_OP_NULL, bool needs_rank_order = false);

@@ -3,15 +3,23 @@
 // names: the communicator's group, or the remote group of an intercommunicator.
 #pragma once
 
+#include <cstdint>
 #include <unordered_map>
 #include <vector>
 
+#include "context_id.h"
 #include "native_receive_order.h"
 
 namespace lp::mpi {
 
 struct CommunicatorInfo {
   int context = 0;
+  std::uint64_t lineage = 0;  // what its children's context ids derive from (context_id.h)
+  std::uint64_t creations = 0;  // calls collective over it that made a communicator, so far
+  // Made by MPI_Comm_idup (registered when its request completes, not at a call every member
+  // makes in order): its site sub-communicator for the collectives is made at its first blocking
+  // collective across sites; nonblocking ones before that are Open MPI's (collectives.cpp).
+  bool site_comm_when_blocking = false;
   std::vector<int> world_of_peer;              // peer rank -> MPI_COMM_WORLD rank (-1: not in this world)
   std::unordered_map<int, int> peer_of_world;  // the inverse
   std::vector<int> remote_world_of_peer;       // world rank if at another site, else -1 (one load per send)

@@ -119,7 +119,8 @@ FrontEnd::FrontEnd(SiteMap sites, int world_rank, int world_size, MPI_Comm inter
       internal_(internal) {
   std::vector<int> everyone(static_cast<std::size_t>(world_size));
   for (int rank = 0; rank < world_size; ++rank) everyone[static_cast<std::size_t>(rank)] = rank;
-  world_ = CommunicatorInfo(0, std::move(everyone), sites_.sites(), my_site_);
+  world_ = CommunicatorInfo(kWorldContext, std::move(everyone), sites_.sites(), my_site_);
+  world_.lineage = kWorldLineage;
 }
 
 FrontEnd::~FrontEnd() = default;

@@ -17,6 +17,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <deque>
 #include <string>
 #include <unordered_map>
@@ -114,10 +115,17 @@ class FrontEnd {
   MPI_Fint message_c2f(MPI_Message message);
   MPI_Message message_f2c(MPI_Fint handle);
 
-  // --- communicators ---
-  // A communicator just created by Open MPI: agree on its context id with its members (collective
-  // over `comm`; nothing for MPI_COMM_NULL).
-  void register_communicator(MPI_Comm comm);
+  // --- communicators (front_end_communicators.cpp; context_id.h: how the id is derived) ---
+  // A communicator Open MPI just made, its context id derived locally, no message sent. After a
+  // call collective over `parent` (counted even when `comm` is MPI_COMM_NULL):
+  void register_from_parent(MPI_Comm parent, MPI_Comm comm);
+  // After MPI_Comm_create_group(parent, group, tag) (collective over the group only):
+  void register_from_group(MPI_Comm parent, int tag, MPI_Comm comm);
+  // After MPI_Intercomm_create (the sides' parents differ; the two groups decide):
+  void register_intercommunicator(MPI_Comm comm);
+  // MPI_Comm_idup: Open MPI's request inside one of ours, which registers *newcomm when it completes
+  // (the handle is valid only then); the call is counted on `comm` now, in call order.
+  int comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request);
   // MPI_Comm_free / MPI_Comm_disconnect, before Open MPI's: forgotten at once, or, while requests
   // of ours name it, once the last of them goes (front_end_communicators.cpp).
   void forget_communicator(MPI_Comm comm);
@@ -276,6 +284,18 @@ class FrontEnd {
   void hold_communicator(MPI_Comm comm);
   void release_communicator(MPI_Comm comm);
   void forget_unreferenced_communicators();
+  // The `sequence`-th collective creation on a registered parent (nullopt: the parent is not
+  // LongPipe's, nor are its children), and the communicator it made, registered under it.
+  struct Derivation {
+    std::uint64_t parent_lineage;
+    std::uint64_t sequence;
+  };
+  std::optional<Derivation> count_creation(MPI_Comm parent);
+  void register_derived(MPI_Comm comm, const Derivation& derivation, bool site_comm_when_blocking);
+  // A new communicator under `lineage` with these members' world ranks (peers: `remote` if an
+  // intercommunicator); aborts if this process holds a live one with the same context id.
+  void install_communicator(MPI_Comm comm, std::uint64_t lineage, std::vector<int> local, std::vector<int>* remote,
+                            bool site_comm_when_blocking);
   void release_keep_alive(MPI_Comm comm);
   void release_keep_alives();
   Request* ours(MPI_Request request) const;
@@ -304,7 +324,10 @@ class FrontEnd {
   std::unordered_map<MPI_Comm, CommunicatorInfo> communicators_;
   std::unordered_map<MPI_Comm, MPI_Request> keep_alive_;  // freed communicators still referenced
   std::vector<MPI_Comm> unreferenced_;                      // freed, no reference left: to forget
-  int next_context_ = 2;  // 0 = MPI_COMM_WORLD; each new communicator takes the agreed maximum
+  // How many MPI_Comm_create_group calls (group_call_key) and MPI_Intercomm_create results
+  // (pair_key) of each kind this process has seen: part of the next one's lineage (context_id.h).
+  std::unordered_map<std::uint64_t, std::uint64_t> group_calls_;
+  std::unordered_map<std::uint64_t, std::uint64_t> pair_calls_;
 
   HandleTable<Request> requests_;
   HandleTable<MatchedMessage> messages_;

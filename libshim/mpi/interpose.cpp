@@ -75,6 +75,12 @@ void start_front_end() {
   static std::once_flag fork_handler;
   std::call_once(fork_handler, [] { pthread_atfork(nullptr, nullptr, after_fork_in_child); });
   PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_for_messages);
+  // A job started by MPI_Comm_spawn runs on Open MPI alone: its sites are not the parent job's
+  // (LONGPIPE_MPI_SITES names the parent's ranks), and its intercommunicator to the parent is
+  // Open MPI's anyway.
+  MPI_Comm parent = MPI_COMM_NULL;
+  PMPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) return;
   try {
     front_end = FrontEnd::start().release();
     if (front_end) {
@@ -90,10 +96,24 @@ void start_front_end() {
   PMPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-int registered(int rc, MPI_Comm* comm) {
-  if (rc == MPI_SUCCESS && front_end) front_end->register_communicator(*comm);
-  if (rc == MPI_SUCCESS && collectives && *comm != MPI_COMM_NULL) collectives->prepare(*comm);
+// After a call that made *comm (`rc` its result): LongPipe registers it as `how` says (its context
+// id derived locally: context_id.h) and prepares its site sub-communicator (collective over this
+// site only). A registration that throws aborts the job: members that disagree on a communicator
+// would wait for each other for ever.
+template <typename How>
+int registered(int rc, MPI_Comm* comm, How how) {
+  if (rc != MPI_SUCCESS || !front_end) return rc;
+  if (!attempt("communicator registration", [&](FrontEnd& fe) { how(fe); return 0; })) {
+    PMPI_Abort(MPI_COMM_WORLD, MPI_ERR_INTERN);
+    return MPI_ERR_INTERN;
+  }
+  if (collectives && *comm != MPI_COMM_NULL) collectives->prepare(*comm);
   return rc;
+}
+
+// After a call collective over `parent` (every member calls it, also those that get MPI_COMM_NULL).
+int registered_from(MPI_Comm parent, int rc, MPI_Comm* comm) {
+  return registered(rc, comm, [&](FrontEnd& fe) { fe.register_from_parent(parent, *comm); });
 }
 
 }  // namespace
@@ -104,6 +124,7 @@ using lp::mpi::front_end;
 using lp::mpi::guarded;
 using lp::mpi::guarded_on;
 using lp::mpi::registered;
+using lp::mpi::registered_from;
 using lp::mpi::SendMode;
 
 #define LP_EXPORT extern "C" __attribute__((visibility("default")))
@@ -357,69 +378,87 @@ LP_EXPORT MPI_Message MPI_Message_f2c(MPI_Fint message) {
   return front_end->message_f2c(message);
 }
 
-// ---- communicators: each new one gets a LongPipe context id agreed by its members ----
+// ---- communicators: each new one gets a LongPipe context id, derived alike by every member ----
 
-LP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) { return registered(PMPI_Comm_dup(comm, newcomm), newcomm); }
+LP_EXPORT int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+  return registered_from(comm, PMPI_Comm_dup(comm, newcomm), newcomm);
+}
 
 LP_EXPORT int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
-  return registered(PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
+  return registered_from(comm, PMPI_Comm_dup_with_info(comm, info, newcomm), newcomm);
 }
 
 LP_EXPORT int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
-  return registered(PMPI_Comm_split(comm, color, key, newcomm), newcomm);
+  return registered_from(comm, PMPI_Comm_split(comm, color, key, newcomm), newcomm);
 }
 
 LP_EXPORT int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
-  return registered(PMPI_Comm_split_type(comm, split_type, key, info, newcomm), newcomm);
+  return registered_from(comm, PMPI_Comm_split_type(comm, split_type, key, info, newcomm),
+                         newcomm);
 }
 
 LP_EXPORT int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
-  return registered(PMPI_Comm_create(comm, group, newcomm), newcomm);
+  return registered_from(comm, PMPI_Comm_create(comm, group, newcomm), newcomm);
 }
 
 LP_EXPORT int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
-  return registered(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm);
+  return registered(PMPI_Comm_create_group(comm, group, tag, newcomm), newcomm,
+                    [&](FrontEnd& fe) { fe.register_from_group(comm, tag, *newcomm); });
 }
 
 LP_EXPORT int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm bridge_comm, int remote_leader,
                                    int tag, MPI_Comm* newintercomm) {
   return registered(PMPI_Intercomm_create(local_comm, local_leader, bridge_comm, remote_leader, tag, newintercomm),
-                    newintercomm);
+                    newintercomm, [&](FrontEnd& fe) { fe.register_intercommunicator(*newintercomm); });
 }
 
 LP_EXPORT int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
-  return registered(PMPI_Intercomm_merge(intercomm, high, newintracomm), newintracomm);
+  return registered_from(intercomm, PMPI_Intercomm_merge(intercomm, high, newintracomm), newintracomm);
 }
 
 LP_EXPORT int MPI_Cart_create(MPI_Comm old_comm, int ndims, const int dims[], const int periods[], int reorder,
                               MPI_Comm* comm_cart) {
-  return registered(PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart), comm_cart);
+  return registered_from(old_comm, PMPI_Cart_create(old_comm, ndims, dims, periods, reorder, comm_cart), comm_cart);
 }
 
 LP_EXPORT int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* new_comm) {
-  return registered(PMPI_Cart_sub(comm, remain_dims, new_comm), new_comm);
+  return registered_from(comm, PMPI_Cart_sub(comm, remain_dims, new_comm), new_comm);
 }
 
 LP_EXPORT int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
                                MPI_Comm* comm_graph) {
-  return registered(PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph), comm_graph);
+  return registered_from(comm_old, PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph), comm_graph);
 }
 
 LP_EXPORT int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[],
                                     const int targets[], const int weights[], MPI_Info info, int reorder,
                                     MPI_Comm* newcomm) {
-  return registered(PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm),
-                    newcomm);
+  return registered_from(comm_old,
+                         PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm),
+                         newcomm);
 }
 
 LP_EXPORT int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
                                              const int sourceweights[], int outdegree, const int destinations[],
                                              const int destweights[], MPI_Info info, int reorder,
                                              MPI_Comm* comm_dist_graph) {
-  return registered(PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
-                                                    destinations, destweights, info, reorder, comm_dist_graph),
-                    comm_dist_graph);
+  return registered_from(comm_old,
+                         PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
+                                                         destinations, destweights, info, reorder, comm_dist_graph),
+                         comm_dist_graph);
 }
+
+// The new handle is valid only once the request completes: registered then (FrontEnd::comm_idup).
+LP_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  if (!front_end) return PMPI_Comm_idup(comm, newcomm, request);
+  return guarded_on(comm, "MPI_Comm_idup", [&](FrontEnd& fe) { return fe.comm_idup(comm, newcomm, request); },
+                    request);
+}
+
+// MPI_Comm_spawn(_multiple), MPI_Comm_connect/accept, MPI_Comm_join and MPI_Comm_get_parent are
+// Open MPI's: their intercommunicators join processes of another job, which LongPipe does not
+// know, so they and every communicator made from them stay on Open MPI's path (nothing to agree
+// on with the other side). A spawned job itself runs without LongPipe (start_front_end).
 
 LP_EXPORT int MPI_Comm_free(MPI_Comm* comm) {
   if (lp::mpi::collectives) lp::mpi::collectives->forget(*comm);
