@@ -97,8 +97,8 @@ void start_front_end() {
 }
 
 // After a call that made *comm (`rc` its result): LongPipe registers it as `how` says (its context
-// id derived locally: context_id.h) and prepares its site sub-communicator (collective over this
-// site only). A registration that throws aborts the job: members that disagree on a communicator
+// id derived locally: context_id.h) and prepares its site sub-communicator (a PMPI_Comm_split over
+// *comm when it spans sites: collectives.cpp, spanning_of). A registration that throws aborts the job: members that disagree on a communicator
 // would wait for each other for ever.
 template <typename How>
 int registered(int rc, MPI_Comm* comm, How how) {
