@@ -127,7 +127,9 @@ def mpi_rows(folder):
     by = {(r["route"], r["size_bytes"]): r for r in rows}
 
     def cell(route, size, first=False):
-        r = by[(route, size)]
+        r = by.get((route, size))
+        if r is None or not r["status"].startswith("ok"):
+            return "skipped (budget)"
         text = f"{num(float(r['median_t_s']) * 1e3)} ms ({ratio(r['median_over_floor'])})"
         if first:
             text += f", first batch {num(float(r['first_t_s']) * 1e3)} ms"
