@@ -65,7 +65,7 @@ if out=$("$MPI_SITES" -n 2 --timeout 60 "$LP_MPI_BENCH" --count 1 2>&1); then fa
 grep -q 'needs exactly 2 ranks' <<<"$out" || fail "unclear error for four ranks: $out"
 
 # The driver: every MPI route present, two sizes (one above Open MPI's 64 KiB eager limit).
-"$RUN" --mpi --profile geo --delay 25 --instance "$LP_WAN_INSTANCE" --sizes 1K,80K --count 10 --batches 3 \
+"$RUN" --mpi --profile geo --delay 5 --instance "$LP_WAN_INSTANCE" --sizes 1K,80K --count 10 --batches 3 \
   --out "$OUT" >"$OUT/stdout" 2>"$OUT/stderr" || fail "the driver failed: $(cat "$OUT/stderr")"
 routes="mpi-default mpi-tuned"
 if grep -q 'LongPipe (MPI) route skipped' "$OUT/notes.csv"; then
@@ -112,11 +112,11 @@ for route in "Open MPI TCP default" "Open MPI TCP tuned"; do
   grep -q "| $route t (ms) |" "$OUT/table.md" || fail "table.md lacks the column '$route': $(cat "$OUT/table.md")"
 done
 grep -qE '^\| 80 KiB \| [0-9.]+ \| .*; first [0-9.]+, x[0-9.]+' "$OUT/table.md" || fail "table.md lacks first batches: $(cat "$OUT/table.md")"
-grep -q 'geo with delay 25 ms' "$OUT/table.md" || fail "table.md does not say the delay: $(head -n1 "$OUT/table.md")"
+grep -q 'geo with delay 5 ms' "$OUT/table.md" || fail "table.md does not say the delay: $(head -n1 "$OUT/table.md")"
 # The driver both ways at once (one route and size: the shape is the same for every route); the
 # floor is half a round trip per window.
 BIDI=$OUT/bidirectional
-"$RUN" --routes mpi-tuned --send bidirectional --profile geo --delay 25 --instance "$LP_WAN_INSTANCE" --sizes 64K --count 8 \
+"$RUN" --routes mpi-tuned --send bidirectional --profile geo --delay 5 --instance "$LP_WAN_INSTANCE" --sizes 64K --count 8 \
   --batches 2 --no-plots --out "$BIDI" >"$BIDI.stdout" 2>"$BIDI.stderr" ||
   fail "the driver (--send bidirectional) failed: $(cat "$BIDI.stderr")"
 python3 - "$BIDI" mpi-tuned <<'PY' || fail "the bidirectional results have the wrong shape (above)"
