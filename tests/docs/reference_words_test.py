@@ -19,6 +19,9 @@ CHECKED = [
     "README.md",
     "apps/bench/README.md",
     "libshim/README.md",
+    "libshim/mpi/README.md",
+    "libshim/mpi/fortran/README.md",
+    "apps/cfd-demo/README.md",
     "docs/*.md",
 ]
 
