@@ -65,6 +65,13 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
     return nullptr;
   }
   Config config = Config::from_environment();
+  // The drop policies give up messages by design (a stream's stale samples); MPI may lose none, so
+  // a job that sets one is told at once instead of losing a message later.
+  if (config.window_full == WindowFullPolicy::kDropOldest || config.window_full == WindowFullPolicy::kKeepLatest) {
+    const char* name = config.window_full == WindowFullPolicy::kDropOldest ? "drop-oldest" : "keep-latest";
+    throw std::invalid_argument(std::string("LONGPIPE_WINDOW_FULL=") + name +
+                                " drops messages, which MPI does not allow: use block (the default) or fail");
+  }
 
   // The job key (issue 10): none configured -> rank 0 makes one and every rank gets it over MPI.
   char shared_key[1 + 2 * kJobKeyBytes + 1] = {};

@@ -20,7 +20,8 @@
 #             unreachable-ibarrier the same with MPI_Ibarrier + MPI_Wait
 #             unreachable-scatter the same with MPI_Scatter whose root is the stopped leader
 #             unreachable-alltoall the same with MPI_Alltoall
-#             bad-sites           LONGPIPE_MPI_SITES out of range: the job fails naming the variable
+#             bad-sites           LONGPIPE_MPI_SITES out of range, or a LONGPIPE_WINDOW_FULL that drops
+#                                 messages: the job fails naming the variable
 #             loads-without-mpi   no libmpi reference left to the dynamic linker: loads into /bin/true
 #                                 (LD_BIND_NOW too); MPI_Init without libmpi aborts naming PMPI_Init
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is refused: SERIALIZED provided,
@@ -182,6 +183,16 @@ case $SCENARIO in
     grep -q "LONGPIPE_MPI_SITES='0,0,9' is invalid: expected .* 2 site numbers (0 to 1)" "$WORK/err" ||
       { cat "$WORK/err" >&2; fail "the error does not name the variable and its range"; }
     say "refused: $(grep -m1 LONGPIPE_MPI_SITES "$WORK/err")"
+    # A window policy that drops messages: refused at MPI_Init, never a lost message later.
+    for policy in drop-oldest keep-latest; do
+      JOB_ENV=(LONGPIPE_MPI_SITES=0,1 LONGPIPE_WINDOW_FULL=$policy)
+      rc=0
+      run_job yes 2 "$WORK/out" "$WORK/err" "$SEMANTICS" || rc=$?
+      [[ $rc -ne 0 ]] || fail "LONGPIPE_WINDOW_FULL=$policy was accepted by the MPI front end"
+      grep -q "LongPipe cannot start: LONGPIPE_WINDOW_FULL=$policy drops messages, which MPI does not allow" "$WORK/err" ||
+        { cat "$WORK/err" >&2; fail "the error does not say why LONGPIPE_WINDOW_FULL=$policy is refused"; }
+    done
+    say "refused: LONGPIPE_WINDOW_FULL=drop-oldest and keep-latest"
     ;;
   loads-without-mpi)
     # Not even a weak one: bound (to nothing) when the library loads, it would stay null in a
