@@ -1,6 +1,6 @@
-/* collectives_timing.c: not a test; the numbers in libshim/mpi/README.md ("Collectives", measured).
+/* collectives_timing.c: not a test; a timing tool for the two-level collectives (libshim/mpi/README.md, "Collectives").
  * Time per call of back-to-back MPI_Allreduce (sum of doubles) of BYTES, CALLS times, after one
- * first call reported apart (cold: the site sub-communicator is made then). Plain MPI.
+ * first call reported apart (cold: the engine's sessions open then). Plain MPI.
  * Usage: collectives_timing BYTES CALLS
  * Prints (rank 0): allreduce BYTES B: first call X ms, back-to-back Y ms per call (CALLS calls) */
 #include <mpi.h>
