@@ -80,7 +80,8 @@ class SiteCollectives {
   void abandon_after_fork();
 
  private:
-  // What a spanning communicator caches, made when the communicator is registered (prepare).
+  // What a spanning communicator caches, made by prepare when the communicator is registered (an
+  // idup one: at its first blocking site-path collective).
   struct Spanning {
     Spanning(int context_id, MPI_Comm local_comm, SiteLayout site_layout, std::vector<int> world_ranks)
         : context(context_id), local(local_comm), layout(std::move(site_layout)), world_of_rank(std::move(world_ranks)) {}
