@@ -244,7 +244,7 @@ case $SCENARIO in
     ;;
   comms-sixteen-ranks)
     [[ $MODE == two-site ]] || fail "$SCENARIO runs across the emulated link"
-    comms 16 0,0,0,0,0,0,0,0,1,1,1,1,1,1,1,1 link LONGPIPE_RTT=50
+    comms 16 0,0,0,0,0,0,0,0,1,1,1,1,1,1,1,1 link LONGPIPE_RTT=10
     ;;
   exchange-five-ranks)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
@@ -261,7 +261,7 @@ case $SCENARIO in
   exchange-four-ranks)
     [[ $MODE == two-site ]] || fail "$SCENARIO runs across the emulated link"
     run_job plain no 4 0,0,1,1 || fail "plain run failed"
-    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=10 || fail "run with LongPipe failed"
     same plain site --stable
     check_expected site 4 site
     ;;
@@ -318,7 +318,7 @@ case $SCENARIO in
   four-ranks)
     [[ $MODE == two-site ]] || fail "four-ranks runs across the emulated link"
     run_job plain no 4 0,0,1,1 || fail "plain run failed"
-    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=10 || fail "run with LongPipe failed"
     same plain site --stable
     check_paths site 4 site
     ;;
@@ -352,7 +352,7 @@ case $SCENARIO in
   gather-four-ranks)
     [[ $MODE == two-site ]] || fail "gather-four-ranks runs across the emulated link"
     run_job plain no 4 0,0,1,1 || fail "plain run failed"
-    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=10 || fail "run with LongPipe failed"
     same plain site
     check_paths site 4 site "${GATHER_COLLECTIVES[@]}"
     ;;
@@ -380,7 +380,7 @@ case $SCENARIO in
   nonblocking-four-ranks)
     [[ $MODE == two-site ]] || fail "nonblocking-four-ranks runs across the emulated link"
     run_job plain no 4 0,0,1,1 || fail "plain run failed"
-    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=50 || fail "run with LongPipe failed"
+    run_job site yes 4 0,0,1,1 "LONGPIPE_STATS=$WORK/site.stats" LONGPIPE_RTT=10 || fail "run with LongPipe failed"
     same plain site --stable
     check_paths site 4 site "${NONBLOCKING_COLLECTIVES[@]}"
     ;;

@@ -40,7 +40,7 @@ run_both() {
   shift
   for preload in no yes; do
     local env=("${JOB_ENV[@]}")
-    [[ $preload == yes ]] && env+=(LONGPIPE_STATS="$WORK/stats.json" LONGPIPE_RTT=50)
+    [[ $preload == yes ]] && env+=(LONGPIPE_STATS="$WORK/stats.json" LONGPIPE_RTT=10)
     say "$MODE: ${1##*/} $([[ $preload == yes ]] && echo "with LD_PRELOAD=${LIBRARY##*/}" || echo "without LongPipe")"
     rc=0
     mpi_job "$preload" "$ranks" "${env[@]}" -- "$@" >"$WORK/$preload.out" 2>"$WORK/$preload.err" || rc=$?

@@ -122,7 +122,7 @@ case $SCENARIO in
     [[ $MODE == local ]] && JOB_ENV+=(LONGPIPE_MPI_SITES=0,0,1,1)
     say "$MODE: ${program[*]##*/} without LongPipe"
     run_job no 4 "$WORK/plain.out" "$WORK/plain.err" "${program[@]}" || { cat "$WORK/plain.err" >&2; fail "plain run failed"; }
-    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json" LONGPIPE_RTT=50)
+    JOB_ENV+=(LONGPIPE_STATS="$WORK/stats.json" LONGPIPE_RTT=10)
     say "$MODE: ${program[*]##*/} with LD_PRELOAD=$(basename "$LIBRARY")"
     run_job yes 4 "$WORK/longpipe.out" "$WORK/longpipe.err" "${program[@]}" ||
       { cat "$WORK/longpipe.err" >&2; fail "run with LongPipe failed"; }

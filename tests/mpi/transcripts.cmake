@@ -45,9 +45,9 @@ if(TARGET longpipe)
       LABELS integration ENVIRONMENT "${transcripts_env}" TIMEOUT 400)
   endforeach()
 
-  # Two sites across the emulated link (apps/mpi-sites), 25 ms each way.
+  # Two sites across the emulated link (apps/mpi-sites), 5 ms each way: the tests check behaviour, not speed.
   include(LongPipeWan)
-  longpipe_wan_fixture(FIXTURE mpi-transcripts-wan ARGS --delay 25)
+  longpipe_wan_fixture(FIXTURE mpi-transcripts-wan ARGS --delay 5)
   foreach(scenario ${scenarios})
     longpipe_wan_test(NAME mpi.two-site.${scenario} FIXTURE mpi-transcripts-wan
                       COMMAND ${transcripts} two-site ${scenario}

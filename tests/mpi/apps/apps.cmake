@@ -3,7 +3,7 @@
 # (run_app.sh).
 # Included from tests/mpi/CMakeLists.txt.
 include(LongPipeWan)
-longpipe_wan_fixture(FIXTURE mpi-apps-wan ARGS --delay 25)
+longpipe_wan_fixture(FIXTURE mpi-apps-wan ARGS --delay 5)
 foreach(app lammps scalapack-qr scalapack-llt netpipe mumps-laplace)
   longpipe_wan_test(NAME mpi.apps.${app} FIXTURE mpi-apps-wan
                     COMMAND ${CMAKE_CURRENT_LIST_DIR}/run_app.sh ${app}

@@ -34,7 +34,7 @@ LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
 MPI_SITES=$ROOT/apps/mpi-sites/mpi-sites
 # Ranks per site and the site of each rank (NetPIPE is a pair: one rank per site).
 RANKS_PER_SITE=2 SITES=0,0,1,1
-# One run takes 10 to 35 s on the 25 ms link; past RUN_SECONDS it counts as hung. The stacks are
+# One run takes seconds on the test link; past RUN_SECONDS it counts as hung. The stacks are
 # taken STACK_SECONDS before that (gdb attaching to four ranks takes a while on a busy machine).
 # LONGPIPE_APP_SECONDS replaces RUN_SECONDS (a shorter one to try the hang report by hand).
 readonly RUN_SECONDS=${LONGPIPE_APP_SECONDS:-150}
