@@ -14,7 +14,6 @@ if [[ -n $SANITIZER_RUNTIME ]]; then
   export TSAN_OPTIONS=${TSAN_OPTIONS:-exitcode=66 report_signal_unsafe=0}
   SANITIZER_ENV=(-x ASAN_OPTIONS -x TSAN_OPTIONS)
 fi
-[[ -n $SANITIZER_RUNTIME && $MODE == two-site ]] && fail "two-site runs need a library built without sanitizers"
 unset LD_PRELOAD
 
 # mpi_job PRELOAD(yes|no) RANKS [NAME=VALUE]... -- PROGRAM ARGS...: the job's status; its output is
@@ -37,7 +36,7 @@ mpi_job() {
         "${env_args[@]}" "$@" </dev/null
       ;;
     two-site)
-      [[ $preload == yes ]] && env_args+=(--preload "$LIBRARY")
+      [[ $preload == yes ]] && env_args+=(--preload "${SANITIZER_RUNTIME:+$SANITIZER_RUNTIME:}$LIBRARY")
       "$ROOT/apps/mpi-sites/mpi-sites" -n $((ranks / 2)) --timeout "$RUN_SECONDS" "${env_args[@]}" -- "$@" </dev/null
       ;;
   esac
