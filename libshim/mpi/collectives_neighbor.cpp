@@ -78,7 +78,7 @@ class NeighborExchange final : public PendingCollective {
       }
       --remote_left_;
     }
-    if (remote_left_ == 0 && !local_requests_.empty()) {
+    if (!local_requests_.empty()) {
       int flag = 0;
       std::vector<MPI_Status> statuses(local_requests_.size());
       const int rc =
@@ -132,7 +132,7 @@ class NeighborExchange final : public PendingCollective {
   // Every send block: packed into its destination's transfer (another site), or an Open MPI send.
   void send_to_neighbors(const Neighbors& neighbors, const std::vector<Block>& sends) {
     std::map<int, std::vector<std::vector<std::byte>>> packed;  // destination rank -> its blocks, in order
-    for (std::size_t s = 0; s < neighbors.destinations.size() && error_ == MPI_SUCCESS; ++s) {
+    for (std::size_t s = 0; s < neighbors.destinations.size(); ++s) {
       const int destination = neighbors.destinations[s];
       if (destination == MPI_PROC_NULL) continue;
       const Block& block = sends[s];
@@ -147,16 +147,24 @@ class NeighborExchange final : public PendingCollective {
                                 local_tag(channel_.tag), channel_.local, request);
       if (rc != MPI_SUCCESS) fail(rc);
     }
+    // Every neighbour gets its transfer, also after an error here: one that announces no block
+    // then, which fails the receiver's call (MPI_ERR_INTERN) instead of leaving it waiting.
+    const bool packed_all = error_ == MPI_SUCCESS;
     for (const auto& [destination, blocks] : packed) {
-      if (error_ != MPI_SUCCESS) break;
-      std::vector<std::byte> body;
-      put_u64(&body, blocks.size());
-      for (const auto& one : blocks) put_u64(&body, one.size());
-      for (const auto& one : blocks) body.insert(body.end(), one.begin(), one.end());
+      const std::vector<std::byte> body = transfer_of(packed_all ? blocks : std::vector<std::vector<std::byte>>{});
       const int world = world_of(destination);
       const int rc = front_end_.send_bytes(world, channel_.context, channel_.tag, body, comm_);
       if (rc != MPI_SUCCESS) fail(rc, world);
     }
+  }
+
+  // The number of blocks and each one's size (8 bytes each), then the blocks.
+  static std::vector<std::byte> transfer_of(const std::vector<std::vector<std::byte>>& blocks) {
+    std::vector<std::byte> body;
+    put_u64(&body, blocks.size());
+    for (const auto& one : blocks) put_u64(&body, one.size());
+    for (const auto& one : blocks) body.insert(body.end(), one.begin(), one.end());
+    return body;
   }
 
   void unpack_transfer(RemoteSource& remote) {
@@ -171,6 +179,11 @@ class NeighborExchange final : public PendingCollective {
       const std::uint64_t bytes = get_u64(body.data() + header * (1 + i));
       if (bytes > body.size() - at) return fail(MPI_ERR_INTERN);
       const Block& block = remote.blocks[i];
+      int capacity = 0;  // more than the block holds: truncated, as Open MPI reports it
+      if (PMPI_Pack_size(block.count, block.type, comm_, &capacity) != MPI_SUCCESS ||
+          bytes > static_cast<std::uint64_t>(capacity)) {
+        return fail(MPI_ERR_TRUNCATE);
+      }
       const int rc =
           unpack(body.data() + at, static_cast<std::size_t>(bytes), block.buffer, block.count, block.type, comm_);
       if (rc != MPI_SUCCESS) return fail(rc);
