@@ -4,7 +4,8 @@
  * graph with repeated edges, and a distributed graph with repeated, asymmetric and self edges given
  * in an order of their own; a vector type with holes and per-neighbour types; MPI_PROC_NULL
  * neighbours (their blocks stay untouched); the nonblocking forms all outstanding at once and
- * waited for in reverse order; a communicator without topology (Open MPI's error, returned).
+ * waited for in reverse order; blocks of 1.2 MB on a ring; a communicator without topology (Open
+ * MPI's error, returned).
  * Every received element is checked against what MPI's rules say it must be.
  * Plain MPI (mpi.h only): run with and without LD_PRELOAD=liblongpipe.so, the transcripts must be
  * identical.

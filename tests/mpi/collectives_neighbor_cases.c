@@ -216,6 +216,53 @@ static void cartesian(const char* name, int ndims, const int* dims, const int* p
   if (t.comm != MPI_COMM_NULL) MPI_Comm_free(&t.comm);
 }
 
+/* Large blocks on a periodic ring (larger than LongPipe's segments when the run makes them small):
+ * MPI_Neighbor_alltoall, then MPI_Ineighbor_alltoall, each block checked element by element. */
+enum { kLargeInts = 300000 };
+static int large_value(int rank, int slot, int element) { return (rank * 7919 + slot * 104729 + element) % 1000003; }
+
+static void large_blocks(void) {
+  static int send[2 * kLargeInts], receive[2 * kLargeInts];
+  MPI_Comm ring;
+  const int dims[1] = {g_world_size}, periods[1] = {1};
+  begin_case("cart-1d-periodic, large blocks");
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+  int left, right;
+  MPI_Cart_shift(ring, 0, 1, &left, &right);
+  const int from[2] = {left, right};
+  for (int s = 0; s < 2; ++s) {
+    for (int e = 0; e < kLargeInts; ++e) send[s * kLargeInts + e] = large_value(g_world_rank, s, e);
+  }
+  const int across = spans_sites(ring);
+  for (int nonblocking = 0; nonblocking < 2; ++nonblocking) {
+    memset(receive, 0xff, sizeof receive);
+    int rc;
+    if (nonblocking) {
+      MPI_Request request;
+      rc = MPI_Ineighbor_alltoall(send, kLargeInts, MPI_INT, receive, kLargeInts, MPI_INT, ring, &request);
+      if (rc == MPI_SUCCESS) rc = MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+      rc = MPI_Neighbor_alltoall(send, kLargeInts, MPI_INT, receive, kLargeInts, MPI_INT, ring);
+    }
+    if (rc != MPI_SUCCESS) fail("the large %s call failed", nonblocking ? "nonblocking" : "blocking");
+    count_call(nonblocking ? kAlltoall + kNonblocking : kAlltoall, across);
+    long long sum = 0;
+    for (int k = 0; k < 2; ++k) {
+      for (int e = 0; e < kLargeInts; ++e) {
+        const int want = large_value(from[k], k ^ 1, e);
+        if (receive[k * kLargeInts + e] != want) {
+          fail("large block %d element %d is %d, expected %d", k, e, receive[k * kLargeInts + e], want);
+        }
+        sum += want;
+      }
+    }
+    say("cart-1d-periodic large %salltoall: %d ints from each side, sum %lld\n", nonblocking ? "i" : "",
+        kLargeInts, sum);
+  }
+  MPI_Comm_free(&ring);
+  alarm(0);
+}
+
 void run_topologies(void) {
   const int n = g_world_size;
   MPI_Type_vector(2, 1, 2, MPI_INT, &g_holey);
@@ -258,4 +305,5 @@ void run_topologies(void) {
   MPI_Comm_free(&d.comm);
   MPI_Type_free(&g_holey);
   MPI_Type_free(&g_pair);
+  large_blocks();
 }

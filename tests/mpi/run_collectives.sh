@@ -65,7 +65,8 @@
 #   transcript exactly, and rank 0 sent and received at least one LongPipe message fewer per call
 #   that has a neighbour at another site
 #             neighbor-five-ranks  (local) 5 ranks, sites 0,1,0,1,1 (interleaved, uneven)
-#             neighbor-four-sites  (local) 6 ranks, sites 0,1,2,3,3,2
+#             neighbor-four-sites  (local) 6 ranks, sites 0,1,2,3,3,2, LONGPIPE_MAX_MESSAGE=65536
+#                                  (the large blocks cross in segments)
 #             neighbor-fortran     (local) collectives_neighbor.f90 (`use mpi`), 3 ranks, sites 0,1,1
 #             neighbor-four-ranks  (two-site) 4 ranks, 2 per site, sites found automatically
 #
@@ -242,11 +243,13 @@ comms() {
   fi
 }
 
-# neighbor MODE RANKS SITES MIN_MESSAGES: the neighbor-* scenarios of collectives_neighbor.c (see the top).
+# neighbor MODE RANKS SITES MIN_MESSAGES [NAME=VALUE...]: the neighbor-* scenarios of
+# collectives_neighbor.c (see the top).
 neighbor() {
   local mode=$1 ranks=$2 sites=$3 min=$4
-  local forced=(LONGPIPE_RTT=50)  # two-site: the emulated link's round trip
-  [[ $mode == local ]] && forced=("LONGPIPE_MPI_SITES=$sites")
+  shift 4
+  local forced=(LONGPIPE_RTT=50 "$@")  # two-site: the emulated link's round trip
+  [[ $mode == local ]] && forced=("LONGPIPE_MPI_SITES=$sites" "$@")
   run_job plain no "$ranks" "$sites" || fail "plain run failed"
   run_job site yes "$ranks" "$sites" "${forced[@]}" "LONGPIPE_STATS=$WORK/site.stats" ||
     fail "run with LongPipe failed"
@@ -278,18 +281,20 @@ PY
 case $SCENARIO in
   neighbor-five-ranks)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
-    # Rank 0 has a neighbour at the other site in all 50 of its calls (10 on each of four topologies, 5
-    # on the two grids with both sides of a dimension one process).
-    neighbor local 5 0,1,0,1,1 50
+    # Rank 0 has a neighbour at the other site in all 52 of its calls (10 on each of four topologies, 5
+    # on the two grids with both sides of a dimension one process, 2 with large blocks).
+    neighbor local 5 0,1,0,1,1 52
     ;;
   neighbor-four-sites)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
-    neighbor local 6 0,1,2,3,3,2 50
+    # Segments of 64 KiB: the 1.2 MB blocks travel in pieces.
+    neighbor local 6 0,1,2,3,3,2 52 LONGPIPE_MAX_MESSAGE=65536
     ;;
   neighbor-four-ranks)
     [[ $MODE == two-site ]] || fail "$SCENARIO runs across the emulated link"
-    # Rank 0's neighbours are all at its own site only on the open ring (its one neighbour is rank 1).
-    neighbor two-site 4 0,0,1,1 40
+    # Rank 0's neighbours are all at its own site only on the open ring (its one neighbour is rank 1):
+    # 42 calls with a neighbour at the other site.
+    neighbor two-site 4 0,0,1,1 42
     ;;
   neighbor-fortran)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
