@@ -40,6 +40,16 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kIbarrier: return "MPI_Ibarrier";
     case Collective::kIbcast: return "MPI_Ibcast";
     case Collective::kIallreduce: return "MPI_Iallreduce";
+    case Collective::kNeighborAllgather: return "MPI_Neighbor_allgather";
+    case Collective::kNeighborAllgatherv: return "MPI_Neighbor_allgatherv";
+    case Collective::kNeighborAlltoall: return "MPI_Neighbor_alltoall";
+    case Collective::kNeighborAlltoallv: return "MPI_Neighbor_alltoallv";
+    case Collective::kNeighborAlltoallw: return "MPI_Neighbor_alltoallw";
+    case Collective::kIneighborAllgather: return "MPI_Ineighbor_allgather";
+    case Collective::kIneighborAllgatherv: return "MPI_Ineighbor_allgatherv";
+    case Collective::kIneighborAlltoall: return "MPI_Ineighbor_alltoall";
+    case Collective::kIneighborAlltoallv: return "MPI_Ineighbor_alltoallv";
+    case Collective::kIneighborAlltoallw: return "MPI_Ineighbor_alltoallw";
   }
   return "?";
 }

@@ -30,8 +30,18 @@ enum class Collective {
   kIbarrier,
   kIbcast,
   kIallreduce,
+  kNeighborAllgather,
+  kNeighborAllgatherv,
+  kNeighborAlltoall,
+  kNeighborAlltoallv,
+  kNeighborAlltoallw,
+  kIneighborAllgather,
+  kIneighborAllgatherv,
+  kIneighborAlltoall,
+  kIneighborAlltoallv,
+  kIneighborAlltoallw,
 };
-inline constexpr std::size_t kCollectiveCount = 20;
+inline constexpr std::size_t kCollectiveCount = 30;
 
 // kSite: two-level over LongPipe; kNative: Open MPI's own (PMPI_*) unchanged.
 enum class CollectivePath { kSite, kNative };

@@ -137,6 +137,15 @@ SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective 
   return found;
 }
 
+std::optional<SiteCollectives::SiteChannel> SiteCollectives::site_channel(MPI_Comm comm, Collective collective,
+                                                                         bool nonblocking) {
+  Spanning* found = spanning_of(comm, !nonblocking);
+  statistics_.count(collective, found ? CollectivePath::kSite : CollectivePath::kNative);
+  if (!found) return std::nullopt;
+  const int tag = next_tag(*found);
+  return SiteChannel{found->local, found->layout, found->world_of_rank, private_context(*found), tag};
+}
+
 int SiteCollectives::barrier(MPI_Comm comm) {
   Spanning* spanning = site_path(comm, Collective::kBarrier);
   if (!spanning) return PMPI_Barrier(comm);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -70,6 +71,23 @@ class SiteCollectives {
   int ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request);
   int iallreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request);
+
+  // What a collective with an algorithm of its own (the neighbourhood collectives,
+  // collectives_neighbor.cpp) needs of a spanning communicator: its site sub-communicator, where
+  // each rank is, the LongPipe context of its collective messages and the tag of this call. Copied:
+  // a nonblocking collective may outlive the communicator's cache entry (MPI_Comm_free).
+  struct SiteChannel {
+    MPI_Comm local;
+    SiteLayout layout;
+    std::vector<int> world_of_rank;
+    int context;
+    int tag;
+  };
+  // The channel if `collective` on `comm` takes the site path (counted in the statistics either
+  // way); nullopt: Open MPI's path. `nonblocking`: the call may not create the cache entry.
+  std::optional<SiteChannel> site_channel(MPI_Comm comm, Collective collective, bool nonblocking);
+  // A call that Open MPI serves whatever the communicator (a communicator without topology).
+  void count_native(Collective collective) { statistics_.count(collective, CollectivePath::kNative); }
 
   // `comm` was just created (collective over it): if it spans sites, make its site sub-communicator
   // now, so that a nonblocking collective never has to (Comm_split would block it).

@@ -117,6 +117,10 @@ int registered_from(MPI_Comm parent, int rc, MPI_Comm* comm) {
 }
 
 }  // namespace
+
+FrontEnd* active_front_end() { return front_end; }
+SiteCollectives* active_collectives() { return collectives; }
+
 }  // namespace lp::mpi
 
 using lp::mpi::FrontEnd;

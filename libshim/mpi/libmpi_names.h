@@ -123,6 +123,26 @@
 #define PMPI_Waitsome LP_LIBMPI_FUNCTION(PMPI_Waitsome)
 #define PMPI_Wtime LP_LIBMPI_FUNCTION(PMPI_Wtime)
 
+// The neighbourhood collectives and the topology queries they need (collectives_neighbor.cpp,
+// neighbor_topology.cpp).
+#define PMPI_Cart_shift LP_LIBMPI_FUNCTION(PMPI_Cart_shift)
+#define PMPI_Cartdim_get LP_LIBMPI_FUNCTION(PMPI_Cartdim_get)
+#define PMPI_Dist_graph_neighbors LP_LIBMPI_FUNCTION(PMPI_Dist_graph_neighbors)
+#define PMPI_Dist_graph_neighbors_count LP_LIBMPI_FUNCTION(PMPI_Dist_graph_neighbors_count)
+#define PMPI_Graph_neighbors LP_LIBMPI_FUNCTION(PMPI_Graph_neighbors)
+#define PMPI_Graph_neighbors_count LP_LIBMPI_FUNCTION(PMPI_Graph_neighbors_count)
+#define PMPI_Ineighbor_allgather LP_LIBMPI_FUNCTION(PMPI_Ineighbor_allgather)
+#define PMPI_Ineighbor_allgatherv LP_LIBMPI_FUNCTION(PMPI_Ineighbor_allgatherv)
+#define PMPI_Ineighbor_alltoall LP_LIBMPI_FUNCTION(PMPI_Ineighbor_alltoall)
+#define PMPI_Ineighbor_alltoallv LP_LIBMPI_FUNCTION(PMPI_Ineighbor_alltoallv)
+#define PMPI_Ineighbor_alltoallw LP_LIBMPI_FUNCTION(PMPI_Ineighbor_alltoallw)
+#define PMPI_Neighbor_allgather LP_LIBMPI_FUNCTION(PMPI_Neighbor_allgather)
+#define PMPI_Neighbor_allgatherv LP_LIBMPI_FUNCTION(PMPI_Neighbor_allgatherv)
+#define PMPI_Neighbor_alltoall LP_LIBMPI_FUNCTION(PMPI_Neighbor_alltoall)
+#define PMPI_Neighbor_alltoallv LP_LIBMPI_FUNCTION(PMPI_Neighbor_alltoallv)
+#define PMPI_Neighbor_alltoallw LP_LIBMPI_FUNCTION(PMPI_Neighbor_alltoallw)
+#define PMPI_Topo_test LP_LIBMPI_FUNCTION(PMPI_Topo_test)
+
 // The objects behind the predefined handles (MPI_COMM_WORLD, MPI_INT, MPI_MAX, MPI_REQUEST_NULL...).
 #define ompi_message_null LP_LIBMPI_OBJECT(ompi_message_null)
 #define ompi_mpi_byte LP_LIBMPI_OBJECT(ompi_mpi_byte)

@@ -56,16 +56,30 @@
 #             comms-sixteen-ranks (two-site) 16 ranks, 8 per site, sites found automatically: most
 #                                 collectives once on world, the interleaving split and the
 #                                 Cartesian communicator, Allreduce and Ibcast on the others
+#   The neighbourhood collectives (collectives_neighbor.c / .f90: Cartesian grids of 1-3 dimensions,
+#   periodic and not, a graph and a distributed graph with repeated, asymmetric and self edges,
+#   derived types, MPI_PROC_NULL neighbours, nonblocking forms waited for in reverse order; the
+#   program checks every element): transcripts identical to Open MPI alone's; every rank's
+#   statistics count exactly the site and native calls the program expects; LongPipe carried no
+#   message inside a site (longpipe_statistics.py); LONGPIPE_COLLECTIVES=native gives Open MPI's
+#   transcript exactly, and rank 0 sent and received at least one LongPipe message fewer per call
+#   that has a neighbour at another site
+#             neighbor-five-ranks  (local) 5 ranks, sites 0,1,0,1,1 (interleaved, uneven)
+#             neighbor-four-sites  (local) 6 ranks, sites 0,1,2,3,3,2, LONGPIPE_MAX_MESSAGE=65536
+#                                  (the large blocks cross in segments)
+#             neighbor-fortran     (local) collectives_neighbor.f90 (`use mpi`), 3 ranks, sites 0,1,1
+#             neighbor-four-ranks  (two-site) 4 ranks, 2 per site, sites found automatically
 #
 # Environment: LONGPIPE_LIBRARY, MPI_COLLECTIVES (the C test program), MPI_COLLECTIVES_F (Fortran),
 # MPI_COLLECTIVES_GATHER and MPI_COLLECTIVES_GATHER_F (the gather-* programs, C and Fortran),
 # MPI_COLLECTIVES_EXCHANGE and MPI_COLLECTIVES_EXCHANGE_F (the exchange-* programs),
 # MPI_COLLECTIVES_NONBLOCKING and MPI_COLLECTIVES_NONBLOCKING_F (the nonblocking-* programs),
-# MPI_COLLECTIVES_COMMS (the comms-* program).
+# MPI_COLLECTIVES_COMMS (the comms-* program), MPI_COLLECTIVES_NEIGHBOR and MPI_COLLECTIVES_NEIGHBOR_F
+# (the neighbor-* programs).
 set -euo pipefail
 
 MODE=${1:?usage: run_collectives.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|gather-...|exchange-...|nonblocking-...}
+SCENARIO=${2:?usage: run_collectives.sh MODE five-ranks|three-ranks|fortran|bad-setting|four-ranks|gather-...|exchange-...|nonblocking-...|neighbor-...}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -76,6 +90,8 @@ case $SCENARIO in
   exchange-*) PROGRAM=${MPI_COLLECTIVES_EXCHANGE:?MPI_COLLECTIVES_EXCHANGE must name the test program} ;;
   nonblocking-fortran) PROGRAM=${MPI_COLLECTIVES_NONBLOCKING_F:?MPI_COLLECTIVES_NONBLOCKING_F must name the Fortran program} ;;
   nonblocking-*) PROGRAM=${MPI_COLLECTIVES_NONBLOCKING:?MPI_COLLECTIVES_NONBLOCKING must name the test program} ;;
+  neighbor-fortran) PROGRAM=${MPI_COLLECTIVES_NEIGHBOR_F:?MPI_COLLECTIVES_NEIGHBOR_F must name the Fortran program} ;;
+  neighbor-*) PROGRAM=${MPI_COLLECTIVES_NEIGHBOR:?MPI_COLLECTIVES_NEIGHBOR must name the test program} ;;
   comms-*) PROGRAM=${MPI_COLLECTIVES_COMMS:?MPI_COLLECTIVES_COMMS must name the test program} ;;
   *) PROGRAM=${MPI_COLLECTIVES:?MPI_COLLECTIVES must name the test program} ;;
 esac
@@ -227,7 +243,68 @@ comms() {
   fi
 }
 
+# neighbor MODE RANKS SITES MIN_MESSAGES [NAME=VALUE...]: the neighbor-* scenarios of
+# collectives_neighbor.c (see the top).
+neighbor() {
+  local mode=$1 ranks=$2 sites=$3 min=$4
+  shift 4
+  local forced=(LONGPIPE_RTT=50 "$@")  # two-site: the emulated link's round trip
+  [[ $mode == local ]] && forced=("LONGPIPE_MPI_SITES=$sites" "$@")
+  run_job plain no "$ranks" "$sites" || fail "plain run failed"
+  run_job site yes "$ranks" "$sites" "${forced[@]}" "LONGPIPE_STATS=$WORK/site.stats" ||
+    fail "run with LongPipe failed"
+  same plain site
+  check_expected site "$ranks" site
+  python3 "$HERE/longpipe_statistics.py" "$WORK/site.stats" "$sites" --rank0-sent "$min" --rank0-received "$min" ||
+    fail "the neighbourhood collectives' traffic between sites did not go through LongPipe"
+  run_job native yes "$ranks" "$sites" "${forced[@]}" LONGPIPE_COLLECTIVES=native "LONGPIPE_STATS=$WORK/native.stats" ||
+    fail "run with LONGPIPE_COLLECTIVES=native failed"
+  same plain native
+  check_expected native "$ranks" native
+  # The same program with Open MPI's neighbourhood collectives: rank 0's LongPipe messages must be
+  # fewer by at least one per call that has a neighbour at another site.
+  local counts
+  counts=$(python3 - "$WORK/site.stats.0" "$WORK/native.stats.0" <<'PY'
+import json, sys
+for path in sys.argv[1:]:
+    sessions = json.load(open(path))["sessions"]
+    print(sum(s["messages_sent"] for s in sessions), sum(s["messages_received"] for s in sessions))
+PY
+  ) || fail "rank 0's statistics unreadable"
+  read -r site_sent site_received native_sent native_received <<<"$(echo $counts)"
+  say "rank 0 over LongPipe: sent $site_sent, received $site_received; with Open MPI's neighbourhood" \
+    "collectives: sent $native_sent, received $native_received"
+  ((site_sent - native_sent >= min && site_received - native_received >= min)) ||
+    fail "the neighbourhood collectives carried fewer than $min of rank 0's messages over LongPipe"
+}
+
 case $SCENARIO in
+  neighbor-five-ranks)
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    # Rank 0 has a neighbour at the other site in all 52 of its calls (10 on each of four topologies, 5
+    # on the two grids with both sides of a dimension one process, 2 with large blocks).
+    neighbor local 5 0,1,0,1,1 52
+    ;;
+  neighbor-four-sites)
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    # Segments of 64 KiB: the 1.2 MB blocks travel in pieces.
+    neighbor local 6 0,1,2,3,3,2 52 LONGPIPE_MAX_MESSAGE=65536
+    ;;
+  neighbor-four-ranks)
+    [[ $MODE == two-site ]] || fail "$SCENARIO runs across the emulated link"
+    # Rank 0's neighbours are all at its own site only on the open ring (its one neighbour is rank 1):
+    # 42 calls with a neighbour at the other site.
+    neighbor two-site 4 0,0,1,1 42
+    ;;
+  neighbor-fortran)
+    [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
+    run_job plain no 3 0,1,1 || fail "plain run failed"
+    run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
+    same plain site
+    check_paths site 3 site MPI_Neighbor_allgather MPI_Neighbor_allgatherv MPI_Neighbor_alltoall \
+      MPI_Neighbor_alltoallv MPI_Neighbor_alltoallw MPI_Ineighbor_allgather MPI_Ineighbor_allgatherv \
+      MPI_Ineighbor_alltoall MPI_Ineighbor_alltoallv MPI_Ineighbor_alltoallw
+    ;;
   comms-eight-ranks)
     [[ $MODE == local ]] || fail "$SCENARIO runs on one host"
     mode=full
