@@ -27,3 +27,10 @@ set_target_properties(longpipe PROPERTIES
 add_executable(longpipe-config ${CMAKE_CURRENT_LIST_DIR}/longpipe-config/longpipe_config.cpp)
 target_link_libraries(longpipe-config PRIVATE lp_core)
 set_target_properties(longpipe-config PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+
+# cmake --install: the library in a private folder, as preload libraries are (it is no library to
+# link against; LD_PRELOAD names it by path), the C API's header, and longpipe-config.
+# The checkout's ./longpipe is not installed: it finds everything relative to the checkout.
+install(TARGETS longpipe LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/longpipe)
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/shared/include/longpipe.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS longpipe-config RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/longpipe)
