@@ -14,5 +14,6 @@ add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-re
 # clang-only warning on a deliberate non-short-circuit '&' (tcp_socket.cpp sets both buffers).
 add_compile_options(-Wno-bitwise-instead-of-logical)
 add_link_options(-fsanitize=address,undefined)
+add_compile_definitions(LONGPIPE_VERSION="${PROJECT_VERSION}")  # as libshim/CMakeLists.txt: the statistics show it
 add_subdirectory(${PROJECT_SOURCE_DIR}/libshim/core ${PROJECT_BINARY_DIR}/libshim/core)
 add_subdirectory(${PROJECT_SOURCE_DIR}/tests/fuzz ${PROJECT_BINARY_DIR}/tests/fuzz)

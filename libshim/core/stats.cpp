@@ -92,7 +92,8 @@ std::string json_string(const std::string& text) {
 std::string to_json(const EngineReport& report) {
   const SocketTuning& listen = report.listen_tuning;
   std::ostringstream out;
-  out << "{\"local_endpoint\":" << json_string(report.local_endpoint)
+  out << "{\"longpipe_version\":" << json_string(LONGPIPE_VERSION)
+      << ",\"local_endpoint\":" << json_string(report.local_endpoint)
       << ",\"progress_thread\":" << json_string(report.progress_thread)
       << ",\"progress_wakeups\":" << report.progress_wakeups
       << ",\"listen_socket\":{\"requested_receive_buffer\":" << listen.requested_receive

@@ -1,6 +1,8 @@
-// liblongpipe.so's own entry point for tools: which library and wire protocol is loaded.
+// liblongpipe.so's own C API (include/longpipe.h): which library and wire protocol is loaded.
+#include "longpipe.h"
+
 #include "wire_frame.h"
 
-extern "C" __attribute__((visibility("default"))) int longpipe_protocol_version() {
-  return lp::kProtocolVersion;
-}
+const char* longpipe_version() { return LONGPIPE_VERSION; }
+
+int longpipe_protocol_version() { return lp::kProtocolVersion; }

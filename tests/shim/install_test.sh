@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# cmake --install puts LongPipe where GNUInstallDirs says, into a fresh prefix: the library in its
+# private folder under every name it goes by, the C API's header, longpipe-config, the documents;
+# and the installed library exports only the interface (exported_symbols_test.py).
+# Usage: install_test.sh BUILD_DIR LIBDIR INCLUDEDIR LIBEXECDIR DOCDIR VERSION -- SYMBOL-TEST-ARGS...
+# (the directories relative to the prefix; SYMBOL-TEST-ARGS without --library).
+set -euo pipefail
+BUILD=$1 LIBDIR=$2 INCLUDEDIR=$3 LIBEXECDIR=$4 DOCDIR=$5 VERSION=$6
+shift 6
+[[ ${1:-} == -- ]] && shift
+fail() { echo "install_test: $*" >&2; exit 1; }
+
+PREFIX=$(mktemp -d)
+trap 'rm -rf "$PREFIX"' EXIT
+cmake --install "$BUILD" --prefix "$PREFIX" >"$PREFIX.log" 2>&1 || { cat "$PREFIX.log" >&2; rm -f "$PREFIX.log"; fail "cmake --install failed"; }
+rm -f "$PREFIX.log"
+
+major=${VERSION%%.*}
+library=$PREFIX/$LIBDIR/longpipe/liblongpipe.so.$VERSION
+[[ -f $library && ! -L $library ]] || fail "no $LIBDIR/longpipe/liblongpipe.so.$VERSION"
+for name in liblongpipe.so.$major liblongpipe.so; do
+  [[ -L $PREFIX/$LIBDIR/longpipe/$name && $(readlink -f "$PREFIX/$LIBDIR/longpipe/$name") == "$(readlink -f "$library")" ]] ||
+    fail "$LIBDIR/longpipe/$name does not name liblongpipe.so.$VERSION"
+done
+[[ -f $PREFIX/$INCLUDEDIR/longpipe.h ]] || fail "no $INCLUDEDIR/longpipe.h"
+[[ -x $PREFIX/$LIBEXECDIR/longpipe/longpipe-config ]] || fail "no $LIBEXECDIR/longpipe/longpipe-config"
+"$PREFIX/$LIBEXECDIR/longpipe/longpipe-config" >/dev/null || fail "the installed longpipe-config does not run"
+for doc in LICENSE README.md CHANGELOG.md; do
+  [[ -f $PREFIX/$DOCDIR/$doc ]] || fail "no $DOCDIR/$doc"
+done
+# Nothing else: a file installed by mistake (a test program, a static library) fails here.
+unexpected=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | grep -vxF \
+  -e "$LIBDIR/longpipe/liblongpipe.so.$VERSION" -e "$LIBDIR/longpipe/liblongpipe.so.$major" \
+  -e "$LIBDIR/longpipe/liblongpipe.so" -e "$INCLUDEDIR/longpipe.h" -e "$LIBEXECDIR/longpipe/longpipe-config" \
+  -e "$DOCDIR/LICENSE" -e "$DOCDIR/README.md" -e "$DOCDIR/CHANGELOG.md" || true)
+[[ -z $unexpected ]] || fail "unexpected files installed: $unexpected"
+
+"$(dirname "$0")/exported_symbols_test.py" --library "$library" "$@" || fail "the installed library exports more than its interface"
+echo "install_test: the installed tree under a fresh prefix is complete, and its library exports only the interface"
