@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "endpoint.h"  // kMaxHandshakingConnections
+#include "session/endpoint.h"  // kMaxHandshakingConnections
 #include "engine.h"
 #include "job_key.h"
 #include "loopback_engine_config.h"

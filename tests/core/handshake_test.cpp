@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "carrier_choice.h"
-#include "handshake.h"
+#include "carrier/carrier_choice.h"
+#include "security/handshake.h"
 
 using namespace lp;
 using namespace std::chrono_literals;
