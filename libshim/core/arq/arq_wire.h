@@ -1,5 +1,5 @@
 // The ARQ's acknowledgement (arq_types.h) to and from its wire frame (wire_frame.h): one place for
-// both carriers (session.cpp over TCP, datagram_channel.cpp over UDP).
+// both carriers (session_traffic.cpp over TCP, datagram_channel.cpp over UDP).
 #pragma once
 
 #include "arq/arq_types.h"

@@ -44,7 +44,7 @@
 //   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
 //     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
 //
-// Every tunable is a named constant in datagram_pacer.cpp with its reason.
+// Every tunable is a named constant in pacer_tuning.h with its reason.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 // DatagramPort: the driver's side of the datagram carrier (LONGPIPE_CARRIER=udp). I/O: it owns the
 // engine's UDP socket (udp_carrier.h), maps source addresses to sessions, hands each datagram to
 // its session's DatagramChannel and sends what the channels sealed. Called by the progress thread
-// only (engine.cpp).
+// only (progress_loop.cpp).
 //
 // Demultiplexing: a peer's datagrams come from its endpoint's port (its UDP socket is bound beside
 // its TCP listener) at the address its connections come from, so the session of a datagram is the

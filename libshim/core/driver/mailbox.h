@@ -1,7 +1,8 @@
 // Mailbox: where application threads and the progress thread meet. Per peer an outbox of packed
 // messages not yet in the ARQ; one receive queue; peer failures; the eventfds and condition
-// variables. Only the driver (engine.cpp) and the public API call it: protocol code never wakes
-// the application. The window-full policy itself is a pure function (decide_window_full).
+// variables. Only the driver (progress_loop.cpp) and the public API (engine.cpp) call it: protocol
+// code never wakes the application. The window-full policy itself is a pure function
+// (decide_window_full).
 #pragma once
 
 #include <atomic>

@@ -31,7 +31,7 @@ class PathKeeper {
   explicit PathKeeper(const Config& config);
 
   // Samples the session's streams, resizes their buffers if the estimate asks for it, looks up the
-  // warm start, and fills counters().path. Called at the TCP_INFO refresh (engine.cpp).
+  // warm start, and fills counters().path. Called at the TCP_INFO refresh (progress_loop.cpp).
   void refresh(Session& session);
   // Whether refresh() has a warm start to look up or hand to the datagram pacer now, before the
   // next TCP_INFO sample is due: the pacer takes it only before its first ACK.

@@ -70,7 +70,7 @@ class Connection {
 
   ConnectionState state = ConnectionState::kConnecting;
   // Dialler, a session's first connections: DATA goes right behind our AUTH (0.5-RTT data) while
-  // the acceptor's proof and IDENTIFY are still on their way (endpoint.cpp, establish_early).
+  // the acceptor's proof and IDENTIFY are still on their way (endpoint_handshake.cpp, establish).
   bool awaiting_peer_proof = false;
   Session* session = nullptr;                // null until an accepted connection has authenticated
   std::string peer_endpoint;                 // dialled, or announced in HELLO

@@ -71,7 +71,7 @@ struct SessionStatistics {
   std::size_t streams = 0;                  // established parallel connections (not counting spill streams)
   std::size_t spill_streams = 0;            // established spill streams (stream_scheduler.h)
   std::uint64_t spilled_messages = 0;       // DATA frames a full window sent on a spill stream
-  std::uint64_t early_messages = 0;         // DATA sent before the peer's proof (0.5-RTT data, endpoint.cpp)
+  std::uint64_t early_messages = 0;         // DATA sent before the peer's proof (0.5-RTT data, endpoint_handshake.cpp)
   std::uint64_t datagram_reseals = 0;       // datagrams sealed anew under another first connection's keys
                                             // (its own AUTH or the peer's answer lost: Session::datagram_keys_connection)
   // TCP Fast Open (LONGPIPE_FAST_OPEN), per established connection: its SYN carried data (a

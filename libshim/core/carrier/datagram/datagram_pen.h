@@ -25,7 +25,7 @@ namespace lp {
 class DatagramPen {
  public:
   using Clock = std::chrono::steady_clock;
-  // The datagram carrier's first window is 96 datagrams (datagram_pacer.cpp, kInitialWindowBytes):
+  // The datagram carrier's first window is 96 datagrams (pacer_tuning.h, kInitialWindowBytes):
   // room for two diallers' first flights at once; beyond, the ARQ re-sends.
   static constexpr std::size_t kMaxDatagrams = 192;
   // At most this many bytes (192 full datagrams of 1472 bytes: 283 KB), whatever their count.

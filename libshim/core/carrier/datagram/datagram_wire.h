@@ -55,7 +55,7 @@ constexpr std::chrono::milliseconds kDatagramRtoMargin{200};
 // ACK per read turn was one per datagram for a receiver woken per datagram, and with 1 % loss on
 // geo (a hole open nearly always) one per datagram even in larger turns: ~8200 wake-ups/s of the
 // sender's thread, each waiting for a CPU on a loaded host (libshim/README.md, "Fewer ACKs").
-//   - 4 units: chosen when the start-up jump's 64-datagram train (datagram_pacer.cpp) was timed
+//   - 4 units: chosen when the start-up jump's 64-datagram train (pacer_tuning.h) was timed
 //     by its ACKs and needed 8 of them, none covering more than a quarter of it; since the ACKs
 //     report arrival times (protocol 6) any number measures it. Fast retransmit (3 ACKs of
 //     evidence) follows a hole after ~9 units instead of 3 (~0.7 ms at 155 Mbit/s).

@@ -137,7 +137,6 @@ class TailFecReceiver {
   const ArqPayload* unit(const Arq& arq, std::uint64_t seq) const;
   // Decodes the block if it can; true when it is done with (decoded, or nothing missing).
   bool try_decode(Arq& arq, std::uint64_t first, Block& block, ArqTime now, bool& malformed);
-  void bound_held();
 
   std::map<std::uint64_t, Block> blocks_;  // by first sequence
   std::size_t held_repairs_ = 0;
