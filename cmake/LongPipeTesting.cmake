@@ -43,7 +43,7 @@ endfunction()
 
 # longpipe_isolate_test_cache(): called first in each test folder's CMakeLists.txt. At the end of
 # the folder it gives every test there a cache folder of the build tree's own (XDG_CACHE_HOME), so
-# the warm-start cache that sessions write when they end (libshim/core/path_cache.h) is not the
+# the warm-start cache that sessions write when they end (libshim/core/path/path_cache.h) is not the
 # user's ~/.cache/longpipe/paths: a test run must not teach the user's later programs the paths it
 # emulated (a 50 ms "site-b"), and build/ and build-asan/ running side by side must not share one
 # file. Tests of the cache itself name their own file with LONGPIPE_PATH_CACHE, which comes first.

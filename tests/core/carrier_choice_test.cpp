@@ -4,9 +4,9 @@
 
 #include <chrono>
 
-#include "carrier_choice.h"
-#include "datagram_pacer.h"
-#include "wire_frame.h"
+#include "carrier/carrier_choice.h"
+#include "congestion/datagram_pacer.h"
+#include "wire/wire_frame.h"
 
 using lp::CarrierChoice;
 using lp::CarrierOffer;

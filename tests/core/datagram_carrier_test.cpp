@@ -16,16 +16,16 @@
 #include <map>
 #include <thread>
 
-#include "carrier_choice.h"
+#include "carrier/carrier_choice.h"
 #include "config.h"
-#include "datagram_channel.h"
-#include "datagram_pen.h"
-#include "datagram_wire.h"
+#include "carrier/datagram/datagram_channel.h"
+#include "carrier/datagram/datagram_pen.h"
+#include "carrier/datagram/datagram_wire.h"
 #include "engine.h"
 #include "loopback_engine_config.h"
 #include "message.h"
 #include "raw_peer.h"
-#include "udp_carrier.h"
+#include "carrier/datagram/udp_carrier.h"
 
 using namespace std::chrono_literals;
 

@@ -12,11 +12,11 @@
 #include <memory>
 #include <random>
 
-#include "carrier_choice.h"
-#include "datagram_pacer.h"
-#include "datagram_wire.h"
+#include "carrier/carrier_choice.h"
+#include "congestion/datagram_pacer.h"
+#include "carrier/datagram/datagram_wire.h"
 #include "sim_link.h"
-#include "tail_fec.h"
+#include "carrier/datagram/tail_fec.h"
 
 using namespace std::chrono_literals;
 using lp::Arq;

@@ -336,7 +336,7 @@ check_flood() {
   # third of them (silent) alone are more.
   local count=4000 size=300 flood=600 version
   # The HELLOs carry the protocol's version (wire_frame.h), else they are malformed and closed at once.
-  version=$(sed -n 's/.*kProtocolVersion = \([0-9]*\);.*/\1/p' "$(dirname "$0")/../../libshim/core/wire_frame.h")
+  version=$(sed -n 's/.*kProtocolVersion = \([0-9]*\);.*/\1/p' "$(dirname "$0")/../../libshim/core/wire/wire_frame.h")
   [[ -n $version ]] || fail "cannot read kProtocolVersion from wire_frame.h"
   start_good_session $count $size 1500 50
   sleep 1

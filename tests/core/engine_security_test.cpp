@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "endpoint.h"  // kMaxHandshakingConnections
+#include "session/endpoint.h"  // kMaxHandshakingConnections
 #include "engine.h"
 #include "job_key.h"
 #include "loopback_engine_config.h"
@@ -275,7 +275,7 @@ TEST_CASE("a session only the peer opened is forgotten once the peer has gone") 
   CHECK(b.stats_json().find("\"peer\":\"" + a_endpoint + "\"") == std::string::npos);
 }
 
-// 0.5-RTT data (endpoint.cpp, may_send_early): a dialler's first connections send DATA right behind
+// 0.5-RTT data (endpoint_handshake.cpp, may_send_early): a dialler's first connections send DATA right behind
 // their AUTH and IDENTIFY; reconnections wait for the acceptor's IDENTIFY, as before.
 
 TEST_CASE("DATA right behind the dialler's AUTH (0.5-RTT data) is delivered once, in order") {

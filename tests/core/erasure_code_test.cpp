@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <random>
 
-#include "erasure_code.h"
+#include "carrier/datagram/erasure_code.h"
 
 using lp::ErasureCode;
 

@@ -10,9 +10,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "frame_cipher.h"
+#include "security/frame_cipher.h"
 #include "message.h"
-#include "wire_frame.h"
+#include "wire/wire_frame.h"
 
 namespace {
 

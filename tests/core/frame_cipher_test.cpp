@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "wire_frame.h"
-#include "frame_cipher.h"
+#include "wire/wire_frame.h"
+#include "security/frame_cipher.h"
 
 namespace {
 

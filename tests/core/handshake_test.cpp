@@ -7,8 +7,8 @@
 #include <optional>
 #include <utility>
 
-#include "carrier_choice.h"
-#include "handshake.h"
+#include "carrier/carrier_choice.h"
+#include "security/handshake.h"
 
 using namespace lp;
 using namespace std::chrono_literals;
@@ -294,7 +294,7 @@ TEST_CASE("handshake: a CLOSE for another reason ends it with the peer's text") 
 }
 
 TEST_CASE("handshake: DATA the dialler seals right behind its IDENTIFY opens at the acceptor before its proof") {
-  // 0.5-RTT data (endpoint.cpp): the dialler's sealer exists once CHALLENGE is answered, and its
+  // 0.5-RTT data (endpoint_handshake.cpp): the dialler's sealer exists once CHALLENGE is answered, and its
   // frames follow IDENTIFY in the same sealed sequence; the acceptor opens them after IDENTIFY.
   Pair pair("secret", "secret");
   pair.dialler.start(pair.to_acceptor);

@@ -2,7 +2,7 @@
 // next write will find, from TCP_INFO's fields. Pure: no sockets.
 #include <catch2/catch.hpp>
 
-#include "idle_restart.h"
+#include "carrier/tcp/idle_restart.h"
 
 using namespace lp;
 

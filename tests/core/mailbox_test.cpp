@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "arq.h"
-#include "mailbox.h"
+#include "arq/arq.h"
+#include "driver/mailbox.h"
 
 using namespace lp;
 using namespace std::chrono_literals;

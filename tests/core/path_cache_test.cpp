@@ -1,7 +1,7 @@
 // PathCache: the warm-start file's format, damaged lines skipped and counted, aging, the bound on
 // entries, atomic 0600 writes merged with what another process wrote, LONGPIPE_PATH_CACHE's file,
 // and how the keeper reads an entry for LONGPIPE_CARRIER=auto.
-#include "path_cache.h"
+#include "path/path_cache.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <map>
 
 #include "config.h"
-#include "path_keeper.h"
+#include "driver/path_keeper.h"
 
 using namespace std::chrono_literals;
 using lp::PathCache;

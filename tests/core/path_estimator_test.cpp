@@ -1,6 +1,6 @@
 // PathEstimator: round trips from the handshake and TCP_INFO, the delivery-rate estimate and the
 // full-pipe rule, buffer plans, warm-start validation, and the write-coalescing decision.
-#include "path_estimator.h"
+#include "path/path_estimator.h"
 
 #include <catch2/catch.hpp>
 

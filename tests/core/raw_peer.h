@@ -16,16 +16,16 @@
 #include <string>
 #include <vector>
 
-#include "authenticator.h"
+#include "security/authenticator.h"
 #include "file_descriptor.h"
-#include "frame_cipher.h"
-#include "handshake.h"
-#include "host_port.h"
+#include "security/frame_cipher.h"
+#include "security/handshake.h"
+#include "wire/host_port.h"
 #include "job_key.h"
 #include "message.h"
 #include "system_call.h"
-#include "tcp_socket.h"
-#include "wire_frame.h"
+#include "carrier/tcp/tcp_socket.h"
+#include "wire/wire_frame.h"
 
 namespace lp::test {
 

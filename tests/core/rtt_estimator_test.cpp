@@ -1,5 +1,5 @@
 // RFC 6298 arithmetic of RttEstimator: first and later samples, clamping, back-off.
-#include "rtt_estimator.h"
+#include "arq/rtt_estimator.h"
 
 #include <catch2/catch.hpp>
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <stdexcept>
 
-#include "connection.h"
-#include "endpoint.h"
-#include "session.h"
-#include "stream_scheduler.h"
+#include "session/connection.h"
+#include "session/endpoint.h"
+#include "session/session.h"
+#include "session/stream_scheduler.h"
 
 using namespace lp;
 using namespace std::chrono_literals;

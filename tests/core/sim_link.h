@@ -12,7 +12,7 @@
 #include <variant>
 #include <vector>
 
-#include "arq.h"
+#include "arq/arq.h"
 
 namespace lp::test {
 

@@ -7,9 +7,9 @@
 #include <limits>
 #include <map>
 
-#include "connection.h"
-#include "idle_restart.h"
-#include "stream_scheduler.h"
+#include "session/connection.h"
+#include "carrier/tcp/idle_restart.h"
+#include "session/stream_scheduler.h"
 
 using namespace lp;
 using namespace std::chrono_literals;

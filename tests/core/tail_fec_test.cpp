@@ -6,7 +6,7 @@
 #include <set>
 
 #include "sim_link.h"
-#include "tail_fec.h"
+#include "carrier/datagram/tail_fec.h"
 
 using namespace std::chrono_literals;
 using lp::Arq;

@@ -17,8 +17,8 @@
 
 #include "system_call.h"
 #include "loopback_pair.h"
-#include "tcp_path_info.h"
-#include "tcp_socket.h"
+#include "carrier/tcp/tcp_path_info.h"
+#include "carrier/tcp/tcp_socket.h"
 
 namespace {
 

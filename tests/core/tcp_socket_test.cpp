@@ -9,7 +9,7 @@
 
 #include "loopback_pair.h"
 #include "system_call.h"
-#include "tcp_socket.h"
+#include "carrier/tcp/tcp_socket.h"
 
 namespace {
 

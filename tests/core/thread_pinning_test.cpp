@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "thread_pinning.h"
+#include "driver/thread_pinning.h"
 
 namespace {
 

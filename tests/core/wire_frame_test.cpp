@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "authenticator.h"
-#include "wire_frame.h"
+#include "security/authenticator.h"
+#include "wire/wire_frame.h"
 #include "message.h"
 
 using namespace lp;

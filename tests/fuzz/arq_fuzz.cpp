@@ -12,7 +12,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "arq.h"
+#include "arq/arq.h"
 #include "fuzz_input.h"
 
 namespace {

@@ -22,11 +22,11 @@
 #include <optional>
 #include <vector>
 
-#include "arq.h"
-#include "datagram_channel.h"
-#include "datagram_wire.h"
+#include "arq/arq.h"
+#include "carrier/datagram/datagram_channel.h"
+#include "carrier/datagram/datagram_wire.h"
 #include "fuzz_input.h"
-#include "wire_frame.h"
+#include "wire/wire_frame.h"
 
 namespace {
 

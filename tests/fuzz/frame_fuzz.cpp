@@ -22,9 +22,9 @@
 #include <span>
 #include <vector>
 
-#include "frame_cipher.h"
+#include "security/frame_cipher.h"
 #include "fuzz_input.h"
-#include "wire_frame.h"
+#include "wire/wire_frame.h"
 
 namespace {
 

@@ -10,11 +10,11 @@
 #include <stdexcept>
 #include <vector>
 
-#include "authenticator.h"
-#include "frame_cipher.h"
+#include "security/authenticator.h"
+#include "security/frame_cipher.h"
 #include "fuzz_input.h"
-#include "handshake.h"
-#include "wire_frame.h"
+#include "security/handshake.h"
+#include "wire/wire_frame.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs of
-protocol version 6 (libshim/core/wire_frame.h) from which libFuzzer starts. Run it again after
+protocol version 6 (libshim/core/wire/wire_frame.h) from which libFuzzer starts. Run it again after
 changing a target's input layout or the wire format:
     tests/fuzz/make_seeds.py
 It overwrites only the files it writes: the other files in corpus/ are reproducers of past

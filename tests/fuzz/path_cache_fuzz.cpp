@@ -11,7 +11,7 @@
 #include <string>
 
 #include "fuzz_input.h"
-#include "path_cache.h"
+#include "path/path_cache.h"
 
 namespace {
 

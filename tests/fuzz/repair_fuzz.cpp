@@ -16,12 +16,12 @@
 #include <cstring>
 #include <vector>
 
-#include "arq.h"
-#include "datagram_channel.h"
-#include "erasure_code.h"
+#include "arq/arq.h"
+#include "carrier/datagram/datagram_channel.h"
+#include "carrier/datagram/erasure_code.h"
 #include "fuzz_input.h"
-#include "tail_fec.h"
-#include "wire_frame.h"
+#include "carrier/datagram/tail_fec.h"
+#include "wire/wire_frame.h"
 
 namespace {
 

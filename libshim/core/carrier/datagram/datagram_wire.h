@@ -1,0 +1,119 @@
+// The datagram carrier's wire format: one sealed frame per UDP datagram. Pure.
+//
+//   magic "LD" | version u8 | reserved u8 | sequence u64 | frame (header 8 | payload | tag 16)
+//
+// The frame is a DATA, ACK or REPAIR frame of wire_frame.h, sealed with AES-256-GCM as TCP frames are
+// (frame_cipher.h, header authenticated, payload encrypted), but the nonce is the datagram's own
+// sequence number, carried in clear: a changed sequence opens under another nonce and fails. The
+// reserved byte is written as 0 and read by nobody, so it is not authenticated: a version that
+// gives it a meaning must bring it under the tag (or the check of magic and version).
+// Datagrams are lost, reordered and duplicated, so the receiver checks each one on its own, and a
+// ReplayWindow refuses any sequence seen before. A malformed, unauthentic or replayed datagram is
+// dropped and counted; it never closes anything (anyone can send a datagram).
+//
+// Keys: per connection, per direction, derived with HKDF from the connection's traffic keys
+// (derive_datagram_keys, frame_cipher.h; handshake.h keeps them); a session's channel seals under
+// one connection's and opens under any of its connections' (datagram_channel.h). Never a nonce
+// reused under a key (the sequence starts at 0 with each key pair and never wraps: 2^64 datagrams).
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "security/frame_cipher.h"
+#include "wire/wire_frame.h"
+
+namespace lp {
+
+constexpr std::size_t kDatagramHeaderSize = 12;
+// Datagrams we send stay within an IPv4 path MTU of 1500 bytes (IP 20 + UDP 8), so that no
+// fragment of an IP packet is ever lost alone; IPv6 (40 + 8) leaves 1452, which kDatagramUnit fits.
+constexpr std::size_t kMaxDatagramSize = 1472;
+// Payload bytes of one DATA unit (one ARQ message of the datagram carrier): 1472 - 12 (datagram
+// header) - 8 (frame header) - 8 (sequence) - 16 (tag) - 1 (fragment flags) = 1427; 1400 keeps
+// IPv6 (1452) and a few bytes of slack.
+constexpr std::size_t kDatagramUnit = 1400;
+// SACK ranges an ACK datagram may carry and still fit (14 + 16 per range <= 1436 bytes); an ACK
+// of more ranges goes as several datagrams, up to kDatagramAckParts.
+constexpr std::uint32_t kDatagramSackRanges = 80;
+constexpr std::uint32_t kDatagramAckParts = 8;
+// The datagram ARQ's RTO is at least SRTT + this (ArqConfig::min_rto_margin; Linux's rto_min):
+// with RFC 6298's own margin (4 x RTTVAR, ~8 ms on geo) an ACK delayed by a loaded receiver fired
+// a timeout at the start of most 100 MiB batches on geo-lossy, and ~5000 datagrams in flight went
+// again (libshim/README.md, "Goodput through random loss").
+constexpr std::chrono::milliseconds kDatagramRtoMargin{200};
+// The receiver's ACKs (ArqConfig::ack_every_messages, ack_delay, ack_new_holes_only): one per
+// this many DATA units, or this long after the first unacknowledged one, whichever comes first; at
+// once for a unit that opens or fills a hole, or repeats one (QUIC's rule, RFC 9000 13.2.1). One
+// ACK per read turn was one per datagram for a receiver woken per datagram, and with 1 % loss on
+// geo (a hole open nearly always) one per datagram even in larger turns: ~8200 wake-ups/s of the
+// sender's thread, each waiting for a CPU on a loaded host (libshim/README.md, "Fewer ACKs").
+//   - 4 units: chosen when the start-up jump's 64-datagram train (pacer_tuning.h) was timed
+//     by its ACKs and needed 8 of them, none covering more than a quarter of it; since the ACKs
+//     report arrival times (protocol 6) any number measures it. Fast retransmit (3 ACKs of
+//     evidence) follows a hole after ~9 units instead of 3 (~0.7 ms at 155 Mbit/s).
+//   - 1 ms: the sender's pacing already works at millisecond resolution (kPacingSlack); below
+//     ~50 Mbit/s it decides, bounding ACKs to ~1000/s, and adds at most 1 ms to an RTT sample
+//     (the pacer's minimum RTT comes from the undelayed ones; the RTO's margin is 200 ms).
+constexpr std::uint32_t kDatagramAckEvery = 4;
+constexpr std::chrono::milliseconds kDatagramAckDelay{1};
+// Copies of each re-send made while no new unit waits (ArqConfig::tail_copies): at 5 % loss the
+// last round trip's ~350 re-sends on geo then lose 0.04 units on average instead of 17 (3 copies)
+// or 0.9 (2), each of which costs the burst one more round trip.
+constexpr std::uint32_t kDatagramTailCopies = 3;
+
+// Sequences seen recently: refuses duplicates and replays of authentic datagrams, and anything
+// older than the window (treated as lost; the ARQ re-sends what matters).
+class ReplayWindow {
+ public:
+  static constexpr std::uint64_t kSize = 4096;
+  // Whether `sequence` would be new (call before the costly open).
+  bool fresh(std::uint64_t sequence) const;
+  // Records an authentic `sequence` (call after it opened).
+  void mark(std::uint64_t sequence);
+
+ private:
+  bool any_ = false;
+  std::uint64_t highest_ = 0;
+  std::array<std::uint64_t, kSize / 64> seen_{};  // bit (seq % kSize) for seq in (highest - kSize, highest]
+};
+
+// Both directions' datagram ciphers of one connection, from its traffic keys.
+class DatagramCrypto {
+ public:
+  // `outgoing`: we dialled the control connection. `keys`: its datagram keys (Handshake::datagram_keys).
+  DatagramCrypto(const TrafficKeys& keys, bool outgoing, Protection protection);
+
+  // A datagram begins with kDatagramHeaderSize bytes of room, then one frame an encoder appended;
+  // writes the header and seals the frame. Throws on a libcrypto failure only.
+  void seal(std::vector<std::byte>& datagram);
+
+  enum class Verdict { kOpened, kMalformed, kUnauthentic, kReplayed };
+  struct Opened {
+    Verdict verdict;
+    std::string why;              // for kMalformed
+    std::optional<FrameView> frame;  // for kOpened: points into `datagram` (opened in place)
+  };
+  // Checks and opens one received datagram in place. Never throws for any bytes.
+  Opened open(std::span<std::byte> datagram);
+
+  std::uint64_t sealed() const { return next_sequence_; }
+
+ private:
+  std::unique_ptr<FrameCipher> sealer_;
+  std::unique_ptr<FrameCipher> opener_;
+  std::uint64_t next_sequence_ = 0;
+  ReplayWindow replay_;
+};
+
+// Appends the room for a datagram header (kDatagramHeaderSize bytes) to an empty buffer.
+inline void begin_datagram(std::vector<std::byte>& out) { out.assign(kDatagramHeaderSize, std::byte{0}); }
+
+}  // namespace lp

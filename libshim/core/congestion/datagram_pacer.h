@@ -1,0 +1,305 @@
+// DatagramPacer: the congestion and pacing controller of the datagram (UDP) carrier, one per
+// session. Pure: no clock reads, no I/O; the caller passes `now` (tests use a fake clock).
+//
+// What it decides: whether the next datagram may leave now (a window of bytes in flight, and a
+// pacing rate), and when it may if not. What it is told: each datagram sent (an id: the ARQ
+// sequence number; a re-sent id means its earlier copy was lost), each ACK (cumulative point and
+// SACK ranges), retransmission timeouts, and when the sender ran out of data (application-limited).
+//
+// The model, in the spirit of BBR v1 but smaller:
+//   - Delivery-rate samples from ACKs (bytes delivered between a datagram's send and its ACK over
+//     that interval); the bottleneck rate is the largest sample of the last kBandwidthWindowRounds
+//     round trips. Samples taken while the sender had nothing to send only ever raise it.
+//   - The window is cwnd_gain x rate x min RTT. It never decays while idle: nothing ages without
+//     ACKs (rounds count ACKed datagrams, not time), so a burst after a pause goes at the rate the
+//     path was last seen to carry, unlike TCP's restart after idle.
+//   - Start-up paces at 2/ln 2 x the rate (doubling what is delivered every round trip) from an
+//     initial window, until the rate stops growing by kStartupGrowth for kStartupFlatRounds rounds;
+//     a drain phase then empties the queue start-up built, and cruising paces at the rate with a
+//     short probe (x kProbeGain, then x kDrainAfterProbeGain) every kCycleRounds rounds, or at once
+//     again while probes find room (the estimate grew by kProbeGrowth).
+//   - Random loss is not congestion: delivery-rate samples already exclude what was lost, so a
+//     few percent of loss costs a few percent of rate, not a halving as in TCP Reno or CUBIC.
+//   - It backs off (rate x kBackoffFactor, the estimate's history forgotten) when the smallest RTT
+//     of a round rises above the minimum by a margin (a queue is standing at the
+//     bottleneck), or when more than kHeavyLossFraction of a round's datagrams are lost for
+//     kHeavyLossRounds rounds in a row (a policer or an overflowing queue, not random loss).
+//     Start-up ends on one such round with at least kHeavyLossMinDatagrams lost.
+//   - A warm start (seed(), from the path cache) replaces start-up's first round trips: it paces
+//     at a share of the cached rate with a window of that rate x the cached RTT, until a round trip
+//     of ACKs shows what the path delivers. Delivered near the seed: start-up goes on from there.
+//     Far less, or heavy loss: the seed is dropped, the estimate becomes the measured delivery rate
+//     and a drain phase empties the queue the seed built.
+//   - A start-up jump (issue 11, LONGPIPE_START_JUMP, on by default; the constructor's default is
+//     off) on a new path: the first datagrams leave as a packet train (up to 64), each burst of it
+//     back to back; the bottleneck spreads each burst, so the times its datagrams reached the
+//     receiver, which its ACKs report (Arrivals), measure the bottleneck's rate after one round
+//     trip, however late a loaded receiver read and answered them. The pacer then paces at three
+//     quarters of that rate as it would at a warm start's seed (judged the same way over the next
+//     round trip of ACKs) instead of doubling from the first window for ten round trips. Too little
+//     measured, or arrivals bunched on the way: no jump, start-up goes on doubling.
+//   - Until a busy round measured the path after start-up, the estimate is at least nine tenths of
+//     the train's rate: bursts smaller than the path (each acknowledged before the next) measure
+//     the application, and cruising at their rate made each one take a round trip longer.
+//   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
+//     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
+//
+// Every tunable is a named constant in pacer_tuning.h with its reason.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "arq/arq_types.h"
+
+namespace lp {
+
+class DatagramPacer {
+ public:
+  enum class Phase { kStartup, kDrain, kCruise };
+  // A warm start's fate: none offered, pacing at the seed, the path delivered it, or not.
+  enum class Seed { kNone, kSeeded, kConfirmed, kRejected };
+  // The start-up jump: switched off, waiting for a packet train's ACKs, or taken (its fate is then
+  // the seed's: seeded until judged, confirmed or rejected).
+  enum class Jump { kOff, kWaiting, kTaken };
+
+  // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
+  // `start_jump`: LONGPIPE_START_JUMP.
+  // `refill_catch_up`: LONGPIPE_PACING_CATCH_UP (catch_up()).
+  explicit DatagramPacer(ArqDuration initial_rtt, bool start_jump = false, bool refill_catch_up = false);
+
+  // Whether a datagram may leave now: the window has room and the pacing time has come.
+  bool can_send(ArqTime now) const { return window_open() && now >= next_send_time(); }
+  bool window_open() const { return in_flight_ < window_bytes(); }
+  // When pacing lets the next datagram go (it may already have passed).
+  ArqTime next_send_time() const { return next_send_ - kPacingSlack; }
+
+  // A datagram of `bytes` carrying ARQ sequence `id` left at `now`.
+  void on_sent(ArqTime now, std::uint64_t id, std::size_t bytes);
+  // A datagram no ACK will name (a repair symbol, tail_fec.h) left at `now`: it takes its share of
+  // the pacing rate, not of the window (it is never acknowledged, so it would stay in flight).
+  void on_unacknowledged_sent(ArqTime now, std::size_t bytes);
+  // When the datagrams an ACK answers arrived, by the receiver's clock (wire_frame.h,
+  // AckArrivals): the newest DATA datagram's arrival, the first one's since the receiver's previous
+  // ACK, and how many arrived since then (0: `first` says nothing).
+  struct Arrivals {
+    std::chrono::nanoseconds newest{0};
+    std::chrono::nanoseconds first{0};
+    std::uint32_t count = 0;
+  };
+  // An ACK: everything below `cumulative` and in `sack` is delivered. Without `arrivals`, the
+  // datagrams are taken to have arrived when the ACK did (a receiver that answers at once).
+  void on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack,
+              std::optional<Arrivals> arrivals = std::nullopt);
+  // The ARQ's retransmission timer expired: everything in flight is presumed lost.
+  void on_timeout();
+  // The session's datagram keys changed (a new control connection): what is in flight was sealed
+  // under keys the peer drops, so it will never be acknowledged. Stops counting it in flight
+  // without calling it loss (the path lost nothing; no back-off, no loss statistics).
+  void forget_in_flight();
+  // A validated warm start (path cache): the path's cached bottleneck rate (bytes per second) and
+  // minimum RTT. Taken only before the first ACK (later the pacer has its own measurement);
+  // returns whether it was.
+  bool seed(double rate, ArqDuration min_rtt);
+  // Whether seed() would take this entry (before the first ACK): its share of the rate over the
+  // round trip is above what a cold start-up sends in its first round trip. LONGPIPE_CARRIER=auto
+  // asks it before choosing datagrams for a known path (carrier_choice.h).
+  static bool seed_worth_taking(double rate, ArqDuration min_rtt);
+  // The sender has nothing more to send although it may: rate samples until what is in flight now
+  // is delivered measure the application, not the path.
+  void on_application_limited();
+
+  // The state, for the statistics and the tests.
+  Phase phase() const { return phase_; }
+  Seed seed_state() const { return seed_state_; }
+  Jump jump_state() const { return jump_state_; }
+  // The seed came from a cache entry (a warm start), not from a packet train (a jump).
+  bool warm_seed() const { return seed_state_ != Seed::kNone && jump_state_ != Jump::kTaken; }
+  // The bottleneck rate the packet train measured (bytes per second; 0 = none yet).
+  double train_rate() const { return train_rate_; }
+  std::uint64_t trains() const { return trains_; }
+  // Why bursts and trains were not taken for a measurement of the bottleneck (measure_train), for
+  // the statistics: a burst whose arrivals were no more spread than its sends; a train whose
+  // passing bursts held too few datagrams, or whose measured arrivals covered too little of it or
+  // too short a time; one slower than start-up already paced.
+  enum class TrainRefusal { kSenderPaced, kFewDatagrams, kLittleMeasured, kShortSpan, kSlowerThanStartup, kCount };
+  std::uint64_t train_refusals(TrainRefusal why) const { return train_refusals_[static_cast<std::size_t>(why)]; }
+  double bandwidth() const;                       // bytes per second (estimate of the bottleneck)
+  double pacing_rate() const;                     // bytes per second
+  std::size_t window_bytes() const;
+  std::size_t in_flight() const { return in_flight_; }
+  std::optional<ArqDuration> min_rtt() const { return min_rtt_; }
+  std::uint64_t rounds() const { return round_count_; }
+  std::uint64_t backoffs_for_delay() const { return backoffs_for_delay_; }
+  std::uint64_t backoffs_for_loss() const { return backoffs_for_loss_; }
+  std::uint64_t lost_datagrams() const { return lost_datagrams_; }
+  // What the pacer learnt of the path, for the warm-start cache (path_cache.h): the largest
+  // estimate at the end of a round in which the sender was busy, once start-up was over (0 = none
+  // yet: start-up's estimate is still growing, and an application-limited one is the
+  // application's), and the loss of rounds in which no queue stood (a queue's drops are
+  // congestion; the carrier choice asks for loss that congestion does not explain) as the ARQ
+  // re-sent it (re-sends its earlier copy made needless left out), in bytes per million sent, once
+  // PathEstimator::kMinLossSegments datagrams were sent so (-1 before).
+  double path_rate() const { return path_rate_; }
+  std::int64_t loss_ppm() const;
+  // Send time given up in all while busy: how much later than pacing allowed datagrams left,
+  // beyond what catch_up() makes up (the driver woke late, or the window was full).
+  ArqDuration behind() const { return behind_; }
+  // Send time made up in all: how late datagrams were that left in a catch-up burst.
+  ArqDuration caught_up() const { return caught_up_; }
+  // How much of a late wake-up's sending time the next datagram may make up: kCatchUp, or (with
+  // refill_catch_up) cruising while busy what refills the pipe (estimate x smoothed RTT in flight,
+  // kCruiseCatchUpRttShare of the minimum RTT at most, and kMaxCatchUp).
+  ArqDuration catch_up() const;
+
+  // Pacing releases datagrams up to this early: the event loop wakes at millisecond resolution,
+  // so a millisecond's worth leaves per wake-up and timer wake-ups stay at most ~1000/s.
+  static constexpr ArqDuration kPacingSlack{1000};
+
+ private:
+  struct Sent {
+    std::uint64_t send_index;         // order of transmission (ids of re-sent datagrams are old)
+    ArqTime sent_at;
+    std::size_t bytes;
+    std::uint64_t delivered_at_send;  // delivered_ when it left
+    ArqTime delivered_time_at_send;   // when delivered_ last grew before it left
+    ArqTime first_sent_at_send;       // send time of the datagram most recently delivered then
+    bool application_limited;
+    bool retransmission;              // its id was sent before: no RTT sample (Karn)
+    std::uint64_t train;              // the packet train it belongs to (0: none)
+    std::size_t burst;                // ... and its burst (TrainBurst)
+  };
+  // One burst of a packet train: datagrams sent back to back, and when they arrived (the ACKs'
+  // Arrivals): `measured_bytes` arrived after `arrivals_from` until `arrivals_to`.
+  struct TrainBurst {
+    ArqTime first_sent{}, last_sent{};
+    std::uint64_t sent = 0, sent_bytes = 0;
+    std::optional<std::chrono::nanoseconds> arrivals_from;
+    std::chrono::nanoseconds arrivals_to{0};
+    std::uint64_t measured_bytes = 0;
+  };
+  struct AckedInBurst {
+    std::uint64_t datagrams = 0, bytes = 0;
+  };
+  void time_train_arrivals(ArqTime now, const std::optional<Arrivals>& arrivals);
+
+  void deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest);
+  void mark_lost(std::map<std::uint64_t, Sent>::iterator it);
+  void end_round(ArqTime now);
+  void back_off(double new_rate);
+  void enter_drain();
+  void leave_startup_on_queue();
+  ArqDuration reorder_window() const;
+  bool queue_seen(ArqDuration smallest_rtt) const;  // start-up's queue (HyStart's delay test)
+  double round_bandwidth_max() const;
+  double train_floor() const;  // kTrainFloorShare x the train's rate, until the path was measured busy
+  void judge_seed(ArqTime now);
+  void end_seed(Seed verdict, double delivered_rate);
+  void start_seeded(double rate);
+  void leave_train(const Sent& sent);
+  void measure_train();
+  void refuse_train(TrainRefusal why);
+
+  ArqDuration initial_rtt_;
+  Phase phase_ = Phase::kStartup;
+  std::map<std::uint64_t, Sent> outstanding_;  // by id
+  std::map<std::uint64_t, std::uint64_t> send_order_;  // send_index -> id, of outstanding_
+  std::optional<std::uint64_t> highest_id_sent_;
+  ArqTime newest_delivered_sent_at_{};  // send time of the most recently sent datagram delivered
+  std::uint64_t next_send_index_ = 0;
+  std::size_t in_flight_ = 0;
+  ArqTime next_send_{};
+
+  // Delivery-rate bookkeeping (BBR's "delivered", "delivered_time", "first_sent_time").
+  std::uint64_t delivered_ = 0;
+  ArqTime delivered_time_{};
+  ArqTime first_sent_time_{};
+  std::uint64_t application_limited_until_ = 0;  // delivered_ mark; 0 = not limited
+
+  // Rounds: one ends when a datagram sent after the previous end is acknowledged.
+  std::uint64_t round_count_ = 0;
+  std::uint64_t filter_round_ = 0;               // rounds in which the sender was not application-limited
+  bool round_application_limited_ = false;       // the sender ran out of data during this round
+  std::uint64_t next_round_send_index_ = 0;
+  ArqTime round_started_{};
+  static constexpr std::size_t kRing = 10;       // = kBandwidthWindowRounds (checked in the .cpp)
+  std::array<double, kRing> round_max_{};        // per-round largest delivery-rate sample
+  std::uint64_t round_delivered_bytes_ = 0;
+  std::uint64_t round_lost_bytes_ = 0;
+  std::uint64_t round_lost_datagrams_ = 0;
+  std::optional<ArqDuration> round_min_rtt_;
+  std::optional<ArqDuration> stretch_min_rtt_;  // start-up's delay test within a round
+  std::uint32_t stretch_samples_ = 0;
+  ArqTime stretch_started_{};
+
+  std::optional<ArqDuration> min_rtt_;
+  std::optional<ArqDuration> smoothed_rtt_;
+  ArqDuration rtt_deviation_{0};
+  ArqTime min_rtt_stamp_{};
+  double full_bandwidth_ = 0;                    // start-up: the rate to beat
+  double startup_calm_rate_ = 0;                 // start-up's largest rate sample without a queue
+  double drain_rate_cap_ = 0;                    // samples above it during the drain after start-up are its queue's
+  int flat_rounds_ = 0;
+  int heavy_loss_rounds_ = 0;
+  int rounds_since_backoff_ = 1 << 20;
+  std::uint64_t cycle_step_ = 0;           // rounds at gain 1 since the last probe
+  double bandwidth_before_probe_ = 0;
+  int drain_rounds_ = 0;
+  bool delayed_before_ = false;             // the round before showed a standing queue
+  int delayed_rounds_ = 0;                  // rounds running whose smallest RTT showed a queue
+  double pacing_gain_;
+  double window_gain_;
+
+  // Warm start: pacing at seed_rate_ until a round trip of ACKs (from seed_judged_from_) shows
+  // whether the path delivers it.
+  Seed seed_state_ = Seed::kNone;
+  double seed_rate_ = 0;
+  std::optional<ArqTime> seed_judged_from_;
+  std::uint64_t seed_delivered_from_ = 0;
+  std::uint64_t seed_lost_from_ = 0;
+  bool seed_application_limited_ = false;  // the judged span says nothing of the path
+  std::uint64_t seed_from_send_index_ = 0;  // judged on ACKs of datagrams sent from here on
+
+  // The packet train of the start-up jump: its bursts, and the ACKs that came for them.
+  Jump jump_state_;
+  bool train_open_ = false;             // the datagrams sent now join the train
+  bool train_acked_ = false;            // an ACK came for the current train
+  std::uint64_t train_generation_ = 0;  // the current train (Sent::train)
+  std::uint64_t train_sent_ = 0;        // datagrams of the current train
+  std::uint64_t train_outstanding_ = 0; // neither delivered nor lost yet
+  std::vector<TrainBurst> train_bursts_;
+  std::vector<AckedInBurst> ack_bursts_;  // of the ACK being handled, by burst
+  std::uint64_t acked_outside_train_ = 0;  // ... and its datagrams of no burst (re-sends, later ones)
+  double train_rate_ = 0;
+  bool train_floor_open_ = true;        // train_floor() applies (no busy cruise round, back-off or rejection yet)
+  std::uint64_t trains_ = 0;
+  std::array<std::uint64_t, static_cast<std::size_t>(TrainRefusal::kCount)> train_refusals_{};
+  std::uint64_t lost_bytes_ = 0;
+
+  std::uint64_t backoffs_for_delay_ = 0;
+  std::uint64_t backoffs_for_loss_ = 0;
+  std::uint64_t lost_datagrams_ = 0;
+  double path_rate_ = 0;
+  std::uint64_t round_sent_bytes_ = 0;    // sent in this round
+  std::uint64_t round_resent_bytes_ = 0;  // re-sends delivered in this round that were needed
+  std::uint64_t calm_sent_bytes_ = 0;     // the same over the rounds without a queue
+  std::uint64_t calm_resent_bytes_ = 0;
+  ArqDuration behind_{0};
+  ArqDuration caught_up_{0};
+  bool refill_catch_up_;
+  bool ran_dry_ = true;  // nothing to send since the last datagram: a pause, not lateness
+};
+
+const char* pacer_phase_name(DatagramPacer::Phase phase);
+const char* pacer_seed_name(DatagramPacer::Seed seed);
+// The jump's state for the statistics: off, waiting, or (taken) its seed's fate.
+const char* pacer_jump_name(const DatagramPacer& pacer);
+const char* train_refusal_name(DatagramPacer::TrainRefusal why);
+
+}  // namespace lp
