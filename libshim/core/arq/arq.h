@@ -1,55 +1,42 @@
 // Arq: LongPipe's message-level sliding-window ARQ for one session (both directions), a pure state
 // machine in the spirit of KCP's ikcp.c: no I/O, no clock reads, no threads, no allocation beyond
-// the messages it holds. The caller (the engine's progress thread) passes `now` and moves frames
-// between the Arq and the carrier.
+// the messages it holds. The caller (the engine's progress thread, the only one that touches it)
+// passes `now` and moves frames between the Arq and the carrier.
 //
-// Design
-//   - Every message of a direction gets a 64-bit sequence number 0, 1, 2, ... (never wraps). The
-//     payload is opaque bytes. The Arq object outlives connections: keep one per session, not per
-//     socket, so a reconnect continues the same sequence space.
-//   - Sender: submit() takes a message (moved, not copied) if can_accept(); the window bounds the
-//     unacknowledged messages both in count and in bytes, so the engine can block, fail or drop when
-//     it is full. poll_transmit() hands out the next frame: queued retransmissions first (oldest
-//     first), then new messages in order, never past the receive window the peer advertised. A copy
-//     is freed when a cumulative ACK or a SACK range covers it (the receiver never discards what
-//     it has SACKed).
-//   - Receiver: on_data() accepts frames in any order; receive() hands out each message exactly once
-//     and in order (drain it after each batch: that queue is not bounded by the Arq). Out-of-order
-//     frames are held only within the receive window (messages and bytes) in datagram mode; over a
-//     reliable carrier (frames striped over several connections) they are always held, since no
-//     timer would re-send them. Duplicates and old frames are dropped and counted.
-//   - Not thread-safe: one thread (the progress thread) owns an Arq.
-//   - ACK: `cumulative` is the NEXT EXPECTED sequence number (all seq < cumulative received), plus
-//     SACK ranges [begin, end) of held out-of-order messages and the receive window. An ACK is due immediately
-//     (ack_delay = 0) or after ack_delay / ack_every_messages; out-of-order, gap-filling, duplicate
-//     and old frames make it due at once, so a lost ACK is repaired by the next (re)transmission;
-//     with ack_new_holes_only (the datagram carrier) a frame held above a hole waits as an in-order
-//     one does unless it opens a new hole or fills one (RFC 9000 13.2.1).
-//     Call poll_ack() after handling everything read in one go: one ACK then covers the batch.
-//   - RTT: RFC 6298 (SRTT, RTTVAR, RTO clamped to [min_rto, max_rto]); one sample per ACK, taken
-//     from the newest message it newly acknowledges if that message was transmitted exactly once
-//     (Karn's rule). Measured in both modes (over TCP it is the message-level round trip including
-//     socket queues: report it). The timeout multiplies the RTO by backoff_factor, up to max_rto; an
-//     ACK that acknowledges anything new resets the back-off.
+//   - Sequence: every message of a direction gets a 64-bit number 0, 1, 2, ... (never wraps); the
+//     payload is opaque. One Arq per session, not per socket: a reconnect continues the sequence.
+//   - Sender: submit() takes a message (moved) if can_accept(); the window bounds unacknowledged
+//     messages in count and bytes, so the engine can block, fail or drop when it is full.
+//     poll_transmit() hands out queued retransmissions first (oldest first), then new messages in
+//     order, never past the peer's advertised receive window. A copy is freed once a cumulative ACK
+//     or a SACK range covers it (the receiver never discards what it has SACKed).
+//   - Receiver: on_data() accepts frames in any order; receive() hands out each message once, in
+//     order (drain it after each batch: that queue is not bounded). Out-of-order frames are held
+//     within the receive window in datagram mode; over a reliable carrier (frames striped over
+//     several connections) always, since no timer would re-send them. Duplicates and old frames
+//     are dropped and counted.
+//   - ACK: `cumulative` is the NEXT EXPECTED sequence number, plus SACK ranges [begin, end) of held
+//     messages and the receive window. Due at once (ack_delay = 0) or after ack_delay /
+//     ack_every_messages; out-of-order, gap-filling, duplicate and old frames make it due at once,
+//     so a lost ACK is repaired by the next (re)transmission; with ack_new_holes_only (datagrams)
+//     only a frame that opens or fills a hole does (RFC 9000 13.2.1). Call poll_ack() after
+//     handling everything read in one go: one ACK then covers the batch.
+//   - RTT: RFC 6298 (SRTT, RTTVAR, RTO in [min_rto, max_rto]); one sample per ACK, from the newest
+//     message it newly acknowledges if sent exactly once (Karn's rule). Taken in both modes (over
+//     TCP it includes socket queues: reported). Each timeout multiplies the RTO by backoff_factor,
+//     up to max_rto; an ACK of anything new resets the back-off.
+//   - kReliableCarrier (TCP): no retransmission timers (TCP retransmits). After a reconnect,
+//     carrier_reset() re-sends every unacknowledged message in order and the peer drops the ones
+//     it had, so a reset loses and duplicates nothing; the receiver owes an ACK at once.
+//   - kDatagram (UDP): selective repeat. One RFC 6298 timer runs while messages are in flight,
+//     restarted by an ACK of anything new; on expiry every in-flight message not SACKed is queued
+//     again (as TCP with SACK marks them lost) and the RTO backs off. SACK ranges free copies early
+//     and drive fast retransmit: after fast_retransmit_threshold ACKs of later-sent messages, or
+//     once fast_retransmit_messages of them are acknowledged (however few ACKs).
 //
-// Modes (ArqConfig::mode)
-//   - kReliableCarrier (TCP): no retransmission timers (TCP retransmits). When the connection breaks
-//     and is re-established, call carrier_reset(): every unacknowledged message is re-sent in order on
-//     the new connection and the peer's receiver drops the ones it already had, so a reset loses
-//     nothing and duplicates nothing. The receiver also owes an ACK at once after a reset.
-//   - kDatagram (UDP): selective repeat. One RFC 6298 retransmission timer runs while messages are
-//     in flight and restarts whenever an ACK acknowledges something new; when it expires, every
-//     in-flight message not SACKed is queued for retransmission (as TCP with SACK marks them lost)
-//     and the RTO backs off once. SACK ranges free copies early and drive fast retransmit: a message
-//     is re-sent once fast_retransmit_threshold ACKs have acknowledged messages transmitted after it,
-//     or once fast_retransmit_messages such messages have been acknowledged (however few ACKs).
-//
-// Tunables (ArqConfig in arq_types.h documents each; validate() checks ranges), defaults:
-//   send/receive window 4096 messages and 64 MiB; initial_rto 1 s, min_rto 200 ms, max_rto 60 s,
-//   clock_granularity 1 ms, backoff_factor 2; ack_delay 0 (ACK every message at once), with a
-//   delay ack_every_messages 2; fast_retransmit_threshold 3; max_sack_ranges 16;
-//   max_transmissions 0 (unlimited). Dead peer: the engine applies its dead-peer timeout to
-//   oldest_unacked_since() (both modes); in datagram mode max_transmissions can flag peer_dead().
+// Tunables: ArqConfig in arq_types.h documents each and its default; validate() checks ranges.
+// Dead peer: the engine applies its dead-peer timeout to oldest_unacked_since() (both modes); in
+// datagram mode max_transmissions can flag peer_dead().
 //
 // Typical progress-thread use:
 //   arq.submit(payload)                           (after can_accept)

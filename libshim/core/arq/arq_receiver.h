@@ -56,7 +56,7 @@ class ArqReceiver {
   std::uint64_t highest_end_ = 0;                // one past the highest message received
   std::map<std::uint64_t, ArqPayload> held_;     // out of order, all > next_expected_
   // The held sequence numbers as merged ranges (begin -> end): an ACK lists up to 640 of them, and
-  // building it from held_ walked every held unit (thousands on geo) for every ACK.
+  // building it from held_ would walk every held unit (thousands on a long path) for every ACK.
   std::map<std::uint64_t, std::uint64_t> held_ranges_;
   std::uint64_t held_bytes_ = 0;
   std::deque<Delivery> ready_;                   // in order, waiting for receive()

@@ -125,7 +125,7 @@ void ArqSender::note_acknowledged(const Outstanding& message, Progress& progress
   // re-send (RACK's rule, RFC 8985 6.2): sooner, it is for an earlier copy, and taking the re-send's
   // order would make everything sent between the two copies look overtaken (a burst of spurious
   // fast retransmits after a reordering). Without re-sent messages as evidence at all, a lost
-  // re-send waited for the RTO: the tail of every 100 MiB batch at 5 % loss on geo.
+  // re-send waits for the RTO.
   const bool for_last_copy = message.transmissions - message.unread_copies == 1 ||
                              (min_rtt_ && progress.now - message.last_sent >= *min_rtt_);
   if (for_last_copy) {

@@ -107,8 +107,8 @@ class ArqSender {
   std::uint64_t resent_before_tail_ = 0;  // messages marked resent_before_tail
   // Fast retransmit's candidates (datagram mode): messages transmitted, not acknowledged, not
   // SACKed and not queued again, by send order (send_order -> seq). An ACK then visits only those
-  // sent before its newest acknowledged message (the holes), not the whole window: on geo that is
-  // 7000+ units, with an ACK every datagram or two.
+  // sent before its newest acknowledged message (the holes), not the whole window (thousands of
+  // units on a long path, with an ACK every few datagrams).
   std::map<std::uint64_t, std::uint64_t> unacked_by_order_;
   std::vector<std::uint64_t> acked_send_orders_;  // Progress::send_orders of the ACK being applied
   // The SACKed sequence ranges above base_seq_, merged (begin -> end). Every ACK repeats the

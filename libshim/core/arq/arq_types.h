@@ -35,8 +35,8 @@ struct ArqConfig {
   // holds a copy of each until it is acknowledged, so this also bounds the sender's memory;
   // can_accept() turns false when full and the engine blocks, fails or drops. A message larger than
   // the byte window is still accepted when nothing else is outstanding (else it could never go).
-  // The defaults cover the geo path's bandwidth-delay product (155 Mbit/s x 540 ms = 10.5 MB) with
-  // room to spare.
+  // The defaults cover a geostationary path's bandwidth-delay product (155 Mbit/s x 540 ms =
+  // 10.5 MB) with room to spare.
   std::uint32_t send_window_messages = 4096;
   std::uint64_t send_window_bytes = 64ull << 20;
 
@@ -44,10 +44,9 @@ struct ArqConfig {
   // next_expected + receive_window_messages and while their bytes stay within receive_window_bytes;
   // anything beyond is dropped (the sender retransmits it). It is advertised in every ACK and the
   // sender never transmits past it. Keep it >= the peer's send window. In reliable-carrier mode
-  // nothing is dropped (no timer would ever re-send it; frames striped over several connections do
-  // arrive out of order): held frames are bounded by the peer's send window, and a peer that holds
-  // on to nothing of it (more than kReliableCarrierWindowSlack windows ahead) is refused: on_data
-  // returns false and the caller closes that connection (a reconnect re-sends what was lost).
+  // nothing is dropped (no timer would re-send it): the peer's send window bounds held frames, and
+  // a peer more than kReliableCarrierWindowSlack windows ahead is refused (on_data returns false,
+  // the caller closes that connection, and a reconnect re-sends what was lost).
   std::uint32_t receive_window_messages = 4096;
   std::uint64_t receive_window_bytes = 64ull << 20;
 
@@ -61,9 +60,9 @@ struct ArqConfig {
   // anything new resets the multiplier to 1.
   double backoff_factor = 2.0;
   // The RTO is at least SRTT + this (0: RFC 6298 as written). On a steady long path RTTVAR decays
-  // to a few milliseconds (2 ms on geo's 540 ms: an RTO of 548 ms), and an ACK that a loaded
-  // receiver sends 10 ms late then fires a timeout that re-sends everything in flight. Linux floors
-  // the same term at its rto_min (200 ms). The datagram carrier sets it (configure_for_datagrams).
+  // to a few milliseconds, and an ACK that a loaded receiver sends 10 ms late then fires a timeout
+  // that re-sends everything in flight. Linux floors the same term at its rto_min (200 ms). The
+  // datagram carrier sets it (configure_for_datagrams).
   ArqDuration min_rto_margin = ArqDuration::zero();
 
   // Delayed ACK: 0 = an ACK is due as soon as a message arrives. Otherwise an in-order message's ACK
@@ -74,8 +73,8 @@ struct ArqConfig {
   std::uint32_t ack_every_messages = 2;
   // Datagram mode (RFC 9000 13.2.1): a message held above a hole that continues the highest one
   // received (no new hole) is acknowledged like an in-order one (ack_delay / ack_every_messages);
-  // only one that opens a new hole, or fills one, is acknowledged at once. With 1 % loss on geo a
-  // hole is open almost all the time, and the rule above made every arrival ACK at once.
+  // only one that opens a new hole, or fills one, is acknowledged at once: on a lossy long path a
+  // hole is open almost all the time, and every arrival would ACK at once.
   bool ack_new_holes_only = false;
 
   // Fast retransmit (datagram mode): a message is re-sent before its RTO when this many ACKs have
@@ -83,21 +82,17 @@ struct ArqConfig {
   std::uint32_t fast_retransmit_threshold = 3;
   // ... or when this many messages sent after it have been acknowledged, by however few ACKs
   // (0: off). A receiver that acknowledges once per read turn sends a burst's tail two or three
-  // ACKs, each for dozens of messages: its holes never met the threshold above and waited for
-  // the RTO (on geo at 5 % loss, a batch of 100 answers with 8 lost: 0.74 s after the ACK).
+  // ACKs, each for dozens of messages: its holes never meet the threshold above and wait for the RTO.
   std::uint32_t fast_retransmit_messages = 0;
 
   // Datagram mode: a retransmission that leaves while no new message waits (the tail of a burst)
   // goes this many times (1: once). A lost re-send is found only once something sent after it is
-  // acknowledged, a round trip later: at 5 % loss the last round trip's ~350 re-sends of a 100 MiB
-  // batch on geo lost ~17, and each such round cost the batch another round trip. Extra copies go
-  // after the other re-sends, so the tail's copies cost a few hundred datagrams per burst.
+  // acknowledged, a round trip later, and at a few % loss some of a tail's many re-sends are lost,
+  // each such round costing the burst another round trip. Extra copies go after the other re-sends.
   std::uint32_t tail_copies = 1;
   // Datagram mode: when new messages run out, re-sends made while they still flowed, within this
-  // many minimum RTTs, get the tail's extra copies too (0: off). A re-send in a burst's last round
-  // trip that is lost is found a round trip later, after the burst's end: at 5 % loss ~18 of the
-  // last round trip's ~355 re-sends on geo, so every batch waited one more round trip for them
-  // (the datagram carrier's repairs, tail_fec.h, cover new units only).
+  // many minimum RTTs, get the tail's extra copies too (0: off): a lost re-send in a burst's last
+  // round trip is found only after the burst's end (tail_fec.h's repairs cover new units only).
   double copy_recent_resends_rtts = 0;
 
   // At most this many SACK ranges in an ACK (the ones closest to the cumulative point).
@@ -110,7 +105,7 @@ struct ArqConfig {
 };
 
 // A data frame to put on the wire. `payload` points into the sender's copy and stays valid until the
-// next non-const call on the ARQ; encode it (copy it out) before that.
+// next non-const call on the ARQ; encode it (copy it out) first.
 struct ArqDataFrame {
   std::uint64_t seq = 0;                 // 0, 1, 2, ... per direction of a session; never wraps
   std::span<const std::byte> payload;

@@ -5,7 +5,7 @@
 // it would rather have datagrams on this path, in one byte of its sealed IDENTIFY (authenticated:
 // a changed byte fails the frame). Both ends then apply agree_carrier() to the same two offers and
 // reach the same result, or the same clear error; nothing is left to silence. The acceptor's byte
-// also travels in its CHALLENGE (protocol 5), so the dialler agrees there and its first DATA, on
+// also travels in its CHALLENGE, so the dialler agrees there and its first DATA, on
 // either carrier, leaves with its IDENTIFY; the acceptor's IDENTIFY must repeat it (handshake.h).
 //
 //   ours \ theirs   tcp          udp              auto
@@ -16,13 +16,11 @@
 //   * needs a bound UDP socket at both ends, else an error (udp asked) or tcp (auto with auto).
 //
 // With auto the dialler decides (dialler_offer): it has the path cache, the acceptor usually has
-// not. A dialler that does not judge the path worth datagrams offers plain tcp, which binds the
-// session to TCP (or to the clear error against udp) before the acceptor answers: so it sends
-// 0.5-RTT data and dials spill streams as LONGPIPE_CARRIER=tcp does. One that does offers auto
-// preferring datagrams: an auto acceptor follows, a tcp acceptor makes it tcp. The table is
-// unchanged (no wire change): an acceptor's own preference only matters against an older dialler.
-// It decides before its first dial on a path its cache knows (DialJudgement), else at CHALLENGE
-// by the handshake's round trip: its IDENTIFY, which carries the offer, answers CHALLENGE.
+// not. Not judging the path worth datagrams, it offers plain tcp, which binds the session to TCP
+// (or the clear error against udp) at once, so 0.5-RTT data and spill streams go as with
+// LONGPIPE_CARRIER=tcp; else it offers auto preferring datagrams (a tcp acceptor makes it tcp). It
+// decides before its first dial on a path its cache knows (DialJudgement), else at CHALLENGE by
+// the handshake's round trip: its IDENTIFY, which carries the offer, answers CHALLENGE.
 #pragma once
 
 #include <chrono>
@@ -63,55 +61,45 @@ CarrierOffer dialler_offer(CarrierChoice setting, bool datagrams_ready, bool pat
 // messages, 0.5-RTT data and spill streams may then go before the ends have compared offers.
 bool offer_binds_tcp(const CarrierOffer& offer);
 
-
 const char* carrier_name(CarrierChoice choice);
 
 // LONGPIPE_CARRIER=auto's judgement of a path from what the path cache remembers of it (TCP or
-// datagram sessions measured it, path_estimator.h), for two reasons. The round trip alone was the
-// wrong judge: on loss-free geo a cold datagram session is no faster than tcp (libshim/README.md,
-// "Datagram carrier").
+// datagram sessions measured it, path_estimator.h), for two reasons. The round trip alone is the
+// wrong judge: on a loss-free long path a cold datagram session is no faster than tcp
+// (libshim/README.md, "Datagram carrier").
 //
 // 1. A long path that loses packets without a queue standing: TCP reads random loss as congestion.
-constexpr std::chrono::milliseconds kAutoMinRtt{100};  // geo's 540 ms measured; 20 ms not
-constexpr std::int64_t kAutoMinLossPpm = 5000;         // 0.5 %: 1 % measured (datagrams faster)
+constexpr std::chrono::milliseconds kAutoMinRtt{100};  // a 20 ms path recovers fast enough on TCP
+constexpr std::int64_t kAutoMinLossPpm = 5000;         // 0.5 %: at 1 % datagrams are faster
 bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss_ppm);
 
-// 2. A long path known well enough to warm-start on: the entry the session's warm start will use
-// (validated against the handshake) has a rate the datagram pacer takes as its seed, and a
-// bandwidth-delay product far above what a fresh TCP connection may send in its first round trip.
-// TCP cannot start above its initial window without root (PLATFORM.md): a new process pays slow
-// start, about log2(BDP / initial window) round trips (9.5 on geo), where the seeded pacer starts
-// at 0.85 x the cached rate in the first. Measured (libshim/README.md, "A known long path"): geo
-// 1 MiB x 100 first batch 1.38-1.46x on datagrams against 2.01-2.19x on tcp; 100 ms / 50 Mbit/s
-// (42 windows) 64 KiB x 100 1.42-1.43x against 1.61-1.62x; warm batches alike (but one run at load 7).
+// 2. A long path known well enough to warm-start on: the validated entry's rate seeds the datagram
+// pacer, and its BDP is far above a fresh TCP connection's first round trip. TCP cannot start
+// above its initial window without root (PLATFORM.md): a new process pays about log2(BDP / initial
+// window) round trips of slow start, where the seeded pacer starts at 0.85 x the cached rate in
+// the first (libshim/README.md, "A known long path").
 // Linux's initial window (RFC 6928's 10 segments) at the MSS of a 1500-byte Ethernet path.
 constexpr double kTcpInitialWindowBytes = 10 * 1448.0;
-// BDP of at least 32 initial windows (464 KB; 37 Mbit/s at 100 ms, 6.9 Mbit/s at 540 ms): slow start
-// needs 5 round trips or more to fill the path, 0.5 s or more on a path of kAutoMinRtt. The gain
-// was measured from 42 windows up; below, a first batch fits the few round trips TCP needs anyway.
+// BDP of at least 32 initial windows (464 KB; 37 Mbit/s at 100 ms): slow start needs 5 round trips
+// or more to fill the path, 0.5 s or more on a path of kAutoMinRtt. Below, a first batch fits the
+// few round trips TCP needs anyway.
 constexpr double kAutoWarmStartMinInitialWindows = 32;
 bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_bytes_per_second);
 
 // 3. A long path the peer, set to auto, judged worth datagrams in the last handshake (PathSnapshot::
 // peer_verdict). A path's rate is measured by the end that sends: the receiving end's entry holds
-// its replies' rate (164 KB/s on geo in the demo, against the sender's 19 MB/s), so when it dials
-// (a visualisation client connecting to its simulation) its own entry alone would choose tcp, and
-// the dialler decides. Heeded only by a dialler's decision, never put in an acceptor's own view
-// on the wire: else two ends could keep each other's old verdict alive.
+// only its replies' rate, so when it dials (a visualisation client connecting to its simulation)
+// its own entry alone would choose tcp, and the dialler decides. Heeded only by a dialler, never
+// put in an acceptor's own view on the wire: else two ends could keep each other's old verdict.
 bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verdict);
 
 // 4. A path the cache does not know (a new path, or an entry the handshake's round trip contradicts),
-// judged at CHALLENGE by the handshake's round trip: datagrams from kNewPathMinRtt. Measured on new
-// paths (libshim/README.md, "A new path decided at CHALLENGE"), datagrams against tcp:
-//  - win from a long path up when the transfer spans round trips: geo 1 MiB x 100 first batch
-//    1.4x against 1.7x, warm 1.05x against 1.13x, the CFD demo's cold frames 1.0x the propagation
-//    bound against 10-12x, at 1 % loss 92 % of the link against 46 %; at 270 ms 1 MiB 1.27x
-//    against 1.45x;
-//  - cost nothing on a small first flight since they are 0.5-RTT data too (1 KiB x 100 on geo:
-//    3.05x the floor, as on tcp; before, datagrams waited a round trip for the acceptor's offer:
-//    4.0x, and auto took them only for a first flight beyond tcp's first round trip, which kept
-//    every program that opens with a small exchange, as the CFD demo's do, on tcp);
-//  - lost at 100 ms and 400 Mbit/s (1 MiB first 1.65x against 1.51x, warm 1.32x against 1.11x).
+// judged at CHALLENGE by the handshake's round trip: datagrams from kNewPathMinRtt. On new paths
+// (libshim/README.md, "A new path decided at CHALLENGE"), datagrams against tcp:
+//  - win from a long path up when the transfer spans round trips, cold or warm, and more so with
+//    random loss;
+//  - cost nothing on a small first flight, since they are 0.5-RTT data too;
+//  - lose at 100 ms and high rates, where TCP's slow start takes few round trips.
 constexpr std::chrono::milliseconds kNewPathMinRtt{200};
 bool new_path_worth_datagrams(std::chrono::microseconds handshake_rtt);
 

@@ -20,8 +20,8 @@ constexpr std::size_t kMinimumSocketBuffer = 64u << 10;
 // Socket buffers as multiples of the bandwidth-delay product (see Config::effective_*_buffer).
 constexpr double kReceiveBufferBdps = 2.0;
 // The kernel doubles a requested send buffer for its bookkeeping; 0.7 BDP requested lets about one
-// BDP of data be in flight (measured on the emulated geo path: 0 TCP retransmissions, 1.03 x the
-// floor at 256 KiB and 1 MiB, against 33000 retransmissions and 1.38 x with 2 BDP).
+// BDP of data be in flight, which fills the path without overfilling a one-BDP queue (2 BDP does,
+// with many retransmissions).
 constexpr double kSendBufferBdps = 0.7;
 
 using namespace config_settings;

@@ -79,7 +79,6 @@ std::string format_real(double value) {
   return out.str();
 }
 
-
 // A millisecond timer setting bound to one Config member.
 Setting timer(const char* name, const char* meaning, Config::Milliseconds Config::*member, std::int64_t min) {
   return Setting{name, meaning,

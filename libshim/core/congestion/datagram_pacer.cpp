@@ -70,8 +70,7 @@ double DatagramPacer::bandwidth() const {
   const double measured = std::max(round_bandwidth_max(), train_floor());
   if (seed_state_ == Seed::kSeeded) return std::max(measured, seed_rate_);
   // A cold start-up never goes below its first window per round trip: the first ACKs (one
-  // datagram's sample) measured 0.17 Mbit/s on geo, and the window and pacing they set held the
-  // second round to a quarter of the first window.
+  // datagram's sample) measure far less, and would hold the second round below the first.
   const double first_window_rate = kInitialWindowBytes / seconds_of(min_rtt_.value_or(initial_rtt_));
   if (phase_ == Phase::kStartup && seed_state_ == Seed::kNone) return std::max(measured, first_window_rate);
   if (measured > 0) return measured;
@@ -122,9 +121,8 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   // A new path's first datagrams leave as a packet train (up to kTrainDatagrams), in bursts: what
   // the sender has leaves back to back, and a send after a pause (more than kTrainGap) begins the
   // train's next burst. The bottleneck spreads each burst to its own rate, so each is measured on
-  // its own (measure_train): a program's small first message before its frames (the CFD producer)
-  // adds a burst that measures nothing, and frames smaller than the train (32 KB at 128x64, 4 ms
-  // apart) make one train of several bursts instead of none.
+  // its own (measure_train): a program's small first message before its frames adds a burst that
+  // measures nothing, and frames smaller than the train make one train of several bursts.
   if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone && !train_open_ &&
       train_outstanding_ == 0 && !train_acked_) {
     ++train_generation_;

@@ -1,46 +1,39 @@
 // DatagramPacer: the congestion and pacing controller of the datagram (UDP) carrier, one per
 // session. Pure: no clock reads, no I/O; the caller passes `now` (tests use a fake clock).
 //
-// What it decides: whether the next datagram may leave now (a window of bytes in flight, and a
-// pacing rate), and when it may if not. What it is told: each datagram sent (an id: the ARQ
-// sequence number; a re-sent id means its earlier copy was lost), each ACK (cumulative point and
-// SACK ranges), retransmission timeouts, and when the sender ran out of data (application-limited).
+// It decides whether the next datagram may leave now (a window of bytes in flight, and a pacing
+// rate), and when it may if not. It is told each datagram sent (an id: the ARQ sequence number; a
+// re-sent id means its earlier copy was lost), each ACK (cumulative point and SACK ranges),
+// retransmission timeouts, and when the sender ran out of data (application-limited).
 //
 // The model, in the spirit of BBR v1 but smaller:
-//   - Delivery-rate samples from ACKs (bytes delivered between a datagram's send and its ACK over
-//     that interval); the bottleneck rate is the largest sample of the last kBandwidthWindowRounds
-//     round trips. Samples taken while the sender had nothing to send only ever raise it.
-//   - The window is cwnd_gain x rate x min RTT. It never decays while idle: nothing ages without
-//     ACKs (rounds count ACKed datagrams, not time), so a burst after a pause goes at the rate the
-//     path was last seen to carry, unlike TCP's restart after idle.
-//   - Start-up paces at 2/ln 2 x the rate (doubling what is delivered every round trip) from an
-//     initial window, until the rate stops growing by kStartupGrowth for kStartupFlatRounds rounds;
-//     a drain phase then empties the queue start-up built, and cruising paces at the rate with a
-//     short probe (x kProbeGain, then x kDrainAfterProbeGain) every kCycleRounds rounds, or at once
-//     again while probes find room (the estimate grew by kProbeGrowth).
+//   - Delivery-rate samples from ACKs; the bottleneck rate is the largest sample of the last
+//     kBandwidthWindowRounds round trips. Samples taken while application-limited only raise it.
+//   - The window is cwnd_gain x rate x min RTT. It never decays while idle (rounds count ACKed
+//     datagrams, not time), so a burst after a pause goes at the rate the path last carried,
+//     unlike TCP's restart after idle.
+//   - Start-up paces at 2/ln 2 x the rate (doubling what is delivered every round trip) until the
+//     rate stops growing by kStartupGrowth for kStartupFlatRounds rounds; a drain phase empties the
+//     queue it built, and cruising paces at the rate with a short probe (x kProbeGain, then
+//     x kDrainAfterProbeGain) every kCycleRounds rounds, or at once again while probes find room.
 //   - Random loss is not congestion: delivery-rate samples already exclude what was lost, so a
 //     few percent of loss costs a few percent of rate, not a halving as in TCP Reno or CUBIC.
-//   - It backs off (rate x kBackoffFactor, the estimate's history forgotten) when the smallest RTT
-//     of a round rises above the minimum by a margin (a queue is standing at the
-//     bottleneck), or when more than kHeavyLossFraction of a round's datagrams are lost for
-//     kHeavyLossRounds rounds in a row (a policer or an overflowing queue, not random loss).
-//     Start-up ends on one such round with at least kHeavyLossMinDatagrams lost.
+//   - It backs off (rate x kBackoffFactor, the estimate's history forgotten) when a round's
+//     smallest RTT rises above the minimum by a margin (a standing queue), or when more than
+//     kHeavyLossFraction of a round's datagrams are lost for kHeavyLossRounds rounds (a policer or
+//     an overflowing queue). Start-up ends on one such round with kHeavyLossMinDatagrams lost.
 //   - A warm start (seed(), from the path cache) replaces start-up's first round trips: it paces
-//     at a share of the cached rate with a window of that rate x the cached RTT, until a round trip
-//     of ACKs shows what the path delivers. Delivered near the seed: start-up goes on from there.
-//     Far less, or heavy loss: the seed is dropped, the estimate becomes the measured delivery rate
-//     and a drain phase empties the queue the seed built.
-//   - A start-up jump (issue 11, LONGPIPE_START_JUMP, on by default; the constructor's default is
-//     off) on a new path: the first datagrams leave as a packet train (up to 64), each burst of it
-//     back to back; the bottleneck spreads each burst, so the times its datagrams reached the
-//     receiver, which its ACKs report (Arrivals), measure the bottleneck's rate after one round
-//     trip, however late a loaded receiver read and answered them. The pacer then paces at three
-//     quarters of that rate as it would at a warm start's seed (judged the same way over the next
-//     round trip of ACKs) instead of doubling from the first window for ten round trips. Too little
-//     measured, or arrivals bunched on the way: no jump, start-up goes on doubling.
+//     at a share of the cached rate, window that rate x the cached RTT, until a round trip of ACKs
+//     shows what the path delivers. Near the seed: start-up goes on from there. Far less, or heavy
+//     loss: the estimate becomes the measured rate and a drain empties the seed's queue.
+//   - A start-up jump (LONGPIPE_START_JUMP; off in the constructor's default) on a new path: the
+//     first datagrams (up to 64) leave as a packet train of back-to-back bursts; the arrival times
+//     the ACKs report (Arrivals) measure the bottleneck's rate after one round trip, however late
+//     a loaded receiver answered. The pacer then paces at three quarters of it, judged as a warm
+//     seed is, instead of doubling for ten round trips. Too little measured, or arrivals bunched
+//     on the way: no jump.
 //   - Until a busy round measured the path after start-up, the estimate is at least nine tenths of
-//     the train's rate: bursts smaller than the path (each acknowledged before the next) measure
-//     the application, and cruising at their rate made each one take a round trip longer.
+//     the train's rate: small bursts measure the application, not the path.
 //   - Loss is inferred as the ARQ infers it: a datagram is lost once one sent kReorderThreshold
 //     sends after it has been acknowledged, on a retransmission timeout, or when its id is re-sent.
 //
@@ -87,7 +80,7 @@ class DatagramPacer {
   void on_unacknowledged_sent(ArqTime now, std::size_t bytes);
   // When the datagrams an ACK answers arrived, by the receiver's clock (wire_frame.h,
   // AckArrivals): the newest DATA datagram's arrival, the first one's since the receiver's previous
-  // ACK, and how many arrived since then (0: `first` says nothing).
+  // ACK, and how many arrived since that ACK (0: `first` says nothing).
   struct Arrivals {
     std::chrono::nanoseconds newest{0};
     std::chrono::nanoseconds first{0};

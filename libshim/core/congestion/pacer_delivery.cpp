@@ -82,8 +82,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
 
   {
     const ArqDuration rtt = duration_cast<ArqDuration>(now - newest->sent_at);
-    // A packet train queues behind itself at the bottleneck (4.9 ms on geo, 38 ms of a 50 ms
-    // round trip at 20 Mbit/s): its RTTs say nothing of a queue that stands.
+    // A packet train queues behind itself at the bottleneck: its RTTs say nothing of a queue that stands.
     const bool queue_test = newest->train == 0;
     if (queue_test) round_min_rtt_ = std::min(round_min_rtt_.value_or(rtt), rtt);
     // RFC 6298's smoothing (1/8, 1/4): the path's jitter, for the window and the queue test.

@@ -24,9 +24,9 @@ void DatagramPacer::back_off(double new_rate) {
 
 void DatagramPacer::leave_startup_on_queue() {
   // The rate delivered while start-up's queue stood is a FIFO's share of an overfilled bottleneck:
-  // beside another flow, more than that flow leaves (cruising at it kept a queue growing until it
-  // overflowed: 0.72 x a link of which 0.6 was free, in the simulation). The largest rate
-  // delivered without a queue is what the path carried for us alone; probes find the rest.
+  // beside another flow, more than that flow leaves (cruising at it keeps a queue growing until it
+  // overflows). The largest rate delivered without a queue is what the path carried for us alone;
+  // probes find the rest.
   // Only after a jump: doubling's last calm samples lag a round behind (half the rate), and a cold
   // start-up's estimate is left as it was.
   if (jump_state_ == Jump::kTaken && startup_calm_rate_ > 0 && startup_calm_rate_ < round_bandwidth_max()) {
@@ -66,7 +66,7 @@ void DatagramPacer::end_round(ArqTime now) {
   // the RTT stays below PathEstimator::kQueueRttRatio x the minimum): the path's random loss,
   // which the carrier choice weighs; a full queue's drops are left out. Not the loss counted
   // above: the ARQ's fast retransmit re-sends most random losses inside the reordering window,
-  // which counts them as reordering (at 5 % simulated loss it counted 1 in 10 s).
+  // which counts them as reordering.
   if (min_rtt_ && round_min_rtt_ && *round_min_rtt_ < *min_rtt_ * PathEstimator::kQueueRttRatio) {
     calm_sent_bytes_ += round_sent_bytes_;
     calm_resent_bytes_ += round_resent_bytes_;
@@ -102,10 +102,8 @@ void DatagramPacer::end_round(ArqTime now) {
 
   // Only a busy round can have overfilled the path (the flat-rounds exit below has the same rule).
   // In a round in which the application ran dry the queue or the losses are others' or chance:
-  // the answering end of a request-response program (a round of one-unit answers, one ACK lost
-  // and the ARQ's timeout marking all 100 lost, or a round delayed by a loaded host) left
-  // start-up, and cruised at what its answers had delivered: 0.1-0.24 Mbit/s on geo at 5 % loss,
-  // each later batch of 100 answers 0.3-0.7 s late.
+  // the answering end of a request-response program (one ACK lost and a timeout marking a round
+  // of one-unit answers lost) would leave start-up and cruise at what its answers delivered.
   if (phase_ == Phase::kStartup && busy_round && (startup_overfilled || startup_delay)) {
     // Start-up overfilled the path: drain the queue it built and cruise at what it delivered.
     leave_startup_on_queue();
@@ -128,8 +126,7 @@ void DatagramPacer::end_round(ArqTime now) {
   switch (phase_) {
     case Phase::kStartup:
       // A round in which the application ran out of data says nothing of the path (BBR's rule):
-      // counting them ended start-up at the rate of 1 KiB bursts (1 Mbit/s on geo), and every
-      // later burst was paced at it.
+      // counting them ends start-up at the rate of small bursts, and every later burst is paced at it.
       if (bandwidth() >= full_bandwidth_ * kStartupGrowth) {
         full_bandwidth_ = bandwidth();
         flat_rounds_ = 0;
@@ -150,8 +147,7 @@ void DatagramPacer::end_round(ArqTime now) {
     case Phase::kCruise:
       if (pacing_gain_ == kProbeGain) {
         // The probe's queue goes in the next round. A probe the application left short of data
-        // built none: draining after it only slowed the next small batch (at 0.75 x, 34 ms late
-        // at 10 Mbit/s, the paced-datagrams test of lp-perf's 1 KiB batches).
+        // built none: draining after it only slows the next small batch.
         pacing_gain_ = busy_round ? kDrainAfterProbeGain : 1.0;
         if (!busy_round) cycle_step_ = 0;
       } else if (pacing_gain_ == kDrainAfterProbeGain) {

@@ -13,8 +13,8 @@ using std::chrono::duration_cast;
 
 // Each burst's arrivals, as the ACKs report them: the receiver's times, not the ACKs'. Timed by
 // its ACKs a train's last units waited for the ACK delay (kDatagramAckDelay, 1-2 ms at the event
-// loop's resolution) and a loaded receiver's ACKs came late and lumped; by the ACKs' times the
-// train on geo read 108-150 Mbit/s of 155 in four runs, and 68-271 under load 2-4.
+// loop's resolution) and a loaded receiver's ACKs come late and lumped, so the ACKs' own times
+// misread the bottleneck, both low and high.
 void DatagramPacer::time_train_arrivals(ArqTime now, const std::optional<Arrivals>& arrivals) {
   const std::chrono::nanoseconds newest =
       arrivals ? arrivals->newest : duration_cast<std::chrono::nanoseconds>(now.time_since_epoch());

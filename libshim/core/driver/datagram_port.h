@@ -4,14 +4,12 @@
 // only (progress_loop.cpp).
 //
 // Demultiplexing: a peer's datagrams come from its endpoint's port (its UDP socket is bound beside
-// its TCP listener) at the address its connections come from, so the session of a datagram is the
-// one whose sealing connection's peer address (Session::datagram_keys_connection, with the
-// endpoint's port) is the source.
+// its TCP listener) at the address its connections come from, so a datagram's session is the one
+// whose sealing connection's peer address (Session::datagram_keys_connection) is the source.
 // A datagram from an unknown address, or one that does not open under that session's keys, is
-// dropped and counted: anybody can send a datagram, so none closes anything. One exception: a
-// datagram from the address of a connection still in its handshake (HELLO read, IDENTIFY not yet)
-// may be a dialler's first DATA, sent with its IDENTIFY and read first; it waits in a small pen
-// (datagram_pen.h) until that session has its keys (release_held), or is dropped and counted.
+// dropped and counted: anybody can send a datagram, so none closes anything. But one from the
+// address of a connection still in its handshake may be a dialler's first DATA, read before its
+// IDENTIFY: it waits in a small pen (datagram_pen.h) until that session has its keys (release_held).
 #pragma once
 
 #include <chrono>

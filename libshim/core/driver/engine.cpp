@@ -53,7 +53,6 @@ std::string endpoint_name(const Config& config, std::uint16_t port) {
 
 }  // namespace
 
-
 Engine::Impl::Impl(Config config)
     : config_(std::move(config)),
       carrier_(std::make_unique<TcpCarrier>(config_)),
@@ -93,7 +92,7 @@ Engine::Impl::Impl(Config config)
       const sockaddr_storage address = resolve(parse_host_port(peer, true), length);
       return path_keeper_.judge_before_dial(path_cache_key(address_text(address), peer));
     } catch (const std::exception&) {
-      return DialJudgement::kAtHandshake;  // the dial will fail and say why; until then nothing is known of the path
+      return DialJudgement::kAtHandshake;  // the dial will fail and say why; nothing is known of the path
     }
   });
   if (!config_.stats_path.empty()) {
@@ -157,14 +156,13 @@ void Engine::Impl::write_stats_file() const {
   std::rename(temporary.c_str(), config_.stats_path.c_str());
 }
 
-// The goodbye's close. Closing a socket at once after the goodbye lost the last ACK (ASan runs of
-// engine_loopback_test's newcomer case, a third of them): the peer, before reading our ACK and goodbye, still
-// wrote to us (a re-send, a keep-alive); our closed socket answered with RST, the peer's next send
-// failed and its engine closed that connection without reading the ACK queued in front of the
-// goodbye. So each established connection writes what it holds, ends its sending (FIN after the
-// goodbye), and reads and drops what still comes until the peer closed its end (it does on reading
-// the goodbye), or until `deadline`. Only these descriptors are watched: the listener, the wake-up
-// and the datagram socket stay out of this wait (nothing more is accepted or sent).
+// The goodbye's close. Closing a socket at once after the goodbye can lose the last ACK: the peer,
+// before reading our ACK and goodbye, may still write to us (a re-send, a keep-alive); our closed
+// socket answers with RST, and the peer's engine closes that connection without reading the ACK
+// queued in front of the goodbye. So each established connection writes what it holds, ends its
+// sending (FIN after the goodbye), and reads and drops what still comes until the peer closes its
+// end (it does on reading the goodbye), or until `deadline`. Only these descriptors are watched:
+// the listener, the wake-up and the datagram socket stay out (nothing more is accepted or sent).
 void Engine::Impl::drain_after_goodbye(Clock::time_point deadline) {
   struct Draining {
     Connection* connection = nullptr;

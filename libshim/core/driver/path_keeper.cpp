@@ -122,13 +122,13 @@ void PathKeeper::refresh(Session& session) {
   if (!session.warm_start_looked_up && path.handshake_rtt() && !session.path_cache_key.empty()) {
     look_up_warm_start(session);
   }
-  // A datagram session starts its pacer at the validated entry's rate (issue 11). An auto session
+  // A datagram session starts its pacer at the validated entry's rate. An auto session
   // gets its channel at the carrier agreement, which may come after the look-up: hence here.
   if (DatagramChannel* channel = session.datagram(); channel != nullptr && !channel->warm_start_offered() &&
                                                      path.warm_start_used()) {
     channel->warm_start(seed_rate(*path.warm_start()), path.warm_start()->min_rtt, path.warm_start()->loss_ppm);
   }
-  // With the hints both set the fallback keeps judging by them (tcp_socket.cpp), as before.
+  // With the hints both set the fallback keeps judging by them (tcp_socket.cpp).
   const double judged_bdp = path.judged_bdp_bytes(config_.bandwidth_mbit * 1e6 / 8,
                                                   std::chrono::duration_cast<std::chrono::microseconds>(config_.rtt));
   for (Connection* stream : session.streams().streams()) {
@@ -166,7 +166,7 @@ void PathKeeper::refresh(Session& session) {
 std::optional<PathSnapshot> PathKeeper::learnt(const Session& session, std::size_t send, std::size_t receive) const {
   std::optional<PathSnapshot> snapshot;
   // A datagram session's TCP is its control connection: its rate and window say nothing of the
-  // path (2.7 KB/s measured on geo); the pacer measured the path.
+  // path (it carries a few KB/s); the pacer measured the path.
   if (const DatagramChannel* channel = session.datagram()) {
     snapshot = channel->path_snapshot();
     if (const auto cap = config_.bandwidth_cap_bytes_per_second(); snapshot && cap) {

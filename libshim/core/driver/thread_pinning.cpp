@@ -14,10 +14,7 @@ namespace {
 // LONGPIPE_PIN=auto pins only on machines with at least this many cores. Pinning the progress
 // thread away from the application helps when cores are to spare; on a small machine shared with
 // the peer process, a link emulator or other jobs it mostly stops the scheduler from moving the
-// thread to whichever core is free. Measured on the lan bench (2 vCPUs, PVM master and worker
-// under LongPipe on one host, 20 batches of 100 messages per point, sizes 1 B to 64 KiB, runs
-// interleaved): with SCHED_BATCH, LongPipe's median was slower than PvmRouteDirect's in 7 of 42
-// points pinned, in 2 of 84 unpinned.
+// thread to whichever core is free.
 constexpr int kMinCoresForAutoPinning = 4;
 
 }  // namespace
@@ -76,9 +73,8 @@ std::string use_batch_scheduling_for_current_thread() {
   // SCHED_BATCH keeps the thread's share of the CPU but gives up wake-up preemption: woken while
   // another thread runs on its CPU, it waits for that thread to block or for the next tick. The
   // progress thread is woken for every send and every arriving segment; preempting the sender
-  // each time made it carry one message per wake-up (a slow regime on the lan bench, 20-40 us
-  // per message against 6-9 us when messages were carried in batches). Unpinned, LongPipe's
-  // median was slower than PvmRouteDirect's in 3 of 42 points without SCHED_BATCH, 2 of 84 with.
+  // each time makes it carry one message per wake-up, several times slower per message than
+  // carrying them in batches.
   const sched_param parameters{};
   if (::sched_setscheduler(0, SCHED_BATCH, &parameters) != 0) {
     return std::string("default scheduling (SCHED_BATCH refused: ") + std::strerror(errno) + ")";

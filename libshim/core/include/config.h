@@ -71,21 +71,18 @@ struct Config {
 
   // --- TCP carrier ---
   // Measured path state (libshim/README.md, "Measured path state and warm start"): the engine
-  // always measures each path's round trip (handshake, TCP_INFO, the ARQ) and rate (delivery-rate
-  // samples) and reports them. With LONGPIPE_RTT=auto and LONGPIPE_BANDWIDTH=auto it also sizes the
-  // socket buffers from them (path_estimator.h); a number is a hint and cap: the RTT before the
-  // first sample, a ceiling on the measured rate, and with both numbers the buffers are sized from
-  // them before connect. Not the default yet: measured sizing settled MPI collectives' send buffer
-  // at 1 MiB after their bursts (Allreduce of 4 MiB on geo: 28 s per call, 0.5 s with the numbers
-  // below), so both default to these numbers, given; the default rate is a floor that a faster
-  // measured rate raises the buffers above (bandwidth_stand_in), a rate the user sets a cap.
+  // always measures each path's round trip and rate and reports them. With LONGPIPE_RTT=auto and
+  // LONGPIPE_BANDWIDTH=auto it also sizes the socket buffers from them (path_estimator.h); a number
+  // is a hint and cap (the RTT before the first sample, a ceiling on the rate; with both, the
+  // buffers are sized before connect). The default is the numbers below, since measured sizing
+  // settles MPI collectives' send buffer far too small after their bursts; the default rate is a
+  // floor that a faster measured rate raises (bandwidth_stand_in), a rate the user sets a cap.
   double bandwidth_mbit = 155.0;     // LONGPIPE_BANDWIDTH: path rate (Mbit/s) for the BDP
   Milliseconds rtt{540};             // LONGPIPE_RTT: path round trip for the BDP
   bool bandwidth_given = true;       // LONGPIPE_BANDWIDTH is a number (not "auto")
   // LONGPIPE_BANDWIDTH was not set: its default stands in for a rate nobody stated, so it is a floor
   // for the buffers, not a cap. A path measured faster than it raises them (path_estimator.h,
-  // buffers_above_stand_in): 270 ms / 400 Mbit/s was 1.90 x the floor at 1 MiB with the send buffer
-  // held at the stand-in's, 1.14 x with LONGPIPE_BANDWIDTH=400 (apps/bench/README.md).
+  // buffers_above_stand_in): else the send buffer held at the stand-in's limits a faster path.
   bool bandwidth_stand_in = true;
   bool rtt_given = true;             // LONGPIPE_RTT is a number (not "auto")
   // LONGPIPE_PATH_CACHE: the warm-start cache (path_cache.h): "auto" = $XDG_CACHE_HOME/longpipe/paths
@@ -94,24 +91,21 @@ struct Config {
   std::size_t receive_buffer = 0;    // LONGPIPE_RECEIVE_BUFFER: bytes; 0 = kReceiveBufferBdps x BDP
   std::size_t send_buffer = 0;       // LONGPIPE_SEND_BUFFER: bytes; 0 = kSendBufferBdps x BDP
   // The default carrier is two TCP connections per session: small messages on a cubic stream,
-  // large ones on a stream whose congestion control depends on the host ("auto"). Why (measured on
-  // the emulated geo path, RTT 540 ms, 155 Mbit/s, bursts of 100 messages; libshim/README.md has
-  // the tables):
+  // large ones on a stream whose congestion control depends on the host ("auto"). Why (for bursts
+  // of messages on a long path; libshim/README.md has the tables):
   //  - bbr paces an application-limited burst. Its delivery-rate samples never span less than one
   //    round trip, so its bandwidth estimate settles at about burst / RTT and STARTUP's pacing gain
-  //    (2.89) sends every burst over about RTT / 1.89 = 0.29 s whatever its size: 1.1-1.3 x the
-  //    floor for 1 B - 16 KiB messages, and 2.5-6 % slower than PvmRouteDirect for 1-16 B PVM
-  //    messages. From ~5 MB per burst the link rate binds and bbr is within 1.03 x, except in the
-  //    batch where its ProbeRTT falls (every 10 s: 4 segments for 200 ms and a round trip, 1.2 x).
-  //  - cubic does not pace: a burst that fits the congestion window leaves at once (1.00 x from 1 B
-  //    to 4 KiB, 16 KiB too unless the emulator's TUN ring overflows, see the README). But it
+  //    (2.89) sends every burst over about RTT / 1.89 whatever its size. Once a burst is large
+  //    enough for the link rate to bind, bbr is near the floor, except in the batch where its
+  //    ProbeRTT falls (every 10 s: 4 segments for 200 ms and a round trip).
+  //  - cubic does not pace: a burst that fits the congestion window leaves at once. But it
   //    restarts slow start after a pause longer than one RTO (stock tcp_slow_start_after_idle = 1;
-  //    bbr is exempt), and random loss keeps its window small for minutes at 540 ms. Hence a cubic
-  //    connection switches to bbr when either shows up (congestion_fallback below).
+  //    bbr is exempt), and random loss keeps its window small for minutes at a long RTT. Hence a
+  //    cubic connection switches to bbr when either shows up (congestion_fallback below).
   //  - "auto" (idle_restart.h, resolve_congestion): cubic, paced by the kernel, where the host keeps
   //    windows across idle (tcp_slow_start_after_idle = 0) and the send buffer is a fixed size (the
-  //    default): no ProbeRTT, 1.03-1.07 x in every warm 1 MiB batch on geo; bbr otherwise, as before.
-  // LONGPIPE_STREAMS=1 LONGPIPE_CONGESTION=bbr LONGPIPE_SMALL_MESSAGE=0 is the previous default.
+  //    default): no ProbeRTT; bbr otherwise.
+  // LONGPIPE_STREAMS=1 LONGPIPE_CONGESTION=bbr LONGPIPE_SMALL_MESSAGE=0 gives one bbr stream.
   //
   // LONGPIPE_CONGESTION: TCP_CONGESTION name, "system", or "auto"; a comma list gives stream i entry
   // i (modulo the list's length). Default: cubic for stream 0 (small messages), auto for stream 1.
@@ -119,45 +113,39 @@ struct Config {
   // LONGPIPE_CONGESTION_FALLBACK ("none" = empty = off): a stream whose congestion control is not
   // this one switches to it, once per connection, before a write that cubic would handle badly:
   //  - after its first TCP retransmission (a lossy path, or one that cubic's unpaced bursts
-  //    overfill: measured on geo-lossy, 1 % loss, 16 KiB x 100 on cubic took 45 x the floor,
-  //    3.5 x on bbr), or
+  //    overfill), or
   //  - when nothing is in flight, the window has grown past the initial one and the last data left
   //    about one RTO ago, i.e. the kernel would restart slow start on this write (stock
-  //    tcp_slow_start_after_idle; after a 2 s pause 1 KiB x 100 took 2.48 x on cubic, 1.32 x on
-  //    bbr, which keeps its window). Back-to-back bursts pause one RTT, less than the RTO.
+  //    tcp_slow_start_after_idle). Back-to-back bursts pause one RTT, less than the RTO.
   // bbr implements cong_control, so the kernel skips both the idle restart and the application-
   // limited window decay for it; switching keeps the window the connection has built.
   std::string congestion_fallback = "bbr";
   // LONGPIPE_SMALL_MESSAGE: with two or more streams, messages of at most this many bytes travel on
   // stream 0 and larger ones on the others (0 = stripe everything round robin). 32 KiB: a burst of
-  // 100 16 KiB messages (1.6 MB) is still one that bbr would pace (see above), and a front end adds
-  // its own header (a 16 KiB PVM message is ~16.1 KB to the engine: with a 16384 limit it went to
-  // bbr, 1.35 x in the PVM benchmark, against 1.01 x on cubic); from 64 KiB on (6.5 MB per 100) bbr
-  // is at the floor and loss-tolerant, while a fresh cubic connection stalled at 2 round trips per
-  // burst there (1.25 x; its slow start ends early on the growing queueing delay).
+  // 100 16 KiB messages is still one that bbr would pace (see above), and a front end adds its own
+  // header to a 16 KiB message; from 64 KiB on bbr is at the floor and loss-tolerant, while a fresh
+  // cubic connection's slow start ends early on the growing queueing delay.
   std::size_t small_message = 32768;
   std::size_t streams = 2;           // LONGPIPE_STREAMS: parallel TCP connections per session
-  // LONGPIPE_SPILL_STREAMS: more TCP connections, dialled with a new session's first streams (tcp
-  // carrier), that carry only what a stream's full congestion window cannot send yet while that
-  // window is below the path's bandwidth-delay product (stream_scheduler.h, spill_target). Each
-  // brings its own initial window of 10 segments, the one thing a fresh connection cannot raise
-  // without root. 8: with stream 0, 9 windows of 9 free segments (the first holds the handshake's)
-  // take 100 messages of 1 KiB (75 segments, 12 messages per window) in the first flight on geo.
+  // LONGPIPE_SPILL_STREAMS: more TCP connections, dialled with a new session's first streams, that
+  // carry only what a stream's full window cannot send yet while it is below the path's BDP
+  // (stream_scheduler.h). Each brings its own initial window of 10 segments, which a fresh
+  // connection cannot raise without root. 8: with stream 0, 9 windows of 9 free segments take 100
+  // messages of 1 KiB (75 segments, 12 messages per window) in the first flight.
   std::size_t spill_streams = 8;
   // LONGPIPE_SPILL_LARGE: on | off. Frames larger than a fresh connection's initial window spill
   // too, queued behind the spill stream's window that sends them soonest (stream_scheduler.h);
-  // off: only frames a spill stream's window sends whole at once (as before 2026-11-26 11:00).
+  // off: only frames a spill stream's window sends whole at once.
   bool spill_large = true;
-  // LONGPIPE_FAST_OPEN: on | off. TCP Fast Open on the TCP carrier's connections: dials set
-  // TCP_FASTOPEN_CONNECT (HELLO rides in the SYN to a host whose cookie the kernel cached from an
-  // earlier connection: a known host's first batch one round trip sooner), the listener sets
-  // TCP_FASTOPEN (the host's net.ipv4.tcp_fastopen must have bit 2 for that; otherwise it does
-  // nothing). The bytes on the wire are the same either way.
+  // LONGPIPE_FAST_OPEN: on | off. TCP Fast Open: dials set TCP_FASTOPEN_CONNECT (HELLO rides in
+  // the SYN to a host whose cookie the kernel cached: a known host's first batch one round trip
+  // sooner), the listener sets TCP_FASTOPEN (needs bit 2 of the host's net.ipv4.tcp_fastopen).
+  // The bytes on the wire are the same either way.
   bool fast_open = true;
   // LONGPIPE_CARRIER: tcp | udp | auto. Agreed per session in the handshake (carrier_choice.h):
   // tcp at one end and udp at the other fail the session with an error naming both. auto by default:
-  // measured no slower than tcp on geo and 20 ms paths, new and known (libshim/README.md, "auto as
-  // the default"), and it brings datagrams to known long and lossy paths.
+  // no slower than tcp on long and short paths, new and known (libshim/README.md, "auto as the
+  // default"), and it brings datagrams to known long and lossy paths.
   CarrierChoice carrier = CarrierChoice::kAuto;
   bool datagram_carrier() const { return carrier == CarrierChoice::kUdp; }
   // LONGPIPE_DATAGRAM_FEC: on | off. Repair datagrams over the tail of each burst on the datagram
@@ -169,10 +157,10 @@ struct Config {
   std::string key;                   // LONGPIPE_KEY (or LONGPIPE_KEY_FILE): shared secret of the job; required
   bool encryption = true;            // LONGPIPE_ENCRYPTION: on | off (frames authenticated, not encrypted)
   bool start_jump = true;            // LONGPIPE_START_JUMP: on | off (datagram start-up from a packet train's rate;
-                                     // on since the cruise yields to a standing queue: cubic 38-58 % of geo beside it)
+                                     // safe because the cruise yields to a standing queue: cubic keeps its share)
   bool pacing_catch_up = false;      // LONGPIPE_PACING_CATCH_UP: on | off (a datagram sender that woke late makes up
-                                     // what refills the pipe; off by default: no goodput gain measured, fairness
-                                     // margin smaller; libshim/README.md, "The sending thread on a loaded host")
+                                     // what refills the pipe; off by default: no goodput gain, fairness margin
+                                     // smaller; libshim/README.md, "The sending thread on a loaded host")
 
   // --- operations ---
   std::string stats_path;            // LONGPIPE_STATS: JSON written at exit and on SIGUSR1

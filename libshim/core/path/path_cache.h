@@ -1,14 +1,13 @@
-// PathCache: the warm-start cache. What sessions learnt about their paths (min RTT, rate, congestion
-// window, buffer sizes; path_estimator.h) outlives the process in a small per-user file, so that a
-// new session to a known path starts from it (after PathEstimator::offer_warm_start validated it
-// against the handshake's round trip), in the spirit of Linux's TCP metrics cache.
+// PathCache: the warm-start cache, in the spirit of Linux's TCP metrics cache. What sessions learnt
+// about their paths (path_estimator.h) outlives the process in a small per-user file, so that a new
+// session to a known path starts from it (once PathEstimator::offer_warm_start validated it).
 //
 // File ($XDG_CACHE_HOME/longpipe/paths, else ~/.cache/longpipe/paths; LONGPIPE_PATH_CACHE=path|off):
 //   # longpipe path cache 1
 //   <key> <saved, unix seconds> <min_rtt us> <rate bytes/s> <cwnd segments> <send buffer> <receive buffer>
 //   [<loss ppm> [<peer verdict>]]  (TCP retransmissions per million segments without a queue, -1 =
-//   unknown; the peer's auto verdict, 1 datagrams, 0 tcp, -1 unknown; older lines of 7 or 8 fields
-//   read as unknown. An older LongPipe skips a line of 9 fields as damaged.)
+//   unknown; the peer's auto verdict, 1 datagrams, 0 tcp, -1 unknown; lines of 7 or 8 fields read
+//   as unknown)
 // one line per path; the key is the peer's address (port-independent: every process of a host
 // shares the path). Mode 0600, written atomically (temporary file + rename), at most kMaxEntries
 // lines (the oldest go), an entry older than kMaxAge is ignored and dropped. A line that does not
@@ -77,12 +76,11 @@ class PathCache {
 // What to write for a session that learnt `learnt` when `known` (this process's newer entry, else
 // the file's) is there for the same key. A rate the session never showed to fill its pipe is a
 // lower bound (BBR's rule for app-limited samples): a session of small messages measures what it
-// sent, not the path. So when `learnt` is such a lower bound and `known` has a higher rate for the
-// same path (its round trip validated against the session's, as the warm start's reader does),
-// the entry keeps `known`'s rate, window and buffers, and takes the session's round trip (the
-// time stamp is the writer's). Otherwise `learnt` as it is: a session that filled its pipe sets
-// the rate, lower as well (a path can get slower), and another path behind the address replaces
-// the entry. Pure, for tests.
+// sent, not the path. So when `learnt` is such a bound and `known` has a higher rate for the same
+// path (its round trip validated as the warm start's reader does), the entry keeps `known`'s rate,
+// window and buffers with the session's round trip. Otherwise `learnt` as it is: a session that
+// filled its pipe sets the rate, lower as well (a path can get slower), and another path behind
+// the address replaces the entry. Pure, for tests.
 PathSnapshot keep_known_rate(const PathSnapshot& learnt, const std::optional<PathSnapshot>& known);
 
 // LONGPIPE_PATH_CACHE's file: "off" = none (""), "auto" = $XDG_CACHE_HOME/longpipe/paths or

@@ -8,13 +8,10 @@
 //               time they took). A sample taken while the sender was application-limited only
 //               counts when it raises the estimate (it shows at least that much; BBR's rule).
 //   buffers:    left to the kernel's autotuning until it would stop (tcp_wmem / tcp_rmem maximum);
-//               beyond: send buffer kGrowthHeadroom x kSendBufferBdps x the BDP measured so far
-//               while the rate grows (raised only), kSendBufferBdps x BDP once the pipe is full
-//               (about one BDP in flight: a sender cannot overfill the bottleneck queue); receive
-//               buffer kReceiveBufferBdps x BDP.
+//               beyond, sized from the measured BDP (buffers(), the constants below say why).
 //   warm start: a cached entry (path_cache.h) is used only when the handshake's round trip agrees
-//               with the cached minimum (validate_warm_start), and only as a starting point: the
-//               first full-pipe measurement replaces it.
+//               with the cached minimum (validate_warm_start), and only until the first
+//               full-pipe measurement replaces it.
 // LONGPIPE_RTT / LONGPIPE_BANDWIDTH, when set, are hints and caps: the RTT before the first
 // sample, and an upper bound of the rate.
 #pragma once
@@ -34,29 +31,25 @@ struct PathTuning {
   // Socket buffers are never sized below this (Linux's own receive default is 128 KiB).
   static constexpr std::size_t kMinimumBuffer = 64u << 10;
   // The kernel doubles a requested send buffer for bookkeeping: 0.7 BDP requested lets about one
-  // BDP be in flight (config.cpp's measurement on geo: 0 retransmissions, 1.03 x the floor).
+  // BDP be in flight (config.cpp says why).
   static constexpr double kSendBufferBdps = 0.7;
   // The advertised window covers one BDP with room to spare (config.cpp).
   static constexpr double kReceiveBufferBdps = 2.0;
   // While the rate still grows, the send buffer allows this many times the BDP measured so far
   // (the window doubles per round trip in slow start, and samples come about once a round trip):
   // room to grow without letting a startup overshoot (bbr's 2.89 gain) fill a one-BDP queue many
-  // times over, which a buffer sized from the congestion window did (geo, 1 MiB: 20 534 segments,
-  // 3 BDP in flight).
+  // times over, as a buffer sized from the congestion window does.
   // Below the stand-in rate (LONGPIPE_BANDWIDTH's default, 155 Mbit/s) the stand-in's BDP is used
-  // instead: a collective's 4 MiB bursts both ways never make a queue that shows the pipe full, so
-  // the growth size stayed, and 2 x 0.7 BDP requested (2.8 BDP in flight with the kernel's
-  // doubling) overfilled geo's one-BDP queue: TCP retransmissions, a switch to bbr, MPI_Allreduce
-  // of 64 KiB at 1.48 x the limit (0.7 x the stand-in: no retransmission, 1.03 x).
+  // instead: a collective's bursts both ways never make a queue that shows the pipe full, so the
+  // growth size would stay and overfill a one-BDP queue (retransmissions, a switch to bbr).
   static constexpr double kGrowthHeadroom = 2.0;
   // By default (LONGPIPE_BANDWIDTH unset) the buffers are the stand-in rate's, set before connect,
   // and a measured rate raises them only once it exceeds the stand-in by this factor. A send buffer
   // of 0.7 x the stand-in's BDP lets about 1.4 BDP be in flight (the kernel doubles it, and bulk
   // skbs carry little overhead), so on a faster path its samples pass the stand-in while it limits
-  // them (211 Mbit/s measured at 270 ms / 400 Mbit/s against 155), while a path at the stand-in's
-  // rate never shows it (geo's samples are payload: about 150 Mbit/s of 155). The margin keeps
-  // samples a little above the stand-in from growing the buffer on a path no faster than it, whose
-  // one-BDP queue a growth buffer could overfill.
+  // them, while a path at the stand-in's rate never shows it (samples count payload only). The
+  // margin keeps samples a little above the stand-in from growing the buffer on a path no faster
+  // than it, whose one-BDP queue a growth buffer could overfill.
   static constexpr double kStandInOvertake = 1.15;
   // BBR's full-pipe rule: the rate estimate grew by less than 25 % in 3 rounds of samples taken
   // while the sender was not application-limited.
@@ -64,15 +57,13 @@ struct PathTuning {
   static constexpr int kFullPipeRounds = 3;
   // ... and only rounds in which a queue shows (smoothed RTT at least this much above the minimum)
   // count: a burst of small messages that ends is not application-limited while it lasts, yet its
-  // rate stops growing for want of data, not of capacity (lp-perf's 1 KiB batches were taken for a
-  // full 4.8 Mbit/s pipe on a 400 Mbit/s link). A bottleneck that is really full queues.
+  // rate stops growing for want of data, not of capacity. A bottleneck that is really full queues.
   static constexpr double kQueueRttFactor = 1.25;
   // On paths of at least kManagedSendRtt the send buffer is ours from the first sample on, never
   // below this: the engine hands a connection up to 1 MiB at once (StreamScheduler's output
-  // high-water), and Linux's autotuning only grows a send buffer after a write found it full, so a
-  // burst larger than any before waited a round trip for it (100 x 1 KiB batches at 100 ms RTT).
-  // Below kManagedSendRtt that costs little and autotuning follows the window per ACK, faster
-  // than samples could.
+  // high-water), and Linux's autotuning only grows a send buffer after a write finds it full, so a
+  // burst larger than any before waits a round trip for it. Below kManagedSendRtt that costs
+  // little and autotuning follows the window per ACK, faster than samples could.
   static constexpr std::size_t kBurstSendBuffer = 1u << 20;
   static constexpr std::chrono::milliseconds kManagedSendRtt{50};
   // A warm-start entry is trusted only if the handshake's round trip lies within this fraction of
@@ -166,24 +157,20 @@ class PathEstimator {
   // How soon the driver should sample again (kMinSampleInterval .. kSampleInterval).
   std::chrono::milliseconds sample_interval() const;
   // Buffers wanted now: `current_send` / `current_receive` are the sizes requested so far (0 =
-  // kernel autotuning), `autotune_send` / `autotune_receive` what the kernel's autotuning reaches
-  // on its own (tcp_wmem / tcp_rmem maximum, in requested units). While the rate still grows a
-  // plan only raises a buffer beyond both (autotuning follows the window more closely than
-  // 500 ms samples can); once the pipe is full the send buffer settles at kSendBufferBdps x BDP.
-  // `stand_in_rate_bytes_per_second` (LONGPIPE_BANDWIDTH or its default; 0 = none): while the rate
-  // grows and has not passed it, the send buffer is kSendBufferBdps x the stand-in at the measured
-  // round trip, as before measurement, not kGrowthHeadroom x more (kGrowthHeadroom says why).
+  // kernel autotuning), `autotune_send` / `autotune_receive` what autotuning reaches on its own
+  // (tcp_wmem / tcp_rmem maximum, in requested units). While the rate still grows a plan only
+  // raises a buffer beyond both (autotuning follows the window more closely than 500 ms samples
+  // can); once the pipe is full the send buffer settles at kSendBufferBdps x BDP. While the rate
+  // grows below `stand_in_rate_bytes_per_second` (LONGPIPE_BANDWIDTH or its default; 0 = none)
+  // the send buffer is kSendBufferBdps x the stand-in at the measured round trip (kGrowthHeadroom).
   BufferPlan buffers(std::size_t current_send, std::size_t current_receive, std::size_t autotune_send = 0,
                      std::size_t autotune_receive = 0, double stand_in_rate_bytes_per_second = 0) const;
-  // The default mode's plan (LONGPIPE_BANDWIDTH unset): the sockets carry the stand-in's buffers
-  // (`stand_in_send` / `stand_in_receive`, set before connect), which stay a floor. Only once the
-  // measured sending rate passes kStandInOvertake x `stand_in_rate_bytes_per_second` is the send
-  // buffer raised as buffers() raises a measured one: kGrowthHeadroom x kSendBufferBdps x the BDP
-  // while the rate grows (raised only), kSendBufferBdps x BDP once the pipe is full; and only once
-  // the bytes received per round trip pass kStandInOvertake x the stand-in's BDP is the receive
-  // buffer raised, to kReceiveBufferBdps x them (raised only). Never below the stand-in's. A rate
-  // below the stand-in (MPI collectives' bursts, which fooled measured sizing into a 1 MiB send
-  // buffer) changes nothing.
+  // The default mode's plan (LONGPIPE_BANDWIDTH unset): the stand-in's buffers (`stand_in_send` /
+  // `stand_in_receive`, set before connect) stay a floor. The send buffer is raised as buffers()
+  // raises it only once the measured sending rate passes kStandInOvertake x the stand-in's rate;
+  // the receive buffer, to kReceiveBufferBdps x the bytes received per round trip, only once those
+  // pass kStandInOvertake x the stand-in's BDP (both raised only). A rate below the stand-in (MPI
+  // collectives' bursts) changes nothing.
   BufferPlan buffers_above_stand_in(std::size_t current_send, std::size_t current_receive, std::size_t stand_in_send,
                                     std::size_t stand_in_receive, double stand_in_rate_bytes_per_second) const;
   // The BDP the congestion fallback judges a slow-start exit by (tcp_socket.h): the measured one
@@ -219,8 +206,8 @@ class PathEstimator {
 bool validate_warm_start(const PathSnapshot& cached, std::chrono::microseconds handshake_rtt);
 
 // How long to hold a small write back so that more of a burst joins it in one segment: Linux
-// counts its congestion window in packets, so 100 small messages written one by one fill 100
-// slots of it (issue 11: a 27-packet window sent 100 small answers in two round trips). A write is
+// counts its congestion window in packets, so small messages written one by one fill one slot
+// each, and a burst of them can take several round trips. A write is
 // held only while data is in flight and the window is not full (Nagle's rule with a timer of 1 %
 // of the round trip instead of a whole round trip); nothing is held when nothing is in flight (a
 // lone message goes at once), when a full segment is waiting, or when the round trip is unknown.

@@ -1,8 +1,8 @@
 // FrameCipher: the AEAD that protects every frame after the handshake (OpenSSL libcrypto EVP).
 //
-// Each connection has two traffic keys, one per direction, derived with HKDF-SHA256 from the job
-// key and both handshake nonces (derive_traffic_keys), so no two connections, directions or
-// protection modes ever share a key. A frame is sealed as
+// Each connection has a traffic key per direction, by HKDF-SHA256 from the job key and both
+// handshake nonces (derive_traffic_keys): no two connections, directions or modes share a key.
+// A frame is sealed as
 //
 //   header (8 bytes, authenticated, in clear) | payload (encrypted in place) | tag [16]
 //

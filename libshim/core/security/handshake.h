@@ -11,16 +11,14 @@
 //             refuse_identity() (CLOSE(identity refused))
 //
 // Both traffic ciphers (sealer(), opener()) come from HKDF over the job key and both nonces, in
-// the stronger of the two sides' protections; they stay with the connection after the handshake.
-// The caller opens sealed frames (opener()) before on_frame() sees them, and starts expecting tags
-// once opener() exists. A wrong proof is answered with CLOSE(auth failed) and ends the handshake
-// (kRejected); a CLOSE from the peer ends it too. A frame the state does not expect throws
-// MalformedFrame.
+// the stronger of the two sides' protections, and stay with the connection. The caller opens
+// sealed frames (opener()) before on_frame() sees them, expecting tags once opener() exists. A
+// wrong proof is answered with CLOSE(auth failed) and ends the handshake (kRejected), as does the
+// peer's CLOSE. An unexpected frame throws MalformedFrame.
 //
-// The acceptor's carrier offer (carrier_choice.h) travels twice: in CHALLENGE, in clear, so that the
-// dialler can agree the carrier at once (its first DATA datagrams leave with its IDENTIFY), and in
-// its sealed IDENTIFY, the same byte. A dialler whose peer's IDENTIFY differs from its CHALLENGE
-// throws MalformedFrame: the clear byte was altered on the way.
+// The acceptor's carrier offer (carrier_choice.h) travels in clear in CHALLENGE, so the dialler
+// can agree the carrier at once, and again in its sealed IDENTIFY: a difference throws
+// MalformedFrame (the clear byte was altered on the way).
 #pragma once
 
 #include <chrono>

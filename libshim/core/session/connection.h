@@ -85,7 +85,7 @@ class Connection {
   bool flush_before_close = false;           // a CLOSE frame is waiting: write it before closing
   bool abort_on_close = false;               // close abruptly (a reset, for testing)
   bool writable_interest = false;            // the event loop watches for writability
-  Clock::time_point coalesce_until{};        // a small write held back until then (coalesce_delay)
+  Clock::time_point coalesce_until{};        // a small write held back to this time (coalesce_delay)
   bool read_paused = false;                  // not read while the receive queue is full
   std::unique_ptr<CarrierLink> link;         // null until the carrier opened it
   // Round trips of the handshake (path_estimator.h): when the frame (or SYN) that the peer answers

@@ -153,7 +153,7 @@ void Session::key_datagrams(Connection& connection, Clock::time_point now) {
   }
   // Our first dials' AUTH and IDENTIFY left together, and the peer answers each as it reads it:
   // one proven well before the sealer means the sealer's were lost (TCP re-sends them after its
-  // RTO, over a second on a long path), and the peer holds our datagrams unopened until then.
+  // RTO, over a second on a long path), and the peer holds our datagrams unopened meanwhile.
   if (&connection != sealing_ && sealing_->awaiting_peer_proof && connection.authenticated() && reseal_to_ == nullptr) {
     reseal_to_ = &connection;
     const auto round_trip = Clock::duration(path_.handshake_rtt().value_or(config_.rtt));

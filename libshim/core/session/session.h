@@ -51,8 +51,8 @@ class Session {
   PathEstimator& path() { return path_; }
   const PathEstimator& path() const { return path_; }
   // Whether both ends' carrier offers were compared (at the first connection). With
-  // LONGPIPE_CARRIER=auto the session takes no message into its ARQ before: until then it does not
-  // know whether they travel whole (TCP) or in datagram units.
+  // LONGPIPE_CARRIER=auto the session takes no message into its ARQ before: it does not know yet
+  // whether they travel whole (TCP) or in datagram units.
   bool carrier_agreed() const { return carrier_agreed_; }
   // What we offer the peer in each handshake (with auto, our judgement of the path is asked once,
   // by the endpoint, and kept: both ends must see the same offer on every connection).
@@ -66,34 +66,31 @@ class Session {
   bool tcp_certain() const;
   // Whether `connection` (ours, CHALLENGE answered) lets the ends' offers be compared now, before the
   // peer's proof and IDENTIFY: CHALLENGE carried the peer's offer, ours is decided, and they agree
-  // without an error (an error waits for the peer's IDENTIFY, as it did before CHALLENGE carried an
-  // offer, so that both ends report it alike), or were agreed on the same offer already. The
-  // session then sends its first DATA, over TCP or as datagrams, with its IDENTIFY (0.5-RTT data;
-  // libshim/README.md, "Security").
+  // without an error (an error waits for the peer's IDENTIFY, so that both ends report it alike),
+  // or were agreed on the same offer already. The session then sends its first DATA, over TCP or
+  // as datagrams, with its IDENTIFY (0.5-RTT data; libshim/README.md, "Security").
   bool may_agree_early(const Connection& connection) const;
   // auto decided datagrams at CHALLENGE on a path its cache did not know: the spill streams dialled
-  // with the first dials (in case it decided tcp) are not needed as streams. They are not closed
-  // at once: the first kKeyBackups of them whose CHALLENGE comes go on to AUTH and IDENTIFY as key
-  // backups (keep_as_key_backup), the others are closed as their CHALLENGE comes or once our
-  // datagrams' keys are proven (retire_key_backups). A spill stream whose CHALLENGE came first
-  // (`deciding`) stays: the session's own first dials lost a SYN or their CHALLENGE (a second or
-  // more to TCP's timers), and it carries the datagrams' keys (datagram_keys_connection) and the
-  // control frames as well as they would.
+  // with the first dials (in case of tcp) are not needed as streams. The first kKeyBackups of them
+  // whose CHALLENGE comes go on as key backups (keep_as_key_backup), the others close as their
+  // CHALLENGE comes or once our datagrams' keys are proven (retire_key_backups). A spill stream
+  // whose CHALLENGE came first (`deciding`) stays: the first dials lost a SYN or their CHALLENGE,
+  // and it carries the datagrams' keys and the control frames as well as they would.
   void forgo_spill_for_datagrams();
   // Why key backups: the peer opens our datagrams only under keys of a connection it proved (our
   // AUTH and IDENTIFY read). With two first dials, a lost AUTH on the sealing one and any lost
-  // segment of the other's handshake left the first flight unopened until TCP's timers re-sent
-  // them (a second or more on a long path, then the whole flight again): about one cold start
-  // in twenty-five at 5 % loss. A backup proven by the peer is a reseal target as a first dial is.
-  // One is enough against random loss, and keeps a session's connections within the peer's
-  // DatagramChannel::kMaxKeySets (two first dials, one backup, one the peer may dial).
+  // segment of the other's handshake leave the first flight unopened until TCP's timers re-send
+  // them (a second or more on a long path, then the whole flight again). A backup proven by the
+  // peer is a reseal target as a first dial is. One is enough against random loss, and keeps a
+  // session's connections within the peer's DatagramChannel::kMaxKeySets (two first dials, one
+  // backup, one the peer may dial).
   static constexpr std::size_t kKeyBackups = 1;
   // `spill`, a spill stream of ours, had its CHALLENGE after the session chose datagrams: whether
   // it goes on as a key backup. False: it is removed from the session here, to be closed.
   bool keep_as_key_backup(Connection& spill);
   // Once the peer proved the connection our datagrams are sealed under, the key backups and the
   // spill streams still in their handshake have nothing left to do: removed and returned, to be
-  // closed with CLOSE(duplicate) (the peer takes that for no loss). Empty until then.
+  // closed with CLOSE(duplicate) (the peer takes that for no loss). Empty before.
   std::vector<Connection*> retire_key_backups();
   // The peer's auto verdict on the path, from its offer (PathSnapshot::peer_verdict): 1 datagrams,
   // 0 tcp, -1 not heard (not agreed yet, or the peer was set to tcp or udp).

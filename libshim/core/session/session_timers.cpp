@@ -22,10 +22,8 @@ constexpr std::chrono::milliseconds kMinProbeInterval{250};
 constexpr int kProbeStartRoundTrips = 2;
 // A stall of the engine's own thread longer than this share of the probe interval restarts the
 // silence clock (Session::note_engine_stall): longer ones, plus the keep-alive spacing, could alone
-// exceed the silence threshold (a frozen host or process stopped for 3 s made both ends probe and
-// re-send a live path: core.engine-freeze). Ordinary late wake-ups on the loaded 2-core test
-// machine stayed at or below 138 ms (geo collectives benchmark, load up to 29), far below half of it
-// (1 s on geo).
+// exceed the silence threshold (a frozen or stopped process would make both ends probe and re-send
+// a live path: core.engine-freeze); ordinary late wake-ups on a loaded host stay far below it.
 constexpr int kStallToleranceDivisor = 2;
 
 }  // namespace
@@ -117,10 +115,9 @@ Session::TimeoutActions Session::handle_timeout(Clock::time_point now, bool read
     return actions;
   }
   // Streams established before a silence may be stuck behind TCP's backed-off retransmission
-  // timer (seconds to a minute after a long outage, in either direction, even once the other one
-  // flows again): probe the path with fresh connections per such stream, a new one every probe
-  // start interval, a few in progress at once; once one is up it replaces the suspect one (the
-  // others are abandoned) and everything unacknowledged goes again.
+  // timer (up to a minute after a long outage, even once the path flows again): probe with fresh
+  // connections per such stream, a new one every probe start interval, a few at once; the first
+  // up replaces the suspect one (the others are abandoned) and everything unacknowledged goes again.
   if (silent) {
     for (Connection* stream : streams_.streams()) {
       if (stream != nullptr) stream->suspect = true;

@@ -160,9 +160,8 @@ std::size_t StreamScheduler::held(const StreamWindow& window, std::size_t pendin
 
 double StreamScheduler::windows_to_send(const StreamWindow& window, std::size_t pending, std::size_t frame_bytes) {
   // A paced stream's room soon (window) is for frames that go now; one queued behind it waits
-  // for round trips of its whole window. Traced on geo, 64 KiB x 100: after the pings the spill
-  // streams, switched to bbr by the idle fallback with 600-770 segments each, counted 73 KB of
-  // room and took one frame a round trip each, while stream 1 slow-started: batches 2.5x, 1.65x.
+  // for round trips of its whole window: counted by its room alone, a paced spill stream with a
+  // large window takes a frame a round trip while other streams could carry it sooner.
   const std::size_t per_round_trip = window.round_trip_window != 0 ? window.round_trip_window : window.window;
   if (!window.known || per_round_trip == 0) return std::numeric_limits<double>::infinity();
   return static_cast<double>(held(window, pending) + frame_bytes) / static_cast<double>(per_round_trip);

@@ -1,26 +1,22 @@
 // StreamScheduler: a session's parallel streams (connections) and which one carries what. Pure.
 //
 //   - Slots: slot i holds stream i's established connection, or null, and our own attempts for
-//     it (a redial: one; probes of a silent path: a few at once, the first to get through wins).
-//     Our own LONGPIPE_STREAMS slots are redialled when empty; slots beyond them exist only while
-//     the peer keeps them up.
+//     it (a redial: one; probes of a silent path: a few at once, the first through wins). Our own
+//     LONGPIPE_STREAMS slots are redialled when empty; slots beyond exist while the peer keeps them.
 //   - Tie-break: when both ends dial one stream, both keep the connection dialled by the smaller
 //     endpoint string; between two dialled by one side, the newer wins.
 //   - Striping: DATA goes round robin over the streams whose output is below a high-water mark;
-//     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others. While
-//     some streams are suspect (Connection::suspect) and others not, DATA avoids the suspect ones.
+//     with LONGPIPE_SMALL_MESSAGE, small messages use stream 0 and large ones the others. DATA
+//     avoids suspect streams (Connection::suspect) while others are not.
 //   - Spill: slots from kFirstSpillStream on are spill streams, dialled with a new session's first
-//     streams (LONGPIPE_SPILL_STREAMS). A DATA frame goes on one only while the congestion window
-//     of the stream it would take is full for it and still below the path's bandwidth-delay
-//     product (a fresh connection's slow start), and only on one whose window takes the frame
-//     whole now; once the window covers the demand or the path, nothing spills and the streams
-//     carry what they did without spill streams. Order is the ARQ's: the receiver puts messages
-//     from any stream back in sequence, as it does for striping.
-//   - Large spill (LONGPIPE_SPILL_LARGE): a frame larger than an initial window fits no fresh
-//     window whole; it queues on the spill stream whose window gets it out in the fewest windows'
-//     time, if that beats its own stream. Either kind spills only while the spill streams' bytes
-//     plus the regular streams' flight stay within a budget of one judged BDP, so that ten slow
-//     starts side by side cannot put more in flight than the path and its queue hold.
+//     streams (LONGPIPE_SPILL_STREAMS). A DATA frame goes on one only while the window of the
+//     stream it would take is full for it and below the path's BDP (a fresh connection's slow
+//     start), and only on one whose window takes it whole now. The receiver's ARQ puts messages
+//     from any stream back in sequence.
+//   - Large spill (LONGPIPE_SPILL_LARGE): a frame larger than an initial window queues on the spill
+//     stream whose window gets it out soonest, if that beats its own stream. Either kind spills
+//     only while the spill streams' bytes plus the regular streams' flight stay within one judged
+//     BDP, so that ten slow starts side by side cannot overfill the path and its queue.
 #pragma once
 
 #include <algorithm>
@@ -47,13 +43,13 @@ class StreamScheduler {
   // A frame larger than this leaves whole in no fresh connection's first flight (Linux's initial
   // window, 10 segments of Ethernet's 1448-byte MSS): only such frames queue on a spill stream
   // behind its window. Smaller ones spill only into room found now: queued behind a window a
-  // 1 KiB frame waits a round trip it would not wait on its own stream (idle_restart.h's trace).
+  // 1 KiB frame waits a round trip it would not wait on its own stream (idle_restart.h).
   static constexpr std::size_t kLargeSpillFrame = 10 * 1448;
   // What the spill streams may hold (in flight, in their sockets, in our output) plus what the
   // regular streams have in flight, as a share of the judged BDP. One BDP: the emulated paths'
   // queue holds one BDP (netem/README.md; the usual router sizing rule, Villamizar & Song 1994),
-  // so one BDP in flight fills the pipe and at most that queue. Without a bound, 1 MiB frames on 9
-  // spill streams on geo retransmitted 36-1322 segments a run (libshim/README.md, "Large frames").
+  // so one BDP in flight fills the pipe and at most that queue; without a bound, large frames on
+  // all spill streams overfill it (libshim/README.md, "Large frames").
   static constexpr double kSpillBudgetBdpShare = 1.0;
 
   // `own_streams` is LONGPIPE_STREAMS; `small_message` LONGPIPE_SMALL_MESSAGE (0: striping);

@@ -1,5 +1,4 @@
-// Wire framing of LongPipe sessions (protocol version 5; 2 had no carrier offer in IDENTIFY, 4 none in
-// CHALLENGE). All integers are big-endian.
+// Wire framing of LongPipe sessions (kProtocolVersion). All integers are big-endian.
 //
 //   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload [| tag [16]]
 //   HELLO     client nonce [32] | stream index u8 | protection u8 | endpoint length u16 | endpoint
@@ -39,11 +38,8 @@
 namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
-// 3: IDENTIFY carries the carrier offer. 4: REPAIR datagrams (the datagram carrier's forward error
-// correction, tail_fec.h). 5: CHALLENGE carries the acceptor's carrier offer too. 6: ACK carries
-// the arrival times of what it acknowledges (AckArrivals). A peer of another version is refused at
-// its first frame with "protocol version N (this side speaks 6)": every process of a job runs one
-// LongPipe.
+// A peer of another version is refused at its first frame with "protocol version N (this side
+// speaks 6)": every process of a job runs one LongPipe, so no older version needs to be spoken.
 constexpr std::uint8_t kProtocolVersion = 6;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;

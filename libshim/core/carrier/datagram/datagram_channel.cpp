@@ -150,8 +150,8 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
   bool data_sent = false;  // this turn: an ACK owed goes with it
   while (outgoing_.size() < kMaxQueued && now >= pacer_.next_send_time()) {
     // A full window holds units back, not a tail's repairs: no ACK names them, so they were never
-    // in it, and behind a first flight that filled the initial window they waited for the next
-    // timer (40-140 ms on geo), the units they would have recovered re-sent meanwhile.
+    // in it, and behind a first flight that filled the initial window they would wait for the
+    // next timer while the units they recover are re-sent.
     const bool window_open = pacer_.window_open();
     if (!window_open && (arq.next_transmit_bytes() || (repairs_.empty() && !fec_sender_.owes_repairs(arq)))) break;
     auto frame = window_open ? arq.poll_transmit(now) : std::nullopt;
@@ -194,7 +194,7 @@ void DatagramChannel::pump(Arq& arq, ArqTime now) {
   if (!ack_may_go(arq, now)) return;
   std::optional<ArqAck> ack = arq.poll_ack(now);
   // An ACK owed but delayed (kDatagramAckDelay) goes now if this turn sends data anyway: a reply
-  // (lp-perf answers each message) would otherwise reach the peer before the ACK of what it
+  // would otherwise reach the peer before the ACK of what it
   // answers, and the peer's next burst would begin with the last one unacknowledged.
   if (!ack && data_sent && arq.ack_deadline()) ack = arq.make_ack();
   if (ack) send_ack(*ack);
@@ -259,8 +259,8 @@ std::optional<ArqTime> DatagramChannel::next_deadline(const Arq& arq, ArqTime no
   // A tail owed its repairs counts as something to send: the pump that finds the ARQ empty makes
   // them, and it may never come otherwise. When the application submits slower than the pacer
   // lets units go, each pump ends on the pacer's gap after one unit; after the last one nothing
-  // woke the channel until some other timer (~300 ms later on geo: the repairs arrived after the
-  // receiver's SACKs had already asked for the unit they would have recovered).
+  // else wakes the channel in time (the repairs would arrive after the receiver's SACKs asked for
+  // the unit they recover).
   const bool tail_owed = config_.datagram_fec && fec_sender_.owes_repairs(arq);
   const bool units_wait = arq.next_transmit_bytes().has_value();
   if (outgoing_.size() < kMaxQueued &&

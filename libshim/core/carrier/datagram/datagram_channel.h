@@ -1,31 +1,23 @@
 // DatagramChannel: a session's DATA and ACK path over the datagram (UDP) carrier. Pure: it
 // decides and seals; the driver (datagram_port.h) moves its datagrams through the UDP socket.
 //
-// A session on the datagram carrier keeps its TCP connections, the control connections (stream 0,
-// and those of its first dials that came up with it under auto): the handshakes that prove the
-// peer and yield the keys, keep-alives, CLOSE, and the dead-peer and silent-path logic, all
-// unchanged. Its messages travel as datagrams:
-//   - Fragments. A message (up to LONGPIPE_MAX_MESSAGE) is split into units of at most
-//     kDatagramUnit bytes, each one ARQ message of its own (flags byte | bytes; the last unit of a
-//     message is flagged), so a lost datagram costs one unit's retransmission, not the message's:
-//     carrying whole messages in fragments at the carrier would lose a 1 MiB message (750
-//     datagrams) to almost any loss rate. The receiving ARQ hands units out in order; the channel
-//     joins them back into messages. Units are balanced (a message of n units has n nearly equal
-//     ones), so none is shorter than a message trailer.
-//   - The ARQ runs in datagram mode (arq.h: RTO, SACK, fast retransmit); the ARQ's windows count
-//     units (arq_config_from).
+// The session keeps its TCP control connections (stream 0, and its first dials under auto) for
+// the handshakes, keys, keep-alives, CLOSE and the dead-peer and silent-path logic. Its messages
+// travel as datagrams:
+//   - Fragments: a message is split into balanced units of at most kDatagramUnit bytes (none
+//     shorter than a message trailer), each one ARQ message (flags byte | bytes; the last unit
+//     flagged), so a loss costs one unit's re-send, not a 1 MiB message's. The receiver joins them.
+//   - The ARQ runs in datagram mode (arq.h); its windows count units (arq_config_from).
 //   - Pacing: a DatagramPacer decides when the next DATA datagram may leave; ACKs are not paced
 //     (one per kDatagramAckEvery units or kDatagramAckDelay, at once for a new or filled hole, and
 //     at most one per batch of datagrams read, so they are few).
-//   - Repairs (LONGPIPE_DATAGRAM_FEC, tail_fec.h): when the ARQ has no new unit left to send, the
-//     channel sends repair datagrams over the units of the last round trip, paced after the ARQ's
-//     own datagrams; received ones recover lost units, which the ARQ takes as received.
+//   - Repairs (LONGPIPE_DATAGRAM_FEC, tail_fec.h): when the ARQ has no new unit left, repair
+//     datagrams over the last round trip's units follow the ARQ's own; they recover lost units.
 //   - Keys: each of the session's connections gives a DatagramCrypto (add_keys); datagrams are
-//     sealed under one (seal_with: the session chooses) and opened under any, so that the ends need
-//     not agree on which connection keys them: a session's first dials race, and either end may
-//     authenticate the other's connections in any order (libshim/README.md, "A lost handshake
-//     segment"). Datagrams sealed under keys the peer does not hold (yet) are refused there and
-//     re-sent by the ARQ, which the session's carrier_reset() re-sends anyway.
+//     sealed under one (seal_with) and opened under any, since a session's first dials race and
+//     either end may authenticate them in any order (libshim/README.md, "A lost handshake
+//     segment"). Datagrams sealed under keys the peer does not hold yet are refused there and
+//     re-sent by the ARQ.
 #pragma once
 
 #include <cstdint>
@@ -61,9 +53,8 @@ class DatagramChannel {
   static constexpr std::size_t kIpUdpOverhead = 28;
   // An ACK of more than one datagram (more holes than kDatagramSackRanges) waits until this many
   // DATA datagrams per ACK datagram arrived since the last ACK, or kMultiAckWait passed since it
-  // was due. Sent once per read turn, such ACKs filled geo's return path at 5 % loss (~350 holes:
-  // five datagrams each, 8-13 thousand ACK datagrams/s, ~130 Mbit/s of 155); their queue read as
-  // a standing queue and the pacer backed off (libshim/README.md, "Goodput through random loss").
+  // was due: sent once per read turn, a lossy path's many-hole ACKs fill the return path, which
+  // the pacer reads as a standing queue (libshim/README.md, "Goodput through random loss").
   static constexpr std::size_t kDatagramsPerAckPart = 4;
   static constexpr ArqDuration kMultiAckWait{2000};
 
@@ -81,8 +72,7 @@ class DatagramChannel {
   // the ARQ's carrier_reset() sends it again.
   bool seal_with(std::uint64_t owner);
   // After a seal_with because the peer could not open what we sealed (it never proved those keys):
-  // everything unacknowledged goes again as a first flight would (Arq::resend_unread), its tail
-  // with repairs, which the unread ones did not give it.
+  // everything unacknowledged goes again as a first flight would (Arq::resend_unread), with repairs.
   void resend_unread(Arq& arq, ArqTime now);
   static constexpr std::size_t kMaxKeySets = 4;
   bool keyed() const { return sealing_ != nullptr; }
@@ -122,7 +112,7 @@ class DatagramChannel {
   bool warm_start_offered() const { return warm_start_offered_; }
   // What the session learnt of the path, for the warm-start cache: the pacer's measurements (its
   // rate once start-up was over, or a confirmed seed's while it has none of its own; its minimum
-  // RTT; its loss without a queue), never the control connection's (2.7 KB/s on geo). Nothing
+  // RTT; its loss without a queue), never the control connection's (a few KB/s). Nothing
   // without a rate: a session of small bursts measures the application, not the path.
   std::optional<PathSnapshot> path_snapshot() const;
 

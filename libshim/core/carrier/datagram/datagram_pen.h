@@ -2,13 +2,11 @@
 // Pure: the caller passes the time (datagram_port.h does the I/O).
 //
 // A dialler on the datagram carrier sends its first DATA datagrams with its AUTH and IDENTIFY
-// (libshim/README.md, "Datagrams as 0.5-RTT data"). They travel on another socket than the
-// IDENTIFY, so the acceptor may read them first (the order within one turn of its event loop, or a
-// lost IDENTIFY segment that TCP re-sends): its session has no keys for them yet. Such a datagram,
-// from the address of a connection still in its handshake, waits here until that session's keys
-// are installed (its IDENTIFY accepted), then goes to it in arrival order. Anybody can send a
-// datagram from any address, so the pen is small and short-lived: what does not fit, or waits too
-// long, is dropped and counted (the dialler's ARQ re-sends it); nothing is ever closed for it.
+// (libshim/README.md, "Datagrams as 0.5-RTT data"), on another socket, so the acceptor may read
+// them before the IDENTIFY that brings their keys. Such a datagram, from the address of a
+// connection still in its handshake, waits here until that session's keys are installed, then goes
+// to it in arrival order. Anybody can send a datagram, so the pen is small and short-lived: what
+// does not fit, or waits too long, is dropped and counted (the dialler's ARQ re-sends it).
 #pragma once
 
 #include <chrono>
@@ -32,7 +30,7 @@ class DatagramPen {
   static constexpr std::size_t kMaxBytes = kMaxDatagrams * 1472;
   // A datagram travels with the IDENTIFY it overtook: it waits for one turn of the acceptor's loop,
   // or for TCP to re-send a lost IDENTIFY segment (its minimum RTO of 200 ms plus the round trip:
-  // 740 ms on geo). Longer and the ARQ's own re-send comes as soon.
+  // 740 ms at 540 ms). Longer and the ARQ's own re-send comes as soon.
   static constexpr Clock::duration kHoldTime = std::chrono::milliseconds(1000);
 
   struct Counters {

@@ -7,7 +7,7 @@ namespace lp {
 namespace {
 
 constexpr std::byte kMagic0{'L'}, kMagic1{'D'};
-constexpr std::uint8_t kDatagramVersion = 2;  // 2: REPAIR datagrams (protocol 4)
+constexpr std::uint8_t kDatagramVersion = 2;
 // No frame inside a datagram is longer (the UDP maximum).
 constexpr std::size_t kMaxFramePayload = 65536;
 

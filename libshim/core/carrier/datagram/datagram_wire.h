@@ -2,19 +2,17 @@
 //
 //   magic "LD" | version u8 | reserved u8 | sequence u64 | frame (header 8 | payload | tag 16)
 //
-// The frame is a DATA, ACK or REPAIR frame of wire_frame.h, sealed with AES-256-GCM as TCP frames are
-// (frame_cipher.h, header authenticated, payload encrypted), but the nonce is the datagram's own
-// sequence number, carried in clear: a changed sequence opens under another nonce and fails. The
-// reserved byte is written as 0 and read by nobody, so it is not authenticated: a version that
-// gives it a meaning must bring it under the tag (or the check of magic and version).
-// Datagrams are lost, reordered and duplicated, so the receiver checks each one on its own, and a
-// ReplayWindow refuses any sequence seen before. A malformed, unauthentic or replayed datagram is
-// dropped and counted; it never closes anything (anyone can send a datagram).
+// The frame is a DATA, ACK or REPAIR frame of wire_frame.h, sealed with AES-256-GCM as TCP frames
+// are (frame_cipher.h), but the nonce is the datagram's own sequence number, carried in clear: a
+// changed sequence opens under another nonce and fails. The reserved byte is written as 0 and read
+// by nobody, so it is not authenticated (giving it a meaning means bringing it under the tag).
+// Datagrams are lost, reordered and duplicated, so each is checked on its own, and a ReplayWindow
+// refuses any sequence seen before. A malformed, unauthentic or replayed datagram is dropped and
+// counted; it never closes anything (anyone can send a datagram).
 //
-// Keys: per connection, per direction, derived with HKDF from the connection's traffic keys
-// (derive_datagram_keys, frame_cipher.h; handshake.h keeps them); a session's channel seals under
-// one connection's and opens under any of its connections' (datagram_channel.h). Never a nonce
-// reused under a key (the sequence starts at 0 with each key pair and never wraps: 2^64 datagrams).
+// Keys: per connection and direction, by HKDF from the connection's traffic keys (frame_cipher.h,
+// derive_datagram_keys); a channel seals under one connection's and opens under any of them. No
+// nonce is reused under a key (the sequence starts at 0 per key pair and never wraps: 2^64).
 #pragma once
 
 #include <array>
@@ -45,28 +43,27 @@ constexpr std::size_t kDatagramUnit = 1400;
 constexpr std::uint32_t kDatagramSackRanges = 80;
 constexpr std::uint32_t kDatagramAckParts = 8;
 // The datagram ARQ's RTO is at least SRTT + this (ArqConfig::min_rto_margin; Linux's rto_min):
-// with RFC 6298's own margin (4 x RTTVAR, ~8 ms on geo) an ACK delayed by a loaded receiver fired
-// a timeout at the start of most 100 MiB batches on geo-lossy, and ~5000 datagrams in flight went
-// again (libshim/README.md, "Goodput through random loss").
+// with RFC 6298's own margin (4 x RTTVAR, a few ms on a steady long path) an ACK delayed by a
+// loaded receiver fires a timeout and everything in flight goes again (libshim/README.md,
+// "Goodput through random loss").
 constexpr std::chrono::milliseconds kDatagramRtoMargin{200};
 // The receiver's ACKs (ArqConfig::ack_every_messages, ack_delay, ack_new_holes_only): one per
 // this many DATA units, or this long after the first unacknowledged one, whichever comes first; at
 // once for a unit that opens or fills a hole, or repeats one (QUIC's rule, RFC 9000 13.2.1). One
-// ACK per read turn was one per datagram for a receiver woken per datagram, and with 1 % loss on
-// geo (a hole open nearly always) one per datagram even in larger turns: ~8200 wake-ups/s of the
+// ACK per read turn is one per datagram for a receiver woken per datagram, and on a lossy path (a
+// hole open nearly always) one per datagram even in larger turns: thousands of wake-ups/s of the
 // sender's thread, each waiting for a CPU on a loaded host (libshim/README.md, "Fewer ACKs").
-//   - 4 units: chosen when the start-up jump's 64-datagram train (pacer_tuning.h) was timed
-//     by its ACKs and needed 8 of them, none covering more than a quarter of it; since the ACKs
-//     report arrival times (protocol 6) any number measures it. Fast retransmit (3 ACKs of
-//     evidence) follows a hole after ~9 units instead of 3 (~0.7 ms at 155 Mbit/s).
+//   - 4 units: the ACKs report arrival times, so any number of them times the start-up jump's
+//     train (pacer_tuning.h). Fast retransmit (3 ACKs of evidence) follows a hole after ~9 units
+//     instead of 3 (~0.7 ms at 155 Mbit/s).
 //   - 1 ms: the sender's pacing already works at millisecond resolution (kPacingSlack); below
 //     ~50 Mbit/s it decides, bounding ACKs to ~1000/s, and adds at most 1 ms to an RTT sample
 //     (the pacer's minimum RTT comes from the undelayed ones; the RTO's margin is 200 ms).
 constexpr std::uint32_t kDatagramAckEvery = 4;
 constexpr std::chrono::milliseconds kDatagramAckDelay{1};
 // Copies of each re-send made while no new unit waits (ArqConfig::tail_copies): at 5 % loss the
-// last round trip's ~350 re-sends on geo then lose 0.04 units on average instead of 17 (3 copies)
-// or 0.9 (2), each of which costs the burst one more round trip.
+// chance that all 3 copies are lost is ~1e-4, against 5 % for one, and each lost one costs the
+// burst one more round trip.
 constexpr std::uint32_t kDatagramTailCopies = 3;
 
 // Sequences seen recently: refuses duplicates and replays of authentic datagrams, and anything

@@ -4,19 +4,17 @@
 // Why the tail: a unit lost while new units still flow is found by the ACKs of later units and
 // re-sent while the burst goes on, at no cost in time. A unit lost in the burst's last round trip
 // is found only when those ACKs come back, after the last new unit left: its re-send arrives one
-// more round trip late (0.54 s of a 100 MiB batch's ~6 s on geo at 155 Mbit/s: the gap between
-// ~85 % and issue 11's 90 % at 1 % loss). So when the sender runs out of new units, it sends repair
-// symbols (erasure_code.h) over the units first sent in the last round trip; the receiver recovers
-// what those lost with them, half a round trip after they left, and acknowledges the recovered
-// units as received ones. A repair that is itself lost is one fewer symbol: a block decodes while
-// no more of its units and repairs are lost than it has repairs, and a block that cannot decode
-// costs what it cost before (the ARQ re-sends its units).
+// more round trip late, a large share of a transfer on a long lossy path. So when the sender runs
+// out of new units, it sends repair symbols (erasure_code.h) over the units first sent in the last
+// round trip; the receiver recovers what those lost with them, half a round trip after they left,
+// and acknowledges the recovered units as received ones. A repair that is itself lost is one fewer
+// symbol: a block decodes while no more of its units and repairs are lost than it has repairs, and
+// a block that cannot decode costs no more than without repairs (the ARQ re-sends its units).
 //
 // Symbols: length u16 | unit | zero padding, every symbol of a block as long as its longest unit's.
-// Blocks: the units of the tail in sequence order, split into near-equal blocks of at most
-// kMaxBlockUnits; each gets as many repairs as keep its chance of losing more than that below
-// kTailFailure / blocks (a tail under kFullShareUnits: its share of it) at the estimated loss rate
-// (x kLossMargin, loss_estimate()). At a loss rate of 0, none.
+// Blocks: the tail's units in sequence order, in near-equal blocks of at most kMaxBlockUnits; each
+// gets the repairs that keep its chance of losing more below kTailFailure / blocks (a tail under
+// kFullShareUnits: its share) at the estimated loss x kLossMargin (loss_estimate()); none at 0.
 #pragma once
 
 #include <algorithm>
@@ -43,13 +41,12 @@ struct RepairSymbol {
 class TailFecSender {
  public:
   // Units per block. Encoding costs units x repairs x bytes and a block's repairs share out its
-  // losses better the larger it is: 200 needs 324 repairs for geo's 7100-unit tail at 1 % loss
-  // (36 blocks), 972 at 5 % (128: 392 and 1120; 64: 666 and 1554), and leaves the code room for
-  // 55 repairs per block (k + repairs <= 255).
+  // losses better the larger it is; 200 leaves the code room for 55 repairs per block
+  // (k + repairs <= 255).
   static constexpr std::size_t kMaxBlockUnits = 200;
   // The tail: units first sent this long before (x the minimum RTT), still held by the sender
   // (unacknowledged: the ACKs of units sent earlier have come back), at most kMaxTailUnits of
-  // them (~23 MB; geo's round trip at 155 Mbit/s is ~7100 units), newest first.
+  // them (~23 MB; a 540 ms round trip at 155 Mbit/s is ~7100 units), newest first.
   static constexpr double kTailRoundTrips = 1.25;
   static constexpr std::size_t kMaxTailUnits = 16384;
   // The chance that some block of a tail cannot decode: 2 %, at the loss rate x kLossMargin (the
@@ -57,38 +54,32 @@ class TailFecSender {
   static constexpr double kTailFailure = 0.02;
   static constexpr double kLossMargin = 1.25;
   // A tail of fewer units gets that share of kTailFailure: an application that answers each
-  // message with one (lp-perf's acknowledgements) makes a tail of every answer, and one answer
-  // in a hundred not recovered costs the batch a round trip. At 5 % loss a one-unit tail gets
-  // three copies (one let 0.4 % of answers through: a third of the batches a round trip late).
+  // message with one makes a tail of every answer, and one answer in a hundred not recovered costs
+  // the batch a round trip. At 5 % loss a one-unit tail gets three copies.
   static constexpr double kFullShareUnits = 100;
 
   // Repairs for a block of `units` at `loss` (0..1): the fewest with P(more lost of units + repairs
   // than repairs) <= `failure`; 0 at no loss; at most what the code allows.
   static std::size_t repairs_for(std::size_t units, double loss, double failure);
 
-  // Until the pacer knows the path's loss (DatagramPacer::loss_ppm: 5000 datagrams sent without a
-  // queue; -1 before), the share of transmissions an ACK showed missing (ArqStats::
-  // messages_seen_missing) among those ACKs told of (missing or acknowledged: units in flight are
-  // no evidence), from a prior of kPriorLoss worth kPriorTransmissions: a new session's
-  // first tails get repairs too (lp-perf's answering end sends one-unit messages, and one of them
-  // lost costs its batch a round trip), and a loss-free path's evidence outweighs it soon. Not the
-  // fast re-sends: the units repairs recovered are seldom re-sent, and counting only those sized
-  // the repairs for what the repairs had left (at 2 % loss, 4 for 100 units; every fourth batch
-  // of lp-perf's 100 x 1 KiB a round trip late).
+  // Until the pacer knows the path's loss (DatagramPacer::loss_ppm; -1 before), the share of
+  // transmissions ACKs showed missing (ArqStats::messages_seen_missing) among those they told of
+  // (units in flight are no evidence), from a prior of kPriorLoss worth kPriorTransmissions: a new
+  // session's first tails get repairs too (a lost one-unit answer costs its batch a round trip),
+  // and a loss-free path's evidence outweighs it soon. Not the fast re-sends: the units repairs
+  // recovered are seldom re-sent, so those would size repairs for what the repairs left.
   static constexpr double kPriorLoss = 0.02;
   static constexpr double kPriorTransmissions = 50;
   // On a path the warm-start cache knows to lose more than kPriorLoss (validated by the handshake's
   // round trip), the prior is the loss measured there, worth this many transmissions: a session of
-  // small messages (100 units a batch) sizes its first batches' repairs for the path's loss rather
-  // than learn it batch by batch, late. Only ever higher than kPriorLoss: the cached loss is a
-  // pacer's re-sends without a queue (repairs leave out what they recovered: 2.2 % measured on a
-  // 5 % link) or TCP's, a floor of the path's loss, not proof that it loses nothing.
+  // small messages sizes its first batches' repairs for the path's loss rather than learn it batch
+  // by batch, late. Only ever higher than kPriorLoss: the cached loss is a pacer's re-sends without
+  // a queue (which leave out what repairs recovered) or TCP's, a floor of the path's loss.
   static constexpr double kKnownPriorTransmissions = 200;
   // The path's loss towards us (ArqStats::messages_skipped over the units received) counts too,
-  // once this many units came: an end that answers each message with one (lp-perf's server)
-  // had its repairs sized from its own ACKs' evidence, which its repairs' success hid (the peer
-  // acknowledges recovered units as received, no hole shown): at 5 % loss its estimate fell, a
-  // tail of 76 answers got 4 repairs, and one batch in six was a round trip late. Paths lose
+  // once this many units came: an end that answers each message with one would size its repairs
+  // from its own ACKs' evidence, which its repairs' success hides (the peer acknowledges recovered
+  // units as received, no hole shown), so its estimate falls and its tails go short. Paths lose
   // much alike both ways; where they do not, the larger is the safe side (repairs cost bytes).
   static constexpr double kMinReceivedEvidence = 100;
   // The loss rate (0..1) to size repairs for; `known_loss_ppm`: the cache's (-1: none).

@@ -1,10 +1,7 @@
 // Linux's slow start after idle, predicted (pure). tcp_cwnd_restart() shrinks the congestion window
 // of a connection whose last data left more than one RTO ago, on its next write, and TCP_INFO
-// shows the old window until that write. The spill decision (stream_scheduler.h) must judge a
-// stream by the window its write will find: measured at 50 ms one-way, 155 Mbit/s, lp-perf 1 KiB
-// x 100, the spill streams idled 448 ms (RTO 304 ms) through the pings after the cold batch,
-// TCP_INFO said 20 segments, 28 KB went on each of three of them, the write cut their windows to
-// 10 and half of each waited a round trip: the first warm batch took 1.90x the floor.
+// shows the old window until that write. The spill decision (stream_scheduler.h) judges a stream
+// by the window its write will find: else an idle stream gets more than it sends in a round trip.
 // Not for congestion controls with their own cong_control (bbr): the kernel skips them.
 #pragma once
 
@@ -40,12 +37,9 @@ struct TcpWindowSample {
 
 // The share of a round trip within which a paced stream's room is counted: the rest of a burst
 // waits for its pacing, up to a round trip (bbr paces an application-limited burst at the rate it
-// measured from earlier bursts of the same size). Measured at 50 ms one way / 155 Mbit/s, lp-perf
-// 1 KiB x 100 with a pause of 1 s before every batch (stream 0 switched to bbr by the idle
-// fallback): 45 KB given to stream 0's window while four spill streams stayed unused, batches
-// 1.11-1.67x. What leaves within 1/32 of a round trip adds at most 3 % to a one-round-trip batch
-// (1/16, in a version that also set bbr up anew, read 1.04-1.06x on geo); the rest goes to spill
-// streams while they have room.
+// measured from earlier bursts of the same size), so a whole window's room would give a stream
+// more than it sends while spill streams stay unused. What leaves within 1/32 of a round trip adds
+// at most 3 % to a one-round-trip batch; the rest goes to spill streams while they have room.
 inline constexpr double kPacedRoomRttShare = 1.0 / 32;
 
 // The window the stream's next write will find: TCP_INFO's, or the restarted one when that write
@@ -65,21 +59,18 @@ std::uint64_t bbr_initial_pacing_rate(std::uint32_t cwnd_segments, std::uint32_t
 // Whether congestion control `congestion` paces every write itself (bbr asks the kernel to).
 bool congestion_paces_itself(const std::string& congestion);
 
-// LONGPIPE_CONGESTION's "auto" (the large-message stream's default): the congestion control it
-// stands for on this host. cubic when the host keeps a window across idle
-// (tcp_slow_start_after_idle = 0) and the engine fixes the send buffer (so the buffer, not a loss,
-// bounds what cubic keeps in flight: about 1.4 x the stand-in's BDP); bbr otherwise (cubic would
-// restart slow start after every pause, or fill the path's queue until it loses). Why not bbr
-// always: its ProbeRTT drains the stream to 4 segments for 200 ms and a round trip every 10 s, and
-// one that falls inside a warm batch costs it about 0.2 x (measured on geo and at 270 ms / 400
-// Mbit/s, libshim/README.md "Large messages on paced cubic"). A name other than "auto" stands.
+// LONGPIPE_CONGESTION's "auto" (the large-message stream's default) on this host: cubic when the
+// host keeps a window across idle (tcp_slow_start_after_idle = 0) and the engine fixes the send
+// buffer (so the buffer, not a loss, bounds cubic's flight: about 1.4 x the stand-in's BDP); bbr
+// otherwise (cubic would restart slow start after every pause, or fill the queue until it loses).
+// Not bbr always: its ProbeRTT (4 segments for 200 ms and a round trip, every 10 s) delays the
+// batch it falls in (libshim/README.md "Large messages on paced cubic"). Other names stand.
 inline constexpr const char* kAutoCongestion = "auto";
 std::string resolve_congestion(const std::string& configured, bool host_restarts_idle, bool send_buffer_fixed);
 // Whether a stream of large frames on `congestion` needs the kernel's pacing (SO_MAX_PACING_RATE):
-// one that does not pace itself sends a whole window at once when a burst follows a pause, and at
-// geo a window of one BDP overflows a one-BDP bottleneck queue (cubic: 575-711 segments lost at the
-// start of a warm batch, batches 1.04-1.21x; paced, none lost, 1.03-1.04x). Small frames stay
-// unpaced: a burst that fits the window should leave at once (config.h).
+// one that does not pace itself sends a whole window at once when a burst follows a pause, and a
+// window of one BDP overflows a one-BDP bottleneck queue; paced, it loses nothing. Small frames
+// stay unpaced: a burst that fits the window should leave at once (config.h).
 bool large_frames_need_pacing(const std::string& congestion, bool small_frames);
 
 }  // namespace lp

@@ -19,8 +19,7 @@ namespace {
 constexpr std::size_t kReadChunk = 256u << 10;
 // bbr's window is its cwnd_gain (2) times its BDP estimate while it paces at 1x its bandwidth
 // estimate: per round trip it sends about half its window, and the spill decision weighs streams by
-// what they send per round trip. Measured on geo, 64 KiB x 100, spill streams on bbr after an idle
-// restart: warm batches 3-5 at 1.02-1.04x with the half, 1.13-1.26x with the whole window.
+// what they send per round trip (weighed by the whole window, a bbr spill stream is given too much).
 constexpr std::size_t kBbrWindowPerRoundTrip = 2;
 // One recv() of bytes an exiting engine drops unread (discard_input): small enough for the stack.
 constexpr std::size_t kDiscardChunk = 16u << 10;
@@ -135,8 +134,8 @@ class TcpLink : public CarrierLink {
   }
   void set_path_bdp(std::size_t bytes) override { tuning_.path_bdp_bytes = bytes; }
   void keep_grown_window() override {
-    // Measured on geo, 64 KiB x 100: with the spill streams restarted at 10 segments after the
-    // pings between batches, warm batches took 2.01x and 1.45x the floor (1.02x without spilling).
+    // A spill stream restarted at 10 segments after a pause between bursts carries little of the
+    // next one: its grown window is worth keeping, as a stream's is.
     tuning_.spill_stream = false;
     fall_back_if_unsuited(fd_.get(), tuning_);  // as the next write would, before the window is read
   }

@@ -21,20 +21,15 @@ namespace {
 // Back-to-back bursts pause about one RTT, well below Linux's RTO (>= RTT + 200 ms).
 constexpr std::uint32_t kIdleRestartMarginMs = 100;
 // fall_back_if_unsuited() takes a slow start that ended without a loss below this share of the
-// path's bandwidth-delay product for a false exit, and restarts it. cubic's HyStart ends slow start
-// when ACKs come late or spread out, and traffic in the other direction does exactly that: ACKs
-// queue behind the peer's own data. Measured on geo (one rank per site, MPI_Allreduce of 4 MiB right
-// after a series of 4 MiB MPI_Bcast from the other site): slow start ended at 553 segments (0.8 MB
-// of a 10 MB BDP) and cubic's growth at 540 ms then took 14 s to reach 1700 segments, so every
-// 4 MiB took two round trips (1270 ms per call; 497 ms with HyStart off). Below half the BDP a
-// slow start cannot overfill the path, so nothing is lost by going on; a real exit near the BDP
-// stands. Switching to bbr instead gave 710 ms per call (bbr paces a burst after a pause).
+// path's BDP for a false exit, and restarts it: cubic's HyStart ends slow start when ACKs come late
+// or spread out, as they do behind the peer's own data, and cubic's growth from a small window at
+// a long RTT takes many seconds to reach the BDP. Below half the BDP a slow start cannot overfill
+// the path; a real exit near the BDP stands. A restart beats a switch to bbr (which paces a burst
+// after a pause).
 constexpr double kFalseSlowStartExitBdpShare = 0.5;
 // The same for a stream the kernel paces (tcp_socket.h, pace_large_frames): its slow start sends at
 // 2 x window per RTT, not in bursts, and its send buffer bounds its flight, so an exit below the
-// whole BDP is a false one too. Measured on geo, tuned hosts, 1 MiB x 100 on paced cubic: HyStart
-// ended the cold batch's slow start at 3638-3842 segments (just above half the BDP) in 4 of 11 runs,
-// and those cold batches took 1.99-2.04x the floor against 1.78x.
+// whole BDP is a false one too (HyStart can end it just above half the BDP).
 constexpr double kPacedFalseSlowStartExitBdpShare = 1.0;
 
 // Linux doubles SO_SNDBUF/SO_RCVBUF values for bookkeeping overhead and reports the doubled value.
@@ -133,9 +128,8 @@ namespace {
 // the first, down to the initial window, and keeps ssthresh at 3/4 of the old window or more. A
 // window that is still half a BDP or more after that sends any burst of up to that size at once,
 // and regrows to the old one in a round trip of slow start: cheaper than bbr, which paces a burst
-// after a pause at its bandwidth estimate (measured on geo, MPI_Allreduce of 4 MiB, 4 ranks per site:
-// 660-720 ms per call after an idle switch to bbr, 500-510 ms on cubic, limit 486 ms). A small
-// window (a 1 KiB workload's) does not survive: there the switch is the better deal (config.h).
+// after a pause at its bandwidth estimate. A small window (a 1 KiB workload's) does not survive:
+// there the switch is the better deal (config.h).
 bool window_survives_idle_restart(const tcp_info& info, const SocketTuning& tuning) {
   if (tuning.path_bdp_bytes == 0 || info.tcpi_rto == 0) return false;  // nothing to judge by: switch
   const std::uint32_t window = window_after_idle(
@@ -151,10 +145,9 @@ CongestionVerdict judge_congestion(const tcp_info& info, const SocketTuning& tun
     return {CongestionRemedy::kFallBack, std::to_string(info.tcpi_total_retrans) + " retransmission(s)"};
   }
   // A spill stream only ever carries what fits its window at once: an idle restart's initial window
-  // is what it is for, and bbr would pace those bursts over a round trip (measured on geo, 1 KiB x
-  // 100: warm batches 1.16-1.52 x with spill streams switched to bbr after 2 s idle). An idle
-  // restart only shrinks a window above the initial one: a connection that has not grown past it
-  // (e.g. idle right after its handshake) loses nothing and keeps its congestion control.
+  // is what it is for, and bbr would pace those bursts over a round trip. An idle restart only
+  // shrinks a window above the initial one: a connection that has not grown past it (e.g. idle
+  // right after its handshake) loses nothing and keeps its congestion control.
   // On a host that keeps windows across idle (tcp_slow_start_after_idle = 0) no restart is coming.
   if (tuning.host_restarts_idle && !tuning.spill_stream && info.tcpi_unacked == 0 &&
       info.tcpi_snd_cwnd > kLinuxInitialWindow &&
@@ -237,12 +230,10 @@ void resize_socket_buffers(int fd, std::size_t send, std::size_t receive, Socket
     if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &value, sizeof value) != 0) {
       ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &value, sizeof value);
     }
-    // A larger buffer alone does not widen the advertised window: Linux fixed the window clamp
-    // from the buffer of the moment the connection was set up (tcp_init_buffer_space), and only
-    // its autotuning moves it. Measured at 270 ms / 400 Mbit/s: a receive buffer raised from 21 to
-    // 53 MB left the window at 26.2 MB, the sender limited by it 16-20 % of the time. So the clamp
-    // is raised to the requested size too (the window the kernel's doubled buffer backs); never
-    // lowered here, and the window scale announced in the SYN still bounds it.
+    // A larger buffer alone does not widen the advertised window: Linux fixes the window clamp
+    // from the buffer at set-up (tcp_init_buffer_space) and only its autotuning moves it. So the
+    // clamp is raised to the requested size too (the window the kernel's doubled buffer backs);
+    // never lowered here, and the window scale announced in the SYN still bounds it.
     int clamp = 0;
     socklen_t clamp_length = sizeof clamp;
     if (::getsockopt(fd, IPPROTO_TCP, TCP_WINDOW_CLAMP, &clamp, &clamp_length) == 0 && clamp < value) {

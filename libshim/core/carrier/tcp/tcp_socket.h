@@ -6,10 +6,8 @@
 //     the cap is reported (PLATFORM.md: 4 MiB here).
 //   - TCP_NODELAY: a message is sent when handed over, not after Nagle's wait.
 //   - TCP_CONGESTION per stream (LONGPIPE_CONGESTION): by default cubic for the small-message
-//     stream (no pacing: a burst leaves at once) and "auto" for the large-message stream: cubic
-//     paced by the kernel where the host keeps windows across idle and the send buffer is fixed,
-//     else bbr (no slow-start restart after idle, tolerant of random loss); config.h says why.
-//     Falls back to the system default, with a note.
+//     stream (a burst leaves at once) and "auto" for the large-message one (idle_restart.h);
+//     config.h says why. Falls back to the system default, with a note.
 //   - TCP Fast Open (LONGPIPE_FAST_OPEN): HELLO rides in the SYN to a host that gave a cookie before.
 //   - TCP_QUICKACK is not sticky in Linux: re-armed after every read to keep delayed ACKs off.
 #pragma once
@@ -47,17 +45,16 @@ void pace_large_frames(int fd, SocketTuning& tuning);
 // (the kernel would restart slow start on this write and shrink the window) -- switches the socket
 // to the fallback, for good, and says so in the note. Returns whether it switched. If instead slow
 // start ended without a loss far below the path's bandwidth-delay product (below half; below the
-// whole on a stream the kernel paces, pace_large_frames) (cubic's HyStart misled
-// by ACKs queued behind traffic the other way; growth at a long RTT is then slow), restarts slow
+// whole on a stream the kernel paces, pace_large_frames; cubic's HyStart misled by ACKs queued
+// behind traffic the other way; growth at a long RTT is then slow), restarts slow
 // start from the current window: a switch to the fallback and straight back (bbr's init resets
 // ssthresh; the socket stays paced from then on, at twice the window per RTT in slow start).
 // One getsockopt while a switch is still possible; nothing afterwards.
 bool fall_back_if_unsuited(int fd, SocketTuning& tuning);
 // The congestion control the next write will run on: the fallback when fall_back_if_unsuited()
 // would switch to it now (judged from `tcp_info_bytes`, the TCP_INFO read the caller also takes
-// the window from), else the one in effect. The spill decision judges a stream by it: measured on
-// geo with a pause of 1 s before each 1 KiB batch, the batch that switched stream 0 to bbr gave it
-// a window's worth, which bbr then paced (1.29x).
+// the window from), else the one in effect. The spill decision judges a stream by it: else the
+// write that switches a stream to bbr gets a window's worth, which bbr then paces over a round trip.
 std::string congestion_for_next_write(const TcpInfoBytes& tcp_info_bytes, const SocketTuning& tuning);
 // The decision of fall_back_if_unsuited(), pure: what `info` calls for, and why.
 enum class CongestionRemedy { kNone, kFallBack, kRestartSlowStart };
