@@ -40,6 +40,12 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kIbarrier: return "MPI_Ibarrier";
     case Collective::kIbcast: return "MPI_Ibcast";
     case Collective::kIallreduce: return "MPI_Iallreduce";
+    case Collective::kIreduce: return "MPI_Ireduce";
+    case Collective::kIgather: return "MPI_Igather";
+    case Collective::kIscatter: return "MPI_Iscatter";
+    case Collective::kIscatterv: return "MPI_Iscatterv";
+    case Collective::kIallgather: return "MPI_Iallgather";
+    case Collective::kIallgatherv: return "MPI_Iallgatherv";
   }
   return "?";
 }

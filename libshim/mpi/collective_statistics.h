@@ -30,8 +30,17 @@ enum class Collective {
   kIbarrier,
   kIbcast,
   kIallreduce,
+  kIreduce,
+  kIgather,
+  kIscatter,
+  kIscatterv,
+  kIallgather,
+  kIallgatherv,
 };
-inline constexpr std::size_t kCollectiveCount = 20;
+inline constexpr std::size_t kCollectiveCount = 26;
+
+// The nonblocking ones (LongPipe requests, collectives_nonblocking*.cpp).
+constexpr bool is_nonblocking(Collective collective) { return collective >= Collective::kIbarrier; }
 
 // kSite: two-level over LongPipe; kNative: Open MPI's own (PMPI_*) unchanged.
 enum class CollectivePath { kSite, kNative };

@@ -23,6 +23,8 @@
 
 namespace lp::mpi {
 
+struct OperationSite;
+
 class SiteCollectives {
  public:
   // Reads LONGPIPE_COLLECTIVES (throws lp::ConfigError on a bad value).
@@ -70,6 +72,20 @@ class SiteCollectives {
   int ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request);
   int iallreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request);
+  // Ireduce, Igather, Iscatter(v), Iallgather(v): collectives_nonblocking_data.cpp, the same way.
+  int ireduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Request* request);
+  int igather(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+              MPI_Datatype receive_type, int root, MPI_Comm comm, MPI_Request* request);
+  int iscatter(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+               MPI_Datatype receive_type, int root, MPI_Comm comm, MPI_Request* request);
+  int iscatterv(const void* send, const int send_counts[], const int displacements[], MPI_Datatype send_type,
+                void* receive, int receive_count, MPI_Datatype receive_type, int root, MPI_Comm comm,
+                MPI_Request* request);
+  int iallgather(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                 MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
+  int iallgatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
+                  const int displacements[], MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
 
   // `comm` was just created (collective over it): if it spans sites, make its site sub-communicator
   // now, so that a nonblocking collective never has to (Comm_split would block it).
@@ -108,6 +124,8 @@ class SiteCollectives {
   // One Gather/Scatter/Allgather(v) on a spanning communicator (collectives_gather.cpp); takes its tag.
   struct TwoLevel;
   TwoLevel two_level(Spanning& spanning, MPI_Comm comm);
+  // Where a nonblocking collective on `spanning` runs (site_operation.h); takes its tag.
+  OperationSite operation_site(Spanning& spanning, MPI_Comm comm);
   // Before a blocking collective on `spanning->local`, or freeing it: makes progress until the
   // nonblocking collectives before it have posted theirs (collectives_nonblocking.cpp).
   void settle(Spanning& spanning);

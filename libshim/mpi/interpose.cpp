@@ -638,3 +638,68 @@ LP_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_
     return lp::mpi::collectives->iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   });
 }
+
+// Nonblocking with data (collectives_nonblocking_data.cpp, collectives_nonblocking_rooted.cpp).
+LP_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                          MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+  return guarded("MPI_Ireduce", [&](FrontEnd&) {
+    return lp::mpi::collectives->ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return guarded("MPI_Igather", [&](FrontEnd&) {
+    return lp::mpi::collectives->igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                                         request);
+  });
+}
+
+LP_EXPORT int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return guarded("MPI_Iscatter", [&](FrontEnd&) {
+    return lp::mpi::collectives->iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                                          request);
+  });
+}
+
+LP_EXPORT int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return guarded("MPI_Iscatterv", [&](FrontEnd&) {
+    return lp::mpi::collectives->iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                                           comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  }
+  return guarded("MPI_Iallgather", [&](FrontEnd&) {
+    return lp::mpi::collectives->iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  }
+  return guarded("MPI_Iallgatherv", [&](FrontEnd&) {
+    return lp::mpi::collectives->iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                             comm, request);
+  });
+}
