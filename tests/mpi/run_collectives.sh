@@ -377,7 +377,8 @@ case $SCENARIO in
     run_job plain no 3 0,1,1 || fail "plain run failed"
     run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
     same plain site
-    check_paths site 3 site MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce
+    check_paths site 3 site MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce MPI_Ireduce MPI_Igather \
+      MPI_Iscatter MPI_Iscatterv MPI_Iallgather MPI_Iallgatherv
     ;;
   nonblocking-four-ranks)
     [[ $MODE == two-site ]] || fail "nonblocking-four-ranks runs across the emulated link"
