@@ -46,6 +46,7 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kIscatterv: return "MPI_Iscatterv";
     case Collective::kIallgather: return "MPI_Iallgather";
     case Collective::kIallgatherv: return "MPI_Iallgatherv";
+    case Collective::kIalltoall: return "MPI_Ialltoall";
   }
   return "?";
 }

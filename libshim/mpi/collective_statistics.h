@@ -36,8 +36,9 @@ enum class Collective {
   kIscatterv,
   kIallgather,
   kIallgatherv,
+  kIalltoall,
 };
-inline constexpr std::size_t kCollectiveCount = 26;
+inline constexpr std::size_t kCollectiveCount = 27;
 
 // The nonblocking ones (LongPipe requests, collectives_nonblocking*.cpp).
 constexpr bool is_nonblocking(Collective collective) { return collective >= Collective::kIbarrier; }

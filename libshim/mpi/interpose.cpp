@@ -639,7 +639,8 @@ LP_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_
   });
 }
 
-// Nonblocking with data (collectives_nonblocking_data.cpp, collectives_nonblocking_rooted.cpp).
+// Nonblocking with data (collectives_nonblocking_data.cpp, collectives_nonblocking_rooted.cpp,
+// collectives_nonblocking_alltoall.cpp).
 LP_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                           MPI_Comm comm, MPI_Request* request) {
   if (!lp::mpi::collectives) return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
@@ -701,5 +702,15 @@ LP_EXPORT int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
   return guarded("MPI_Iallgatherv", [&](FrontEnd&) {
     return lp::mpi::collectives->iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                                              comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  }
+  return guarded("MPI_Ialltoall", [&](FrontEnd&) {
+    return lp::mpi::collectives->ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   });
 }

@@ -54,6 +54,8 @@
 #define PMPI_Iallgather LP_LIBMPI_FUNCTION(PMPI_Iallgather)
 #define PMPI_Iallgatherv LP_LIBMPI_FUNCTION(PMPI_Iallgatherv)
 #define PMPI_Iallreduce LP_LIBMPI_FUNCTION(PMPI_Iallreduce)
+#define PMPI_Ialltoall LP_LIBMPI_FUNCTION(PMPI_Ialltoall)
+#define PMPI_Ialltoallv LP_LIBMPI_FUNCTION(PMPI_Ialltoallv)
 #define PMPI_Ibarrier LP_LIBMPI_FUNCTION(PMPI_Ibarrier)
 #define PMPI_Ibcast LP_LIBMPI_FUNCTION(PMPI_Ibcast)
 #define PMPI_Ibsend LP_LIBMPI_FUNCTION(PMPI_Ibsend)

@@ -1,7 +1,7 @@
-/* collectives_nonblocking_data.c: MPI_Ireduce, MPI_Igather, MPI_Iscatter(v) and MPI_Iallgather(v),
- * part of the collectives_nonblocking program (collectives_nonblocking.c runs these). On a dup of
- * MPI_COMM_WORLD and the even/odd split (with sites 0,1,0,1,1 the even half has world rank 4 alone
- * at its site): eight outstanding at once, completed in reverse order by MPI_Test polling; non-zero
+/* collectives_nonblocking_data.c: MPI_Ireduce, MPI_Igather, MPI_Iscatter(v), MPI_Iallgather(v) and
+ * MPI_Ialltoall, part of the collectives_nonblocking program (collectives_nonblocking.c runs these).
+ * On a dup of MPI_COMM_WORLD and the even/odd split (with sites 0,1,0,1,1 the even half has world rank 4 alone
+ * at its site): ten outstanding at once, completed in reverse order by MPI_Test polling; non-zero
  * roots; MPI_IN_PLACE; a strided send type at the scatter's root and a pair type receiving ints;
  * blocking collectives and point-to-point between posting and waiting. Each case polls with a
  * deadline and fails with a message naming it (no hang). Integers only: the transcripts with and
@@ -69,8 +69,17 @@ static void outstanding_data(MPI_Comm dup, MPI_Comm half) {
   for (int i = 0; i < 4 * kMax; ++i) v_out[i] = -1;
   for (int i = 0; i < 2 * kMax; ++i) allgather_out[i] = -1;
   for (int i = 0; i < 3 * kMax; ++i) gather_out[i] = -1;
+  int a2a_in[2 * kMax], a2a_out[2 * kMax], half_a2a_in[kMax], half_a2a_out[kMax];
+  for (int i = 0; i < 2 * size; ++i) {
+    a2a_in[i] = 1000 * rank + i;  /* to rank i / 2 */
+    a2a_out[i] = -1;
+  }
+  for (int i = 0; i < hsize; ++i) {
+    half_a2a_in[i] = 10 * hrank + i;
+    half_a2a_out[i] = -1;
+  }
 
-  MPI_Request requests[8];
+  MPI_Request requests[10];
   int n = 0;
   MPI_Ireduce(reduce_in, reduce_out, 3, MPI_LONG_LONG, MPI_SUM, reduce_root, dup, &requests[n++]);
   MPI_Iallgather(allgather_in, 2, MPI_INT, allgather_out, 1, pair, dup, &requests[n++]);
@@ -80,8 +89,10 @@ static void outstanding_data(MPI_Comm dup, MPI_Comm half) {
   MPI_Ireduce(hrank == half_root ? MPI_IN_PLACE : half_max, half_max, 2, MPI_INT, MPI_MAX, half_root, half,
               &requests[n++]);
   MPI_Iscatterv(half_send, half_counts, half_displs, MPI_INT, half_got, hrank % 3, MPI_INT, 0, half, &requests[n++]);
+  MPI_Ialltoall(a2a_in, 2, MPI_INT, a2a_out, 1, pair, dup, &requests[n++]);
   MPI_Iallgatherv(v_in, (rank + 1) % 3, MPI_INT, v_out, v_counts, v_displs, MPI_INT, dup, &requests[n++]);
-  test_in_reverse("eight outstanding", n, requests);
+  MPI_Ialltoall(half_a2a_in, 1, MPI_INT, half_a2a_out, 1, MPI_INT, half, &requests[n++]);
+  test_in_reverse("ten outstanding", n, requests);
 
   if (rank == reduce_root) {
     say("ireduce root %d: %lld %lld %lld\n", reduce_root, reduce_out[0], reduce_out[1], reduce_out[2]);
@@ -104,6 +115,12 @@ static void outstanding_data(MPI_Comm dup, MPI_Comm half) {
   say("\nhalf iscatterv:");
   for (int i = 0; i < hrank % 3; ++i) say(" %d", half_got[i]);
   for (int i = 0; i < hrank % 3; ++i) check(half_got[i] == 50 + half_displs[hrank] + i, "iscatterv data");
+  say("\nialltoall pair type:");
+  for (int i = 0; i < 2 * size; ++i) say(" %d", a2a_out[i]);
+  for (int i = 0; i < 2 * size; ++i) check(a2a_out[i] == 1000 * (i / 2) + 2 * rank + i % 2, "ialltoall data");
+  say("\nhalf ialltoall:");
+  for (int i = 0; i < hsize; ++i) say(" %d", half_a2a_out[i]);
+  for (int i = 0; i < hsize; ++i) check(half_a2a_out[i] == 10 * i + hrank, "half ialltoall data");
   say("\niallgatherv reversed:");
   for (int i = 0; i < 4 * size; ++i) say(" %d", v_out[i]);
   say("\n");
@@ -124,7 +141,9 @@ static void mixed_with_blocking(MPI_Comm dup) {
     ones[i] = 1;
     reversed[i] = size - 1 - i;
   }
-  MPI_Request requests[4];
+  int exchanged[kMax], to_exchange[kMax];
+  for (int i = 0; i < size; ++i) to_exchange[i] = 100 * rank + i;
+  MPI_Request requests[5];
   MPI_Igather(&mine, 1, MPI_INT, gathered, 1, MPI_INT, root, dup, &requests[0]);
   MPI_Ireduce(&mine, &total, 1, MPI_INT, MPI_SUM, 0, dup, &requests[1]);
   MPI_Allgather(&mine, 1, MPI_INT, blocking_all, 1, MPI_INT, dup);
@@ -133,9 +152,14 @@ static void mixed_with_blocking(MPI_Comm dup) {
   MPI_Sendrecv(&mine, 1, MPI_INT, (rank + 1) % size, 31, &token, 1, MPI_INT, (rank + size - 1) % size, 31, dup,
                MPI_STATUS_IGNORE);
   MPI_Ibarrier(dup, &requests[3]);
+  MPI_Ialltoall(to_exchange, 1, MPI_INT, exchanged, 1, MPI_INT, dup, &requests[4]);
   MPI_Bcast(&max, 1, MPI_INT, root, dup);
-  test_in_reverse("mixed with blocking", 4, requests);
-  say("mixed: iscatterv %d token %d bcast max %d allgather last %d", scattered, token, max, blocking_all[size - 1]);
+  int summed = mine;
+  MPI_Allreduce(MPI_IN_PLACE, &summed, 1, MPI_INT, MPI_SUM, dup);
+  test_in_reverse("mixed with blocking", 5, requests);
+  for (int i = 0; i < size; ++i) check(exchanged[i] == 100 * i + rank, "ialltoall among blocking");
+  say("mixed: iscatterv %d token %d bcast max %d allgather last %d allreduce %d ialltoall first %d", scattered,
+      token, max, blocking_all[size - 1], summed, exchanged[0]);
   check(scattered == 40 + size - 1 - rank && max == size && token == (rank + size - 1) % size + 1, "mixed results");
   if (rank == 0) say(" ireduce %d", total);
   if (rank == root) {

@@ -225,6 +225,7 @@ LP_FORTRAN_MPI(iscatter, ISCATTER, MPI_Iscatter, 9)
 LP_FORTRAN_MPI(iscatterv, ISCATTERV, MPI_Iscatterv, 10)
 LP_FORTRAN_MPI(iallgather, IALLGATHER, MPI_Iallgather, 8)
 LP_FORTRAN_MPI(iallgatherv, IALLGATHERV, MPI_Iallgatherv, 9)
+LP_FORTRAN_MPI(ialltoall, IALLTOALL, MPI_Ialltoall, 8)
 // completion
 LP_FORTRAN_MPI(wait, WAIT, MPI_Wait, 2)
 LP_FORTRAN_MPI(test, TEST, MPI_Test, 3)
