@@ -86,7 +86,7 @@ class SiteCollectives {
                  MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
   int iallgatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
                   const int displacements[], MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
-  // Ialltoall: collectives_nonblocking_alltoall.cpp (MPI_IN_PLACE: Open MPI's).
+  // Ialltoall: collectives_nonblocking_alltoall.cpp.
   int ialltoall(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
                 MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
 

@@ -8,7 +8,7 @@
 // ranks (Ialltoallv on the sub-communicator). The leader sends each other site's leader one message:
 // its ranks' blocks for that site, source by source. Once the other sites' messages are here it
 // regroups them by destination and scatters them (the leader's status, Ibcast, then Iscatter); each
-// rank unpacks its blocks in place.
+// rank unpacks its blocks in place. MPI_IN_PLACE: the blocks are sent from a copy of `receive`.
 #include <algorithm>
 #include <utility>
 
@@ -37,6 +37,17 @@ class SiteIalltoall final : public SiteOperation {
         receive_type_(receive_type) {
     const int me = layout_.my_site_index();
     mine_ = ranks_at(me);
+    if (send_ == MPI_IN_PLACE) {  // send from a copy of `receive`, which the exchange overwrites
+      const int count = size() * receive_count_;
+      own_copy_ = std::make_unique<TypedScratch>(count, receive_type_);
+      int rc = MPI_SUCCESS;
+      const std::vector<std::byte> packed = pack(receive_, count, receive_type_, comm_, &rc);
+      if (rc == MPI_SUCCESS) rc = unpack(packed, own_copy_->base(), count, receive_type_, comm_);
+      if (rc != MPI_SUCCESS) fail(rc);
+      send_ = own_copy_->base();
+      send_count_ = receive_count_;
+      send_type_ = receive_type_;
+    }
     const MPI_Aint send_extent = extent_of(send_type_);
     int rc = PMPI_Pack_size(receive_count_, receive_type_, comm_, &block_bytes_);
     for (int site = 0; site < layout_.site_count() && rc == MPI_SUCCESS; ++site) {
@@ -178,9 +189,9 @@ class SiteIalltoall final : public SiteOperation {
     }
   }
 
-  const void* const send_;
-  const int send_count_;
-  const MPI_Datatype send_type_;
+  const void* send_;
+  int send_count_;
+  MPI_Datatype send_type_;
   void* const receive_;
   const int receive_count_;
   const MPI_Datatype receive_type_;
@@ -188,6 +199,7 @@ class SiteIalltoall final : public SiteOperation {
   std::vector<int> mine_;  // this site's ranks
   std::vector<int> send_counts_, send_displacements_, receive_counts_, receive_displacements_;  // within the site
   Phase phase_ = Phase::kPost;
+  std::unique_ptr<TypedScratch> own_copy_;  // MPI_IN_PLACE: what this rank sends
   std::vector<std::byte> outgoing_;   // this rank's blocks for the other sites, packed
   std::vector<std::byte> gathered_;   // the leader: every local rank's `outgoing_`
   std::vector<TransferAssembler> transfers_;  // the leader, per site index: its message
@@ -200,10 +212,6 @@ class SiteIalltoall final : public SiteOperation {
 
 int SiteCollectives::ialltoall(const void* send, int send_count, MPI_Datatype send_type, void* receive,
                                int receive_count, MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request) {
-  if (send == MPI_IN_PLACE) {  // Open MPI's (README.md, "Collectives")
-    statistics_.count(Collective::kIalltoall, CollectivePath::kNative);
-    return PMPI_Ialltoall(send, send_count, send_type, receive, receive_count, receive_type, comm, request);
-  }
   Spanning* spanning = site_path(comm, Collective::kIalltoall);
   if (!spanning) {
     return PMPI_Ialltoall(send, send_count, send_type, receive, receive_count, receive_type, comm, request);
