@@ -58,7 +58,7 @@ class SiteIgather final : public SiteOperation {
   bool waits_on_open_mpi() const override { return phase_ != Phase::kExchange; }
 
  private:
-  enum class Phase { kPost, kExchange, kGathering };
+  enum class Phase { kPost, kGathering, kExchange };
 
   bool step() override {
     switch (phase_) {
@@ -76,11 +76,22 @@ class SiteIgather final : public SiteOperation {
         }
         if (rc != MPI_SUCCESS) fail(rc);
         done_posting();
-        transfers_.resize(static_cast<std::size_t>(layout_.site_count()));
-        unpacked_.assign(transfers_.size(), false);
-        phase_ = rank_ == root_ ? Phase::kExchange : Phase::kGathering;
+        phase_ = Phase::kGathering;
         return true;
       }
+      case Phase::kGathering:
+        if (!local_complete()) return false;
+        if (!failed() && rank_ == root_) {
+          transfers_.resize(static_cast<std::size_t>(layout_.site_count()));
+          unpacked_.assign(transfers_.size(), false);
+          phase_ = Phase::kExchange;
+          return true;
+        }
+        if (!failed() && layout_.my_site_index() != root_site_ && layout_.is_leader()) {
+          send(world_of(root_), site_blocks_);
+        }
+        finish();
+        return true;
       case Phase::kExchange: {  // the root: the other sites' blocks
         const MPI_Aint extent = extent_of(receive_type_);
         for (int site = 0; site < layout_.site_count() && !failed(); ++site) {
@@ -97,16 +108,9 @@ class SiteIgather final : public SiteOperation {
           }
           unpacked_[at_site] = true;
         }
-        phase_ = Phase::kGathering;
-        return true;
-      }
-      case Phase::kGathering:
-        if (!local_complete()) return false;
-        if (!failed() && layout_.my_site_index() != root_site_ && layout_.is_leader()) {
-          send(world_of(root_), site_blocks_);
-        }
         finish();
         return true;
+      }
     }
     return false;
   }
