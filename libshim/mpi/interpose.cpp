@@ -5,7 +5,8 @@
 // as MPI_ERR_INTERN (for sends, receives and Sendrecv also through the communicator's error handler).
 //
 // The collectives of collectives.h (Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
-// Allgather(v), Alltoall(v/w), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce) take
+// Allgather(v), Alltoall(v/w), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce,
+// Ireduce, Igather, Iscatter(v), Iallgather(v), Ialltoall) take
 // two levels across sites; other collectives, one-sided operations, I/O and everything else not
 // defined here go straight to Open MPI. Fortran programs reach these functions through
 // libshim/mpi/fortran/ (Open MPI's Fortran bindings call PMPI_* directly).
