@@ -60,6 +60,7 @@
 #define PMPI_Ibcast LP_LIBMPI_FUNCTION(PMPI_Ibcast)
 #define PMPI_Ibsend LP_LIBMPI_FUNCTION(PMPI_Ibsend)
 #define PMPI_Igather LP_LIBMPI_FUNCTION(PMPI_Igather)
+#define PMPI_Igatherv LP_LIBMPI_FUNCTION(PMPI_Igatherv)
 #define PMPI_Improbe LP_LIBMPI_FUNCTION(PMPI_Improbe)
 #define PMPI_Imrecv LP_LIBMPI_FUNCTION(PMPI_Imrecv)
 #define PMPI_Init LP_LIBMPI_FUNCTION(PMPI_Init)
