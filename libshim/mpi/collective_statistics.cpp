@@ -47,6 +47,8 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kIallgather: return "MPI_Iallgather";
     case Collective::kIallgatherv: return "MPI_Iallgatherv";
     case Collective::kIalltoall: return "MPI_Ialltoall";
+    case Collective::kIreduceScatter: return "MPI_Ireduce_scatter";
+    case Collective::kIreduceScatterBlock: return "MPI_Ireduce_scatter_block";
   }
   return "?";
 }

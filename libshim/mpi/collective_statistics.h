@@ -37,8 +37,10 @@ enum class Collective {
   kIallgather,
   kIallgatherv,
   kIalltoall,
+  kIreduceScatter,
+  kIreduceScatterBlock,
 };
-inline constexpr std::size_t kCollectiveCount = 27;
+inline constexpr std::size_t kCollectiveCount = 29;
 
 // The nonblocking ones (LongPipe requests, collectives_nonblocking*.cpp).
 constexpr bool is_nonblocking(Collective collective) { return collective >= Collective::kIbarrier; }

@@ -89,6 +89,11 @@ class SiteCollectives {
   // Ialltoall: collectives_nonblocking_alltoall.cpp.
   int ialltoall(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
                 MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
+  // Ireduce_scatter(_block): collectives_nonblocking_reduce_scatter.cpp.
+  int ireduce_scatter(const void* send, void* receive, const int receive_counts[], MPI_Datatype type, MPI_Op op,
+                      MPI_Comm comm, MPI_Request* request);
+  int ireduce_scatter_block(const void* send, void* receive, int receive_count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm, MPI_Request* request);
 
   // `comm` was just created (collective over it): if it spans sites, make its site sub-communicator
   // now, so that a nonblocking collective never has to (Comm_split would block it).

@@ -5,7 +5,7 @@
 // taken without waiting (FrontEnd::try_take_bytes). The call returns at once. README.md,
 // "Collectives". What every such collective shares: site_operation.h; the ones with data per rank:
 // collectives_nonblocking_data.cpp, collectives_nonblocking_rooted.cpp,
-// collectives_nonblocking_alltoall.cpp.
+// collectives_nonblocking_alltoall.cpp, collectives_nonblocking_reduce_scatter.cpp.
 //
 // Every member posts its collectives on the sub-communicator in call order (Open MPI matches them by
 // order). A non-leader posts all of its at once; a leader posts the last one only after the exchange,

@@ -6,7 +6,7 @@
 //
 // The collectives of collectives.h (Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
 // Allgather(v), Alltoall(v/w), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce,
-// Ireduce, Igather, Iscatter(v), Iallgather(v), Ialltoall) take
+// Ireduce, Igather, Iscatter(v), Iallgather(v), Ialltoall, Ireduce_scatter(_block)) take
 // two levels across sites; other collectives, one-sided operations, I/O and everything else not
 // defined here go straight to Open MPI. Fortran programs reach these functions through
 // libshim/mpi/fortran/ (Open MPI's Fortran bindings call PMPI_* directly).
@@ -641,7 +641,7 @@ LP_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_
 }
 
 // Nonblocking with data (collectives_nonblocking_data.cpp, collectives_nonblocking_rooted.cpp,
-// collectives_nonblocking_alltoall.cpp).
+// collectives_nonblocking_alltoall.cpp, collectives_nonblocking_reduce_scatter.cpp).
 LP_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
                           MPI_Comm comm, MPI_Request* request) {
   if (!lp::mpi::collectives) return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
@@ -713,5 +713,21 @@ LP_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
   }
   return guarded("MPI_Ialltoall", [&](FrontEnd&) {
     return lp::mpi::collectives->ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
+                                  MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
+  return guarded("MPI_Ireduce_scatter", [&](FrontEnd&) {
+    return lp::mpi::collectives->ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
+                                        MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
+  return guarded("MPI_Ireduce_scatter_block", [&](FrontEnd&) {
+    return lp::mpi::collectives->ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
   });
 }

@@ -70,6 +70,8 @@
 #define PMPI_Iprobe LP_LIBMPI_FUNCTION(PMPI_Iprobe)
 #define PMPI_Irecv LP_LIBMPI_FUNCTION(PMPI_Irecv)
 #define PMPI_Ireduce LP_LIBMPI_FUNCTION(PMPI_Ireduce)
+#define PMPI_Ireduce_scatter LP_LIBMPI_FUNCTION(PMPI_Ireduce_scatter)
+#define PMPI_Ireduce_scatter_block LP_LIBMPI_FUNCTION(PMPI_Ireduce_scatter_block)
 #define PMPI_Irsend LP_LIBMPI_FUNCTION(PMPI_Irsend)
 #define PMPI_Iscatter LP_LIBMPI_FUNCTION(PMPI_Iscatter)
 #define PMPI_Iscatterv LP_LIBMPI_FUNCTION(PMPI_Iscatterv)

@@ -8,5 +8,6 @@ void say(const char* format, ...);
 /* Counts a failed check and reports it on stderr. */
 void check(int ok, const char* what);
 
-/* MPI_Ireduce, MPI_Igather, MPI_Iscatter(v), MPI_Iallgather(v) (collectives_nonblocking_data.c). */
+/* MPI_Ireduce, MPI_Igather, MPI_Iscatter(v), MPI_Iallgather(v), MPI_Ialltoall,
+ * MPI_Ireduce_scatter(_block) (collectives_nonblocking_data.c). */
 void nonblocking_data(MPI_Comm dup, MPI_Comm half);

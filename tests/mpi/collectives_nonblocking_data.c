@@ -1,5 +1,5 @@
-/* collectives_nonblocking_data.c: MPI_Ireduce, MPI_Igather, MPI_Iscatter(v), MPI_Iallgather(v) and
- * MPI_Ialltoall, part of the collectives_nonblocking program (collectives_nonblocking.c runs these).
+/* collectives_nonblocking_data.c: MPI_Ireduce, MPI_Igather, MPI_Iscatter(v), MPI_Iallgather(v),
+ * MPI_Ialltoall and MPI_Ireduce_scatter(_block), part of the collectives_nonblocking program (collectives_nonblocking.c runs these).
  * On a dup of MPI_COMM_WORLD and the even/odd split (with sites 0,1,0,1,1 the even half has world rank 4 alone
  * at its site): ten outstanding at once, completed in reverse order by MPI_Test polling; non-zero
  * roots; MPI_IN_PLACE; a strided send type at the scatter's root and a pair type receiving ints;
@@ -170,7 +170,45 @@ static void mixed_with_blocking(MPI_Comm dup) {
   say("\n");
 }
 
+/* Ireduce_scatter_block and Ireduce_scatter on the dup and an MPI_IN_PLACE Ireduce_scatter with uneven counts on the
+ * half, outstanding together with a blocking Allreduce in between. */
+static void reduce_scatter(MPI_Comm dup, MPI_Comm half) {
+  int rank, size, hrank, hsize;
+  MPI_Comm_rank(dup, &rank);
+  MPI_Comm_size(dup, &size);
+  MPI_Comm_rank(half, &hrank);
+  MPI_Comm_size(half, &hsize);
+  int block_in[2 * kMax], block_out[2] = {-1, -1}, counts[kMax], vector[3 * kMax], total = 0, one = 1, ranks = 0;
+  for (int i = 0; i < 2 * size; ++i) block_in[i] = rank * 100 + i;
+  for (int r = 0; r < hsize; ++r) {
+    counts[r] = (r + 2) % 3;
+    total += counts[r];
+  }
+  for (int i = 0; i < total; ++i) vector[i] = (hrank + 1) * (i + 1);
+  int twos[kMax], as_v[2] = {-1, -1};
+  for (int r = 0; r < size; ++r) twos[r] = 2;
+  MPI_Request requests[3];
+  MPI_Ireduce_scatter_block(block_in, block_out, 2, MPI_INT, MPI_SUM, dup, &requests[0]);
+  MPI_Ireduce_scatter(block_in, as_v, twos, MPI_INT, MPI_SUM, dup, &requests[2]);
+  MPI_Ireduce_scatter(MPI_IN_PLACE, vector, counts, MPI_INT, MPI_MAX, half, &requests[1]);
+  MPI_Allreduce(&one, &ranks, 1, MPI_INT, MPI_SUM, dup);
+  test_in_reverse("reduce_scatter", 3, requests);
+  check(as_v[0] == block_out[0] && as_v[1] == block_out[1], "ireduce_scatter with equal counts");
+  const int sum_of_ranks = size * (size - 1) / 2;
+  say("ireduce_scatter_block: %d %d; ireduce_scatter in place max:", block_out[0], block_out[1]);
+  check(block_out[0] == 100 * sum_of_ranks + size * 2 * rank && block_out[1] == block_out[0] + size,
+        "ireduce_scatter_block data");
+  int first = 0;
+  for (int r = 0; r < hrank; ++r) first += counts[r];
+  for (int i = 0; i < counts[hrank]; ++i) {
+    say(" %d", vector[i]);
+    check(vector[i] == hsize * (first + i + 1), "ireduce_scatter data");
+  }
+  say(" (allreduce %d)\n", ranks);
+}
+
 void nonblocking_data(MPI_Comm dup, MPI_Comm half) {
+  reduce_scatter(dup, half);
   for (int round = 0; round < 2; ++round) outstanding_data(dup, half);
   mixed_with_blocking(dup);
   mixed_with_blocking(half);

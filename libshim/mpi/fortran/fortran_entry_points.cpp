@@ -226,6 +226,8 @@ LP_FORTRAN_MPI(iscatterv, ISCATTERV, MPI_Iscatterv, 10)
 LP_FORTRAN_MPI(iallgather, IALLGATHER, MPI_Iallgather, 8)
 LP_FORTRAN_MPI(iallgatherv, IALLGATHERV, MPI_Iallgatherv, 9)
 LP_FORTRAN_MPI(ialltoall, IALLTOALL, MPI_Ialltoall, 8)
+LP_FORTRAN_MPI(ireduce_scatter, IREDUCE_SCATTER, MPI_Ireduce_scatter, 7)
+LP_FORTRAN_MPI(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK, MPI_Ireduce_scatter_block, 7)
 // completion
 LP_FORTRAN_MPI(wait, WAIT, MPI_Wait, 2)
 LP_FORTRAN_MPI(test, TEST, MPI_Test, 3)
