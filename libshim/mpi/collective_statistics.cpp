@@ -40,6 +40,15 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kIbarrier: return "MPI_Ibarrier";
     case Collective::kIbcast: return "MPI_Ibcast";
     case Collective::kIallreduce: return "MPI_Iallreduce";
+    case Collective::kIreduce: return "MPI_Ireduce";
+    case Collective::kIgather: return "MPI_Igather";
+    case Collective::kIscatter: return "MPI_Iscatter";
+    case Collective::kIscatterv: return "MPI_Iscatterv";
+    case Collective::kIallgather: return "MPI_Iallgather";
+    case Collective::kIallgatherv: return "MPI_Iallgatherv";
+    case Collective::kIalltoall: return "MPI_Ialltoall";
+    case Collective::kIreduceScatter: return "MPI_Ireduce_scatter";
+    case Collective::kIreduceScatterBlock: return "MPI_Ireduce_scatter_block";
     case Collective::kNeighborAllgather: return "MPI_Neighbor_allgather";
     case Collective::kNeighborAllgatherv: return "MPI_Neighbor_allgatherv";
     case Collective::kNeighborAlltoall: return "MPI_Neighbor_alltoall";

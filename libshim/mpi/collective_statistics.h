@@ -30,6 +30,15 @@ enum class Collective {
   kIbarrier,
   kIbcast,
   kIallreduce,
+  kIreduce,
+  kIgather,
+  kIscatter,
+  kIscatterv,
+  kIallgather,
+  kIallgatherv,
+  kIalltoall,
+  kIreduceScatter,
+  kIreduceScatterBlock,
   kNeighborAllgather,
   kNeighborAllgatherv,
   kNeighborAlltoall,
@@ -41,7 +50,13 @@ enum class Collective {
   kIneighborAlltoallv,
   kIneighborAlltoallw,
 };
-inline constexpr std::size_t kCollectiveCount = 30;
+inline constexpr std::size_t kCollectiveCount = 39;
+
+// The nonblocking ones (LongPipe requests: collectives_nonblocking*.cpp, collectives_neighbor.cpp).
+constexpr bool is_nonblocking(Collective collective) {
+  return (collective >= Collective::kIbarrier && collective <= Collective::kIreduceScatterBlock) ||
+         collective >= Collective::kIneighborAllgather;
+}
 
 // kSite: two-level over LongPipe; kNative: Open MPI's own (PMPI_*) unchanged.
 enum class CollectivePath { kSite, kNative };

@@ -121,8 +121,7 @@ void SiteCollectives::prepare(MPI_Comm comm) { (void)spanning_of(comm, true); }
 
 SiteCollectives::Spanning* SiteCollectives::site_path(MPI_Comm comm, Collective collective, MPI_Op op,
                                                       bool needs_rank_order) {
-  const bool nonblocking =
-      collective == Collective::kIbarrier || collective == Collective::kIbcast || collective == Collective::kIallreduce;
+  const bool nonblocking = is_nonblocking(collective);
   Spanning* found = spanning_of(comm, !nonblocking);
   if (found && op != MPI_OP_NULL) {
     // A non-commutative operation must see the ranks in order: per site first only if each

@@ -24,6 +24,8 @@
 
 namespace lp::mpi {
 
+struct OperationSite;
+
 class SiteCollectives {
  public:
   // Reads LONGPIPE_COLLECTIVES (throws lp::ConfigError on a bad value).
@@ -65,12 +67,34 @@ class SiteCollectives {
                            MPI_Comm comm);
   int scan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
   int exscan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
-  // Ibarrier, Ibcast, Iallreduce: collectives_nonblocking.cpp. A LongPipe request (FrontEnd::
+  // The nonblocking ones: collectives_nonblocking*.cpp. A LongPipe request (FrontEnd::
   // start_collective) that every progress step moves on; the call returns at once.
   int ibarrier(MPI_Comm comm, MPI_Request* request);
   int ibcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm, MPI_Request* request);
   int iallreduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                  MPI_Request* request);
+  // Ireduce, Igather, Iscatter(v), Iallgather(v): collectives_nonblocking_data.cpp, the same way.
+  int ireduce(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Request* request);
+  int igather(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+              MPI_Datatype receive_type, int root, MPI_Comm comm, MPI_Request* request);
+  int iscatter(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+               MPI_Datatype receive_type, int root, MPI_Comm comm, MPI_Request* request);
+  int iscatterv(const void* send, const int send_counts[], const int displacements[], MPI_Datatype send_type,
+                void* receive, int receive_count, MPI_Datatype receive_type, int root, MPI_Comm comm,
+                MPI_Request* request);
+  int iallgather(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                 MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
+  int iallgatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
+                  const int displacements[], MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
+  // Ialltoall: collectives_nonblocking_alltoall.cpp.
+  int ialltoall(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
+  // Ireduce_scatter(_block): collectives_nonblocking_reduce_scatter.cpp.
+  int ireduce_scatter(const void* send, void* receive, const int receive_counts[], MPI_Datatype type, MPI_Op op,
+                      MPI_Comm comm, MPI_Request* request);
+  int ireduce_scatter_block(const void* send, void* receive, int receive_count, MPI_Datatype type, MPI_Op op,
+                            MPI_Comm comm, MPI_Request* request);
 
   // What a collective with an algorithm of its own (the neighbourhood collectives,
   // collectives_neighbor.cpp) needs of a spanning communicator: its site sub-communicator, where
@@ -127,6 +151,8 @@ class SiteCollectives {
   // One Gather/Scatter/Allgather(v) on a spanning communicator (collectives_gather.cpp); takes its tag.
   struct TwoLevel;
   TwoLevel two_level(Spanning& spanning, MPI_Comm comm);
+  // Where a nonblocking collective on `spanning` runs (site_operation.h); takes its tag.
+  OperationSite operation_site(Spanning& spanning, MPI_Comm comm);
   // Before a blocking collective on `spanning->local`, or freeing it: makes progress until the
   // nonblocking collectives before it have posted theirs (collectives_nonblocking.cpp).
   void settle(Spanning& spanning);

@@ -5,8 +5,10 @@
 // as MPI_ERR_INTERN (for sends, receives and Sendrecv also through the communicator's error handler).
 //
 // The collectives of collectives.h (Barrier, Bcast, Reduce, Allreduce, Gather(v), Scatter(v),
-// Allgather(v), Alltoall(v/w), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce) take
-// two levels across sites; other collectives, one-sided operations, I/O and everything else not
+// Allgather(v), Alltoall(v/w), Reduce_scatter(_block), Scan, Exscan, Ibarrier, Ibcast, Iallreduce,
+// Ireduce, Igather, Iscatter(v), Iallgather(v), Ialltoall, Ireduce_scatter(_block)) take
+// two levels across sites, the neighbourhood collectives one exchange (interpose_neighbor.cpp);
+// other collectives, one-sided operations, I/O and everything else not
 // defined here go straight to Open MPI. Fortran programs reach these functions through
 // libshim/mpi/fortran/ (Open MPI's Fortran bindings call PMPI_* directly).
 #include <pthread.h>
@@ -640,5 +642,97 @@ LP_EXPORT int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_
   if (!lp::mpi::collectives) return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
   return guarded("MPI_Iallreduce", [&](FrontEnd&) {
     return lp::mpi::collectives->iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+  });
+}
+
+// Nonblocking with data (collectives_nonblocking_data.cpp, collectives_nonblocking_rooted.cpp,
+// collectives_nonblocking_alltoall.cpp, collectives_nonblocking_reduce_scatter.cpp).
+LP_EXPORT int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root,
+                          MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+  return guarded("MPI_Ireduce", [&](FrontEnd&) {
+    return lp::mpi::collectives->ireduce(sendbuf, recvbuf, count, type, op, root, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return guarded("MPI_Igather", [&](FrontEnd&) {
+    return lp::mpi::collectives->igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                                         request);
+  });
+}
+
+LP_EXPORT int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return guarded("MPI_Iscatter", [&](FrontEnd&) {
+    return lp::mpi::collectives->iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm,
+                                          request);
+  });
+}
+
+LP_EXPORT int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                            MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  }
+  return guarded("MPI_Iscatterv", [&](FrontEnd&) {
+    return lp::mpi::collectives->iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+                                           comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  }
+  return guarded("MPI_Iallgather", [&](FrontEnd&) {
+    return lp::mpi::collectives->iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                              MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  }
+  return guarded("MPI_Iallgatherv", [&](FrontEnd&) {
+    return lp::mpi::collectives->iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                                             comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) {
+    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  }
+  return guarded("MPI_Ialltoall", [&](FrontEnd&) {
+    return lp::mpi::collectives->ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
+                                  MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
+  return guarded("MPI_Ireduce_scatter", [&](FrontEnd&) {
+    return lp::mpi::collectives->ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);
+  });
+}
+
+LP_EXPORT int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type,
+                                        MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+  if (!lp::mpi::collectives) return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
+  return guarded("MPI_Ireduce_scatter_block", [&](FrontEnd&) {
+    return lp::mpi::collectives->ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
   });
 }

@@ -1,5 +1,6 @@
-/* collectives_nonblocking.c: MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce on MPI_COMM_WORLD, a dup of
- * it and a split (ranks of even and of odd world rank: with sites 0,1,0,1,1 one half spans sites,
+/* collectives_nonblocking.c: MPI_Ibarrier, MPI_Ibcast and MPI_Iallreduce (and, in
+ * collectives_nonblocking_data.c, Ireduce, Igather, Iscatter(v), Iallgather(v)) on MPI_COMM_WORLD,
+ * a dup of it and a split (ranks of even and of odd world rank: with sites 0,1,0,1,1 one half spans sites,
  * the other does not), several outstanding at once, mixed with point-to-point requests (to ranks
  * at this and at other sites) and completed by every completion call; MPI_IN_PLACE, a derived type,
  * non-zero roots; blocking collectives on the same communicator while nonblocking ones are under
@@ -26,13 +27,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectives_nonblocking.h"
+
 enum { kTranscriptBytes = 1 << 16, kMaxRanks = 64, kTokenTag = 77, kRequests = 12 };
 
 static char transcript[kTranscriptBytes];
 static size_t transcript_used;
 static int failures;
 
-static void say(const char* format, ...) {
+void say(const char* format, ...) {
   va_list args;
   va_start(args, format);
   int n = vsnprintf(transcript + transcript_used, kTranscriptBytes - transcript_used, format, args);
@@ -41,7 +44,7 @@ static void say(const char* format, ...) {
   if (transcript_used >= kTranscriptBytes) transcript_used = kTranscriptBytes - 1;
 }
 
-static void check(int ok, const char* what) {
+void check(int ok, const char* what) {
   if (ok) return;
   fprintf(stderr, "FAIL: %s\n", what);
   ++failures;
@@ -321,6 +324,7 @@ int main(int argc, char** argv) {
   blocking_in_between(dup, half);
   large(dup);
   order_sensitive(MPI_COMM_WORLD);
+  nonblocking_data(dup, half);
   MPI_Comm_free(&dup);
   MPI_Comm_free(&half);
 
