@@ -179,10 +179,7 @@ class SiteIallreduce final : public SiteOperation {
         if (layout_.is_leader()) {
           phase_ = Phase::kReducing;
         } else {
-          post_site_status();
-          rc = PMPI_Ibcast(receive_, count_, type_, 0, local_, new_local_request());
-          if (rc != MPI_SUCCESS) fail(rc);
-          done_posting();
+          post_status_and_result(receive_, count_, type_);
           phase_ = Phase::kBroadcasting;
         }
         return true;
@@ -213,10 +210,7 @@ class SiteIallreduce final : public SiteOperation {
         if (!failed()) combine();
         // Also after an error: the site's other ranks take part in the broadcasts (no hang) and
         // complete with the error.
-        post_site_status();
-        const int rc = PMPI_Ibcast(receive_, count_, type_, 0, local_, new_local_request());
-        if (rc != MPI_SUCCESS) fail(rc);
-        done_posting();
+        post_status_and_result(receive_, count_, type_);
         phase_ = Phase::kBroadcasting;
         return true;
       }

@@ -168,7 +168,7 @@ class SiteIallgatherv final : public SiteOperation {
         if (leader) {
           phase_ = Phase::kGathering;
         } else {
-          broadcast();
+          post_status_and_result(receive_, 1, everything_);
           phase_ = Phase::kBroadcasting;
         }
         return true;
@@ -206,7 +206,8 @@ class SiteIallgatherv final : public SiteOperation {
           }
           unpacked_[at_site] = true;
         }
-        broadcast();  // also after an error: the site's other ranks are let go, with it
+        // Also after an error: the site's other ranks are let go, with it.
+        post_status_and_result(receive_, 1, everything_);
         phase_ = Phase::kBroadcasting;
         return true;
       }
@@ -216,14 +217,6 @@ class SiteIallgatherv final : public SiteOperation {
         return true;
     }
     return false;
-  }
-
-  // The leader's status, then the whole result, to the site; this rank's last posts.
-  void broadcast() {
-    post_site_status();
-    const int rc = PMPI_Ibcast(receive_, 1, everything_, 0, local_, new_local_request());
-    if (rc != MPI_SUCCESS) fail(rc);
-    done_posting();
   }
 
   const void* send_;

@@ -111,6 +111,14 @@ class SiteOperation : public PendingCollective {
     const int rc = PMPI_Ibcast(&site_status_, 1, MPI_INT, 0, local_, new_local_request());
     if (rc != MPI_SUCCESS) fail(rc);
   }
+  // The site's last step of a collective whose result the leader holds: its status, then the
+  // result (`count` x `type` at `buffer`) from the leader to the site; this rank's last posts.
+  void post_status_and_result(void* buffer, int count, MPI_Datatype type) {
+    post_site_status();
+    const int rc = PMPI_Ibcast(buffer, count, type, 0, local_, new_local_request());
+    if (rc != MPI_SUCCESS) fail(rc);
+    done_posting();
+  }
   // Once every Open MPI request is complete: true, with the leader's error taken over.
   bool finished_locally() {
     if (!local_complete()) return false;
