@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # cmake --install puts LongPipe where GNUInstallDirs says, into a fresh prefix: the library in its
-# private folder under every name it goes by, the C API's header, longpipe-config, the documents;
+# private folder under every name it goes by, the C API's header, longpipe-config, the documents,
+# the manual pages;
 # and the installed library exports only the interface (exported_symbols_test.py).
-# Usage: install_test.sh BUILD_DIR LIBDIR INCLUDEDIR LIBEXECDIR DOCDIR VERSION -- SYMBOL-TEST-ARGS...
+# Usage: install_test.sh BUILD_DIR LIBDIR INCLUDEDIR LIBEXECDIR DOCDIR MANDIR VERSION -- SYMBOL-TEST-ARGS...
 # (the directories relative to the prefix; SYMBOL-TEST-ARGS without --library).
 set -euo pipefail
-BUILD=$1 LIBDIR=$2 INCLUDEDIR=$3 LIBEXECDIR=$4 DOCDIR=$5 VERSION=$6
-shift 6
+BUILD=$1 LIBDIR=$2 INCLUDEDIR=$3 LIBEXECDIR=$4 DOCDIR=$5 MANDIR=$6 VERSION=$7
+shift 7
 [[ ${1:-} == -- ]] && shift
 fail() { echo "install_test: $*" >&2; exit 1; }
 
@@ -28,11 +29,21 @@ done
 for doc in LICENSE README.md CHANGELOG.md; do
   [[ -f $PREFIX/$DOCDIR/$doc ]] || fail "no $DOCDIR/$doc"
 done
+MANPAGES=("$MANDIR/man1/longpipe.1" "$MANDIR/man7/liblongpipe.7" "$MANDIR/man8/longpiped.8")
+for page in "${MANPAGES[@]}"; do
+  [[ -f $PREFIX/$page ]] || fail "no $page"
+done
+# `man longpipe` finds the installed page (man-db, where it is installed).
+if command -v man >/dev/null; then
+  [[ $(MANPATH=$PREFIX/$MANDIR man -w longpipe 2>/dev/null) == "$PREFIX/$MANDIR/man1/longpipe.1" ]] ||
+    fail "man -w longpipe does not find $MANDIR/man1/longpipe.1"
+fi
 # Nothing else: a file installed by mistake (a test program, a static library) fails here.
 unexpected=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | grep -vxF \
   -e "$LIBDIR/longpipe/liblongpipe.so.$VERSION" -e "$LIBDIR/longpipe/liblongpipe.so.$major" \
   -e "$LIBDIR/longpipe/liblongpipe.so" -e "$INCLUDEDIR/longpipe.h" -e "$LIBEXECDIR/longpipe/longpipe-config" \
-  -e "$DOCDIR/LICENSE" -e "$DOCDIR/README.md" -e "$DOCDIR/CHANGELOG.md" || true)
+  -e "$DOCDIR/LICENSE" -e "$DOCDIR/README.md" -e "$DOCDIR/CHANGELOG.md" \
+  -e "${MANPAGES[0]}" -e "${MANPAGES[1]}" -e "${MANPAGES[2]}" || true)
 [[ -z $unexpected ]] || fail "unexpected files installed: $unexpected"
 
 "$(dirname "$0")/exported_symbols_test.py" --library "$library" "$@" || fail "the installed library exports more than its interface"
