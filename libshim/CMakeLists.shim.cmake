@@ -8,7 +8,7 @@ foreach(front_end lp_pvm lp_mpi lp_mpi_fortran)
   target_link_libraries(longpipe PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,${front_end}>")
 endforeach()
 
-# What the library exports (libshim/README.md, "What the library exports"): its code is compiled with
+# What the library exports (docs/engine/exports.md): its code is compiled with
 # hidden visibility, so only definitions marked for export (LP_EXPORT and the like) are candidates,
 # and the version script keeps only the interposed PVM, MPI and Fortran names and LongPipe's C API
 # (C++ standard library template instances are default-visibility whatever the flags).

@@ -32,7 +32,7 @@ std::atomic<bool> g_interrupted{false};
 void on_interrupt(int) { g_interrupted.store(true); }
 
 // The application's copy of its data into a message, with room for the header trailer so that
-// send() packs it without copying again (libshim/README.md, "For front ends").
+// send() packs it without copying again (docs/engine/engine-api.md).
 void copy_body(Message& message, const std::vector<std::byte>& body) {
   message.body.reserve(body.size() + kMessageTrailerSize);
   message.body.assign(body.begin(), body.end());

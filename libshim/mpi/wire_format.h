@@ -23,7 +23,7 @@ inline constexpr std::uint32_t kFlagSegmented = 8;
 inline constexpr std::uint32_t kFlagContinuation = 16;
 inline constexpr std::size_t kSyncIdSize = sizeof(std::uint64_t);
 // Spare capacity a body gets so that the engine adds its 20-byte trailer without copying
-// (libshim/README.md, "For front ends").
+// (docs/engine/engine-api.md).
 inline constexpr std::size_t kEngineTrailerSpare = 20;
 
 inline void append_sync_id(std::vector<std::byte>& body, std::uint64_t id) {

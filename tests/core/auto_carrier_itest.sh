@@ -78,7 +78,7 @@ env LONGPIPE_PATH_CACHE=off "$WAN" exec a "$PERF" serve --port $((PORT + 5)) >"$
 PIDS+=($!)
 wait_for_server serve-a
 # By the server's own name (site-a): run 0 is about the carrier on a short path; a peer dialled by
-# an alias has its own test (engine_security_test; libshim/README.md, "A peer reached by another
+# an alias has its own test (engine_security_test; docs/engine/security.md, "A peer reached by another
 # name than its own is one session").
 LONGPIPE_PATH_CACHE=$CACHE LONGPIPE_STATS=$WORK/run0.json "$WAN" exec a "$PERF" run --peer site-a:$((PORT + 5)) \
   --count 20 --size 1K --batches 1 --pings 1 >"$WORK/run0.out" 2>&1 || run_failed 0 "run 0 failed"

@@ -487,7 +487,7 @@ TEST_CASE("datagram channel: an ACK of several datagrams waits for data or kMult
 TEST_CASE("datagram channel: one ACK per kDatagramAckEvery units, at once on a new or filled hole", "[datagram][channel][ack]") {
   // A receiver woken for every datagram (the emulated link spaces them 76 us apart at 155 Mbit/s)
   // sent an ACK per datagram, and with 1 % loss (a hole open nearly always) even per read turn:
-  // ~8200 wake-ups/s of the sending thread on geo (libshim/README.md, "Fewer ACKs").
+  // ~8200 wake-ups/s of the sending thread on geo (docs/engine/datagram-carrier.md, "Fewer ACKs").
   using Channel = lp::DatagramChannel;
   ReceivingChannel receiving;
   lp::Arq& arq = receiving.arq;

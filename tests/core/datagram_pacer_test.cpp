@@ -1143,7 +1143,7 @@ TEST_CASE("start-up jump: beside a TCP CUBIC flow that starts with it on a 200 m
   CHECK(shares.longpipe + shares.tcp >= 0.9);
 }
 
-// A loaded host wakes the sending thread late (libshim/README.md, "The sending thread on a loaded
+// A loaded host wakes the sending thread late (docs/engine/datagram-carrier.md, "The sending thread on a loaded
 // host"). 20 Mbit/s, 200 ms round trip, one-BDP queue: cruising, a late wake-up is made up as far as
 // it refills one bandwidth-delay product in flight, and at most a quarter of the minimum RTT (50 ms).
 TEST_CASE("late wake-ups (LONGPIPE_PACING_CATCH_UP=on): cruising, a late wake-up sends the time it missed, as far as the pipe takes it",

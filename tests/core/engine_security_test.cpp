@@ -437,7 +437,7 @@ TEST_CASE("a peer dialled by another name than it announces is one session, also
   CHECK(first->peer_endpoint == a.local_endpoint());
   // Acknowledged: a has read b's IDENTIFY (it precedes b's ACKs) and bound b's token. (Reset
   // before that, the connection's unread bytes go with the reset, and b's dial comes to a session
-  // not yet bound: libshim/README.md names that race.)
+  // not yet bound: docs/engine/security.md names that race.)
   REQUIRE(a.flush(5s));
   // b answers, and its connections drop: b dials a back, announcing its own name. Before the fix
   // a answered with the token for that name and b failed the session as "restarted".

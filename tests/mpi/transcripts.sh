@@ -210,7 +210,7 @@ scenario_unreachable() {
   local handler=$1
   [[ $FRONT_END == 1 ]] || fail "the unreachable peer needs the MPI C front end in the library"
   # A stopped rank's host still answers TCP, so the engine sees a silent path, not a refusal: it
-  # gives the peer up after LONGPIPE_SILENT_PATH_MS (libshim/README.md, faults).
+  # gives the peer up after LONGPIPE_SILENT_PATH_MS (docs/engine/faults.md).
   JOB_ENV=(LONGPIPE_KEEPALIVE_MS=200 LONGPIPE_DEAD_PEER_MS=1500 LONGPIPE_SILENT_PATH_MS=2000)
   run stopped yes /dev/null "${MPI_SEMANTICS_F:?}" "unreachable-$handler"
   local status

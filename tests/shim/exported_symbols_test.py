@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""liblongpipe.so exports only its documented interface (libshim/README.md, "What the library exports").
+"""liblongpipe.so exports only its documented interface (docs/engine/exports.md).
 
 Every dynamic symbol it defines (nm -D --defined-only) must be one of:
   - a PVM function that libpvm3 defines too: the PVM front end interposes it;

@@ -282,7 +282,7 @@ void ArqSender::carrier_reset(ArqTime now) {
   retransmit_timer_.reset();
   // Without this the timer only restarts with the next transmission: a datagram session whose
   // pacer counted the lost copies in flight never transmitted again, so no timeout ever freed the
-  // pacer (the simultaneous-dial stall, libshim/README.md "Datagram carrier").
+  // pacer (the simultaneous-dial stall, docs/engine/datagram-carrier.md).
   if (config_.mode == ArqMode::kDatagram && in_flight) retransmit_timer_ = now + rtt_.rto();
 }
 

@@ -68,7 +68,7 @@ struct LinkPathInfo {
   std::size_t received_per_rtt = 0;
 };
 
-// TCP Fast Open on one link (TCP_INFO; libshim/README.md, "TCP Fast Open").
+// TCP Fast Open on one link (TCP_INFO; docs/engine/first-batch.md, "TCP Fast Open").
 struct FastOpenResult {
   bool syn_data = false;  // the SYN carried data (dialler: connect() deferred the SYN to the first write)
   bool accepted = false;  // the peer's kernel acknowledged that data in its SYN-ACK (TCPI_OPT_SYN_DATA)

@@ -66,7 +66,7 @@ const char* carrier_name(CarrierChoice choice);
 // LONGPIPE_CARRIER=auto's judgement of a path from what the path cache remembers of it (TCP or
 // datagram sessions measured it, path_estimator.h), for two reasons. The round trip alone is the
 // wrong judge: on a loss-free long path a cold datagram session is no faster than tcp
-// (libshim/README.md, "Datagram carrier").
+// (docs/engine/datagram-carrier.md).
 //
 // 1. A long path that loses packets without a queue standing: TCP reads random loss as congestion.
 constexpr std::chrono::milliseconds kAutoMinRtt{100};  // a 20 ms path recovers fast enough on TCP
@@ -77,7 +77,7 @@ bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss
 // pacer, and its BDP is far above a fresh TCP connection's first round trip. TCP cannot start
 // above its initial window without root (PLATFORM.md): a new process pays about log2(BDP / initial
 // window) round trips of slow start, where the seeded pacer starts at 0.85 x the cached rate in
-// the first (libshim/README.md, "A known long path").
+// the first (docs/engine/datagram-carrier.md, "A known long path").
 // Linux's initial window (RFC 6928's 10 segments) at the MSS of a 1500-byte Ethernet path.
 constexpr double kTcpInitialWindowBytes = 10 * 1448.0;
 // BDP of at least 32 initial windows (464 KB; 37 Mbit/s at 100 ms): slow start needs 5 round trips
@@ -95,7 +95,7 @@ bool path_peer_judged_datagrams(std::chrono::microseconds min_rtt, int peer_verd
 
 // 4. A path the cache does not know (a new path, or an entry the handshake's round trip contradicts),
 // judged at CHALLENGE by the handshake's round trip: datagrams from kNewPathMinRtt. On new paths
-// (libshim/README.md, "A new path decided at CHALLENGE"), datagrams against tcp:
+// (docs/engine/datagram-carrier.md, "A new path decided at CHALLENGE"), datagrams against tcp:
 //  - win from a long path up when the transfer spans round trips, cold or warm, and more so with
 //    random loss;
 //  - cost nothing on a small first flight, since they are 0.5-RTT data too;

@@ -271,7 +271,7 @@ const std::vector<Setting>& settings() {
              &Config::encryption),
       on_off("START_JUMP",
               "on (default): a datagram session on a new path sends its first window back to back and, from "
-              "the spacing of its ACKs, starts pacing at half the bottleneck's rate after one round trip; off: "
+              "the spacing of its ACKs, starts pacing at 0.75 x the bottleneck's rate after one round trip; off: "
               "start-up doubles from its first window",
              &Config::start_jump),
       on_off("PACING_CATCH_UP",

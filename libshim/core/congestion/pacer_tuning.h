@@ -44,7 +44,7 @@ inline constexpr double kStartupWindowGain = 2.0;
 // first round with that TCP's small window would protect. It is what the tcp carrier sends in its
 // first round trip too (10 initial windows, over its 2 streams and 8 spill streams), and it holds
 // 100 x 1 KiB messages (one datagram each, ~1.1 KB on the wire), so a new long path's small first
-// batch is no later than tcp's (libshim/README.md, "A new long path on datagrams").
+// batch is no later than tcp's (docs/engine/datagram-carrier.md, "A new path decided at CHALLENGE").
 inline constexpr double kInitialWindowBytes = 96 * kDatagramBytes;
 // Never less than this in flight: enough ACKs per round to keep measuring.
 inline constexpr double kMinWindowBytes = 4 * kDatagramBytes;
@@ -120,7 +120,7 @@ inline constexpr ArqDuration kCatchUp = std::chrono::milliseconds(10);
 // during the stall took what the link carried meanwhile out of flight; beyond that a burst would
 // stand in the bottleneck's queue. At most this share of the minimum RTT, should the estimate be
 // high: a sending thread that waits for a CPU much of the time gives up seconds of pacing with
-// kCatchUp alone (libshim/README.md, "The sending thread on a loaded host").
+// kCatchUp alone (docs/engine/datagram-carrier.md, "The sending thread on a loaded host").
 inline constexpr double kCruiseCatchUpRttShare = 0.25;
 // The pipe a catch-up refills is the smoothed RTT's, at most this many minimum RTTs: a quarter
 // above the minimum. Capped at the standing queue's margin instead, a loaded host's catch-ups set
@@ -180,7 +180,7 @@ inline constexpr ArqDuration kMinTrainArrivalSpan = std::chrono::milliseconds(1)
 // finds the rest, and the jump is judged as a warm seed is (kSeedConfirmShare). Not half: a
 // program that streams from its first send queues data behind the first window that half the
 // bottleneck never drains in time. Three quarters overfill nothing beside a flow that takes 60 %
-// of the link, and beside CUBIC each keeps a quarter (libshim/README.md, "Start-up jump").
+// of the link, and beside CUBIC each keeps a quarter (docs/engine/datagram-carrier.md, "Start-up jump").
 inline constexpr double kJumpShare = 0.75;
 // Start-up after a confirmed jump paces at most this much above the larger of the train's rate and
 // the estimate: the train measured the bottleneck, so doubling past it only fills the queue before

@@ -31,7 +31,7 @@ enum class WindowFullPolicy {
 enum class CarrierChoice {
   kTcp,   // tuned TCP connections
   kUdp,   // datagrams: a TCP control connection for the handshake, messages paced over UDP
-          // (libshim/README.md, "Datagram carrier")
+          // (docs/engine/datagram-carrier.md)
   kAuto,  // the default. Per session, decided by the dialler before it dials: udp on a path its cache
           // knows as long and lossy or long enough to warm-start on (carrier_choice.h), else tcp from
           // the first byte; an acceptor set to auto follows, one set to tcp makes it tcp
@@ -70,7 +70,7 @@ struct Config {
   std::size_t max_message = 64u << 20;       // LONGPIPE_MAX_MESSAGE: largest body accepted or sent
 
   // --- TCP carrier ---
-  // Measured path state (libshim/README.md, "Measured path state and warm start"): the engine
+  // Measured path state (docs/engine/path-state.md): the engine
   // always measures each path's round trip and rate and reports them. With LONGPIPE_RTT=auto and
   // LONGPIPE_BANDWIDTH=auto it also sizes the socket buffers from them (path_estimator.h); a number
   // is a hint and cap (the RTT before the first sample, a ceiling on the rate; with both, the
@@ -92,7 +92,7 @@ struct Config {
   std::size_t send_buffer = 0;       // LONGPIPE_SEND_BUFFER: bytes; 0 = kSendBufferBdps x BDP
   // The default carrier is two TCP connections per session: small messages on a cubic stream,
   // large ones on a stream whose congestion control depends on the host ("auto"). Why (for bursts
-  // of messages on a long path; libshim/README.md has the tables):
+  // of messages on a long path; docs/engine/tcp-carrier.md says why):
   //  - bbr paces an application-limited burst. Its delivery-rate samples never span less than one
   //    round trip, so its bandwidth estimate settles at about burst / RTT and STARTUP's pacing gain
   //    (2.89) sends every burst over about RTT / 1.89 whatever its size. Once a burst is large
@@ -144,8 +144,8 @@ struct Config {
   bool fast_open = true;
   // LONGPIPE_CARRIER: tcp | udp | auto. Agreed per session in the handshake (carrier_choice.h):
   // tcp at one end and udp at the other fail the session with an error naming both. auto by default:
-  // no slower than tcp on long and short paths, new and known (libshim/README.md, "auto as the
-  // default"), and it brings datagrams to known long and lossy paths.
+  // no slower than tcp on long and short paths, new and known (docs/engine/datagram-carrier.md, "auto as
+  // the default"), and it brings datagrams to known long and lossy paths.
   CarrierChoice carrier = CarrierChoice::kAuto;
   bool datagram_carrier() const { return carrier == CarrierChoice::kUdp; }
   // LONGPIPE_DATAGRAM_FEC: on | off. Repair datagrams over the tail of each burst on the datagram
@@ -160,7 +160,7 @@ struct Config {
                                      // safe because the cruise yields to a standing queue: cubic keeps its share)
   bool pacing_catch_up = false;      // LONGPIPE_PACING_CATCH_UP: on | off (a datagram sender that woke late makes up
                                      // what refills the pipe; off by default: no goodput gain, fairness margin
-                                     // smaller; libshim/README.md, "The sending thread on a loaded host")
+                                     // smaller; docs/engine/datagram-carrier.md, "The sending thread on a loaded host")
 
   // --- operations ---
   std::string stats_path;            // LONGPIPE_STATS: JSON written at exit and on SIGUSR1

@@ -29,7 +29,7 @@ class Endpoint {
   // Accepted connections that have not authenticated yet: beyond this, new ones are refused. Room
   // for a dial storm of 16 fresh sessions (2 streams + 8 spill streams each), e.g. the 16 ranks of
   // one site opening to one rank at start-up; a refused one waits round trips longer for its first
-  // batch (libshim/README.md, "Spill streams").
+  // batch (docs/engine/first-batch.md, "Spill streams").
   // Each costs a descriptor and a few hundred bytes until authenticated or LONGPIPE_CONNECT_TIMEOUT_MS.
   static constexpr std::size_t kMaxHandshakingConnections = 160;
   // Sessions of this endpoint that may dial spill streams (LONGPIPE_SPILL_STREAMS each): the first

@@ -153,7 +153,7 @@ Session& Endpoint::session_identified(const std::string& announced, const std::v
 
 // 0.5-RTT data: DATA right behind our AUTH and IDENTIFY, sealed under keys of both nonces, only on
 // a session's first connections (on a later one the peer may have restarted at that address, and
-// its IDENTIFY must be checked first: libshim/README.md, "Security"), and only once the carrier is
+// its IDENTIFY must be checked first: docs/engine/security.md), and only once the carrier is
 // known: TCP whatever the peer offers (Session::tcp_certain; a peer set to udp fails it at
 // Session::confirm), or agreed from the peer's CHALLENGE (Session::may_agree_early).
 bool Endpoint::may_send_early(const Connection& connection) const {

@@ -68,7 +68,7 @@ class Session {
   // peer's proof and IDENTIFY: CHALLENGE carried the peer's offer, ours is decided, and they agree
   // without an error (an error waits for the peer's IDENTIFY, so that both ends report it alike),
   // or were agreed on the same offer already. The session then sends its first DATA, over TCP or
-  // as datagrams, with its IDENTIFY (0.5-RTT data; libshim/README.md, "Security").
+  // as datagrams, with its IDENTIFY (0.5-RTT data; docs/engine/security.md).
   bool may_agree_early(const Connection& connection) const;
   // auto decided datagrams at CHALLENGE on a path its cache did not know: the spill streams dialled
   // with the first dials (in case of tcp) are not needed as streams. The first kKeyBackups of them

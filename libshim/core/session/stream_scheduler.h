@@ -49,7 +49,7 @@ class StreamScheduler {
   // regular streams have in flight, as a share of the judged BDP. One BDP: the emulated paths'
   // queue holds one BDP (netem/README.md; the usual router sizing rule, Villamizar & Song 1994),
   // so one BDP in flight fills the pipe and at most that queue; without a bound, large frames on
-  // all spill streams overfill it (libshim/README.md, "Large frames").
+  // all spill streams overfill it (docs/engine/first-batch.md, "Large frames on the spill streams").
   static constexpr double kSpillBudgetBdpShare = 1.0;
 
   // `own_streams` is LONGPIPE_STREAMS; `small_message` LONGPIPE_SMALL_MESSAGE (0: striping);

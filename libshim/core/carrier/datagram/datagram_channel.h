@@ -15,7 +15,7 @@
 //     datagrams over the last round trip's units follow the ARQ's own; they recover lost units.
 //   - Keys: each of the session's connections gives a DatagramCrypto (add_keys); datagrams are
 //     sealed under one (seal_with) and opened under any, since a session's first dials race and
-//     either end may authenticate them in any order (libshim/README.md, "A lost handshake
+//     either end may authenticate them in any order (docs/engine/datagram-carrier.md, "A lost handshake
 //     segment"). Datagrams sealed under keys the peer does not hold yet are refused there and
 //     re-sent by the ARQ.
 #pragma once
@@ -54,7 +54,7 @@ class DatagramChannel {
   // An ACK of more than one datagram (more holes than kDatagramSackRanges) waits until this many
   // DATA datagrams per ACK datagram arrived since the last ACK, or kMultiAckWait passed since it
   // was due: sent once per read turn, a lossy path's many-hole ACKs fill the return path, which
-  // the pacer reads as a standing queue (libshim/README.md, "Goodput through random loss").
+  // the pacer reads as a standing queue (docs/engine/datagram-carrier.md, "Goodput through random loss").
   static constexpr std::size_t kDatagramsPerAckPart = 4;
   static constexpr ArqDuration kMultiAckWait{2000};
 

@@ -2,7 +2,7 @@
 // Pure: the caller passes the time (datagram_port.h does the I/O).
 //
 // A dialler on the datagram carrier sends its first DATA datagrams with its AUTH and IDENTIFY
-// (libshim/README.md, "Datagrams as 0.5-RTT data"), on another socket, so the acceptor may read
+// (docs/engine/datagram-carrier.md, "Datagrams as 0.5-RTT data"), on another socket, so the acceptor may read
 // them before the IDENTIFY that brings their keys. Such a datagram, from the address of a
 // connection still in its handshake, waits here until that session's keys are installed, then goes
 // to it in arrival order. Anybody can send a datagram, so the pen is small and short-lived: what

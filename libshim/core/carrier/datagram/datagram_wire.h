@@ -44,15 +44,15 @@ constexpr std::uint32_t kDatagramSackRanges = 80;
 constexpr std::uint32_t kDatagramAckParts = 8;
 // The datagram ARQ's RTO is at least SRTT + this (ArqConfig::min_rto_margin; Linux's rto_min):
 // with RFC 6298's own margin (4 x RTTVAR, a few ms on a steady long path) an ACK delayed by a
-// loaded receiver fires a timeout and everything in flight goes again (libshim/README.md,
-// "Goodput through random loss").
+// loaded receiver fires a timeout and everything in flight goes again (docs/engine/
+// datagram-carrier.md, "Goodput through random loss").
 constexpr std::chrono::milliseconds kDatagramRtoMargin{200};
 // The receiver's ACKs (ArqConfig::ack_every_messages, ack_delay, ack_new_holes_only): one per
 // this many DATA units, or this long after the first unacknowledged one, whichever comes first; at
 // once for a unit that opens or fills a hole, or repeats one (QUIC's rule, RFC 9000 13.2.1). One
 // ACK per read turn is one per datagram for a receiver woken per datagram, and on a lossy path (a
 // hole open nearly always) one per datagram even in larger turns: thousands of wake-ups/s of the
-// sender's thread, each waiting for a CPU on a loaded host (libshim/README.md, "Fewer ACKs").
+// sender's thread, each waiting for a CPU on a loaded host (docs/engine/datagram-carrier.md, "Fewer ACKs").
 //   - 4 units: the ACKs report arrival times, so any number of them times the start-up jump's
 //     train (pacer_tuning.h). Fast retransmit (3 ACKs of evidence) follows a hole after ~9 units
 //     instead of 3 (~0.7 ms at 155 Mbit/s).

@@ -64,7 +64,7 @@ bool congestion_paces_itself(const std::string& congestion);
 // buffer (so the buffer, not a loss, bounds cubic's flight: about 1.4 x the stand-in's BDP); bbr
 // otherwise (cubic would restart slow start after every pause, or fill the queue until it loses).
 // Not bbr always: its ProbeRTT (4 segments for 200 ms and a round trip, every 10 s) delays the
-// batch it falls in (libshim/README.md "Large messages on paced cubic"). Other names stand.
+// batch it falls in (docs/engine/tcp-carrier.md, "Large messages on paced cubic"). Other names stand.
 inline constexpr const char* kAutoCongestion = "auto";
 std::string resolve_congestion(const std::string& configured, bool host_restarts_idle, bool send_buffer_fixed);
 // Whether a stream of large frames on `congestion` needs the kernel's pacing (SO_MAX_PACING_RATE):
