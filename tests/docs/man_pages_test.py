@@ -9,7 +9,11 @@ For every page NAME.SECTION in docs/man/:
   - rendered at 78 columns, as man(1) does on an 80-column terminal, no line is wider than 80
     (a long example line would run off the terminal);
   - every page it cites with .BR name (section) among LongPipe's own pages exists.
-The pages listed in PAGES must all be there, and docs/man/ holds no other page.
+The pages listed in PAGES must all be there, and docs/man/ holds no other page. liblongpipe(7)
+names every LONGPIPE_* setting the library reads: the engine's settings table
+(libshim/core/config/settings.cpp), the names config.cpp accepts beside it, and every full
+"LONGPIPE_..." name in a string of the library's sources (the front ends' own settings), less the
+tools' (TOOL_VARIABLES).
 
     man_pages_test.py SOURCE_DIR [--groff PATH]
 """
@@ -22,6 +26,10 @@ import sys
 PAGES = {"longpipe.1", "liblongpipe.7", "longpiped.8"}
 OWN = {"longpipe", "liblongpipe", "longpiped"}
 TH = re.compile(r'^\.TH\s+(?:"([^"]*)"|(\S+))\s+(?:"([^"]*)"|(\S+))')
+TOOL_VARIABLES = {"LONGPIPE_WAN", "LONGPIPE_BUILD_DIR"}
+SETTING = re.compile(r'(?:\b(?:timer|size|on_off)\(\s*|Setting\{\s*)"([A-Z][A-Z0-9_]+)"')
+ACCEPTED = re.compile(r'bare == "([A-Z][A-Z0-9_]+)"')
+LITERAL = re.compile(r'"(LONGPIPE_[A-Z0-9_]*[A-Z0-9])')
 CITED = re.compile(r"^\.BR\s+(\S+)\s+\(([0-9][A-Za-z0-9]*)\)")
 WIDTH = 80
 
@@ -71,6 +79,21 @@ def check(page, groff):
     return [f"{page}: {problem}" for problem in problems]
 
 
+def settings(root):
+    """Every LONGPIPE_* name the library reads, from its sources."""
+    config = root / "libshim" / "core" / "config"
+    names = {"LONGPIPE_" + name for name in SETTING.findall((config / "settings.cpp").read_text())}
+    if not names:
+        raise SystemExit("man_pages_test: found no setting in libshim/core/config/settings.cpp: "
+                         "teach SETTING the settings table's new form")
+    names |= {"LONGPIPE_" + name for name in ACCEPTED.findall((config / "config.cpp").read_text())}
+    for path in sorted((root / "libshim").rglob("*")):
+        if path.suffix in (".cpp", ".h", ".c"):
+            names |= {name for name in LITERAL.findall(path.read_text(errors="replace"))
+                      if len(name) > len("LONGPIPE_") + 1}
+    return names - TOOL_VARIABLES
+
+
 def main(argv):
     if not argv or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)
@@ -90,6 +113,11 @@ def main(argv):
                  for extra in sorted(found - PAGES)]
     for name in sorted(found & PAGES):
         problems += check(folder / name, groff)
+    if "liblongpipe.7" in found:
+        page = (folder / "liblongpipe.7").read_text().replace("\\-", "-")
+        page = re.sub(r"\\f(\[[^\]]*\]|\(..|.)", "", page)  # font changes: \fB, \fP, \f(CW, \f[B]
+        problems += [f"{folder / 'liblongpipe.7'}: does not name {name}, which the library reads"
+                     for name in sorted(settings(root)) if not re.search(rf"\b{name}\b", page)]
     for line in problems:
         print(line)
     if problems:
