@@ -32,6 +32,7 @@ done
 MANPAGES=("$MANDIR/man1/longpipe.1" "$MANDIR/man7/liblongpipe.7" "$MANDIR/man8/longpiped.8")
 for page in "${MANPAGES[@]}"; do
   [[ -f $PREFIX/$page ]] || fail "no $page"
+  grep -q "^\.TH .*\"LongPipe $VERSION\"" "$PREFIX/$page" || fail "$page does not carry the version $VERSION"
 done
 # `man longpipe` finds the installed page (man-db, where it is installed).
 if command -v man >/dev/null; then
