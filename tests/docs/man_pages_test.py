@@ -13,7 +13,7 @@ The pages listed in PAGES must all be there, and docs/man/ holds no other page. 
 names every LONGPIPE_* setting the library reads: the engine's settings table
 (libshim/core/config/settings.cpp), the names config.cpp accepts beside it, and every full
 "LONGPIPE_..." name in a string of the library's sources (the front ends' own settings), less the
-tools' (TOOL_VARIABLES).
+tools' (TOOL_VARIABLES). longpipe(1) has an item for every command `./longpipe --help` lists.
 
     man_pages_test.py SOURCE_DIR [--groff PATH]
 """
@@ -94,6 +94,17 @@ def settings(root):
     return names - TOOL_VARIABLES
 
 
+def commands(root):
+    """The commands the longpipe script's usage lists (its lines under 'Commands:')."""
+    text = (root / "longpipe").read_text()
+    usage = text[text.index("Commands:"):]
+    usage = usage[:usage.index("\nEOF")]
+    found = set(re.findall(r"^  ([a-z][a-z-]*)\b", usage, re.MULTILINE))
+    if not found:
+        raise SystemExit("man_pages_test: found no command in the longpipe script's usage")
+    return found
+
+
 def main(argv):
     if not argv or argv[0].startswith("-"):
         print(__doc__, file=sys.stderr)
@@ -113,6 +124,11 @@ def main(argv):
                  for extra in sorted(found - PAGES)]
     for name in sorted(found & PAGES):
         problems += check(folder / name, groff)
+    if "longpipe.1" in found:
+        page = (folder / "longpipe.1").read_text()
+        problems += [f"{folder / 'longpipe.1'}: no item for the command '{command}' (./longpipe --help lists it)"
+                     for command in sorted(commands(root))
+                     if not re.search(rf'^\.TP\n\.B[IR]?\s+"?{re.escape(command)}[\s"]', page, re.MULTILINE)]
     if "liblongpipe.7" in found:
         page = (folder / "liblongpipe.7").read_text().replace("\\-", "-")
         page = re.sub(r"\\f(\[[^\]]*\]|\(..|.)", "", page)  # font changes: \fB, \fP, \f(CW, \f[B]
