@@ -44,8 +44,8 @@ constexpr std::uint32_t kDatagramSackRanges = 80;
 constexpr std::uint32_t kDatagramAckParts = 8;
 // The datagram ARQ's RTO is at least SRTT + this (ArqConfig::min_rto_margin; Linux's rto_min):
 // with RFC 6298's own margin (4 x RTTVAR, a few ms on a steady long path) an ACK delayed by a
-// loaded receiver fires a timeout and everything in flight goes again (docs/engine/
-// datagram-carrier.md, "Goodput through random loss").
+// loaded receiver fires a timeout and everything in flight goes again
+// (docs/engine/datagram-carrier.md, "Goodput through random loss").
 constexpr std::chrono::milliseconds kDatagramRtoMargin{200};
 // The receiver's ACKs (ArqConfig::ack_every_messages, ack_delay, ack_new_holes_only): one per
 // this many DATA units, or this long after the first unacknowledged one, whichever comes first; at
