@@ -201,7 +201,9 @@ def main():
             except ConnectionError as e:
                 assert str(e).startswith(expect), f"CONNECT {target}: {e}"
         assert request("A", b"HELLO\n").startswith(b"ERR ")
-        assert request("A", b"x" * 512).startswith(b"ERR request line longer than 512")
+        assert request("A", b"x" * 600).startswith(b"ERR request line longer than 512")
+        # Stream bytes sent at once after a refused CONNECT do not turn the answer into a reset.
+        assert request("A", b"LONGPIPE-GATEWAY/1 CONNECT Z/h:1\n" + b"early" * 100) == b"ERR unknown site Z\n"
 
     def many_streams():
         failures = []
