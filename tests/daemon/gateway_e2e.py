@@ -179,7 +179,8 @@ def main():
     with open(KEY, "w") as f:
         f.write("federation key of the end-to-end test\n")
     os.chmod(KEY, 0o600)
-    write_config("A")
+    # A gives up on a peer whose host refuses connections after 3 s (the gateway's default: 5 min).
+    write_config("A", "engine LONGPIPE_DEAD_PEER_MS=3000\nengine LONGPIPE_KEEPALIVE_MS=500\n")
     write_config("B")
     start("A")
     start("B")
@@ -252,6 +253,21 @@ def main():
         wait_peer_up("A", "B", not_instance=old)
         echo_round_trip(b_echo, 1 << 20, 7)
 
+    def given_up_peer_returns():
+        PROCS["B"].kill()
+        PROCS["B"].wait(10)
+        deadline = time.time() + 30
+        while [p for p in status("A")["peers"] if p["up"]]:
+            assert time.time() < deadline, "A never gave up on the killed gateway B"
+            time.sleep(0.2)
+        try:
+            open_stream(b_echo).close()  # refused at once, or reset: either way no hang
+        except ConnectionError as e:
+            assert "unreachable" in str(e), str(e)
+        start("B")
+        wait_peer_up("A", "B")
+        echo_round_trip(b_echo, 1 << 20, 8)
+
     def bad_configs():
         cases = {"peer B nowhere\n": ":5: peer: 'nowhere' is not host:port", "colour blue\n": ":5: colour: unknown key",
                  "stream-window 1K\n": ":5: stream-window: 1K is out of range"}
@@ -277,6 +293,7 @@ def main():
     check("6 concurrent streams of 4 MiB", many_streams)
     check("a stream whose server does not read stops only itself", slow_beside_fast)
     check("a restarted gateway B ends the stream", restart_ends_streams)
+    check("a peer A gave up on is taken back when it returns", given_up_peer_returns)
     check("--check refuses bad configs", bad_configs)
     check("SIGTERM exits cleanly and removes the socket", sigterm_removes_socket)
 
