@@ -8,6 +8,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -281,6 +282,16 @@ def main():
         r = subprocess.run([LONGPIPED, "--check", "--config", config_path("A")], capture_output=True, timeout=30)
         assert r.returncode == 0
 
+    def sighup_rereads_peers():
+        with open(config_path("A"), "a") as f:
+            f.write(f"peer C 127.0.0.1:{free_port()}\n")
+        PROCS["A"].send_signal(signal.SIGHUP)
+        deadline = time.time() + 10
+        while "C" not in [p["site"] for p in status("A")["peers"]]:
+            assert time.time() < deadline, "SIGHUP did not add peer C"
+            time.sleep(0.1)
+        echo_round_trip(b_echo, 1 << 20, 9)  # B's streams untouched
+
     def sigterm_removes_socket():
         PROCS["A"].terminate()
         assert PROCS["A"].wait(15) == 0
@@ -295,6 +306,7 @@ def main():
     check("a restarted gateway B ends the stream", restart_ends_streams)
     check("a peer A gave up on is taken back when it returns", given_up_peer_returns)
     check("--check refuses bad configs", bad_configs)
+    check("SIGHUP re-reads the peers", sighup_rereads_peers)
     check("SIGTERM exits cleanly and removes the socket", sigterm_removes_socket)
 
 
