@@ -100,8 +100,13 @@ void Gateway::run(int signal_fd) {
         if (info.ssi_signo == SIGHUP) {
           reload();
         } else {
-          log("stopping (signal " + std::to_string(info.ssi_signo) + "), " + std::to_string(relay_->stream_count()) +
-              " streams open");
+          log("stopping (signal " + std::to_string(info.ssi_signo) + "), resetting " +
+              std::to_string(relay_->stream_count()) + " streams");
+          // Every forwarded stream ends as a reset, as when a TCP path drops: the processes'
+          // sessions re-dial and re-send what is unacknowledged.
+          for (auto& [token, conn] : conns_) {
+            if (conn.handle != 0) close_abortively(conn.fd);
+          }
           return;
         }
       } else {

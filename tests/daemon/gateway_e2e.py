@@ -293,7 +293,14 @@ def main():
         echo_round_trip(b_echo, 1 << 20, 9)  # B's streams untouched
 
     def sigterm_removes_socket():
+        s = open_stream(b_echo)
+        s.sendall(b"ping")
+        assert s.recv(4) == b"ping"
         PROCS["A"].terminate()
+        try:  # a Unix socket has no reset: end of stream (the far TCP end gets the reset)
+            assert s.recv(100) == b"", "data after the gateway stopped"
+        except ConnectionResetError:
+            pass
         assert PROCS["A"].wait(15) == 0
         assert not os.path.exists(sock_path("A")), "socket file left behind"
 
