@@ -39,7 +39,10 @@ class Gateway {
   void run(int signal_fd);
 
  private:
-  enum class State { kRequest, kReply, kDialling, kStream };
+  // kRequest -> kReply (an answer, then close) or kStream; kReply -> kDrain: the answer is out and
+  // the write side shut down, the client's leftover bytes are read until it closes (closing with
+  // them unread would turn the client's read of the answer into a reset).
+  enum class State { kRequest, kReply, kDrain, kDialling, kStream };
   struct Conn {
     lp::FileDescriptor fd;
     State state = State::kRequest;
@@ -82,7 +85,7 @@ class Gateway {
   std::map<std::string, Transmit> held_;  // per site: the frame the engine had no room for
 
   std::uint64_t next_token_ = 16;
-  std::size_t pending_clients_ = 0;
+  std::size_t pending_clients_ = 0;  // clients in kRequest, kReply or kDrain
   std::uint64_t refused_clients_ = 0;
 };
 
