@@ -211,8 +211,8 @@ void Relay::on_peer_failed(const std::string& endpoint, const std::string& reaso
   peer.up = false;
   reset_site(site, "gateway session to " + site + " lost: " + reason);
   if (refused) {
-    peer.down_reason = reason;  // until its HELLO
-    peer.blocked = true;        // no frames for it until then
+    peer.down_reason = reason;  // cleared by its next HELLO
+    peer.blocked = true;        // no frames for it while blocked
     peer.control.clear();
   } else {
     peer.hello_pending = true;  // a fresh session: ask who is there

@@ -26,11 +26,17 @@ CHECKED = [
     "apps/cfd-demo/README.md",
     "docs/*.md",
     "docs/engine/*.md",
+    "daemon/README.md",
+    "libshim/pvm/README.md",
+    "netem/README.md",
+    "apps/*/README.md",
 ]
 # Source files checked with every rule but the commit hash's.
 CHECKED_SOURCES = [
     "libshim/core/**/*.h",
     "libshim/core/**/*.cpp",
+    "daemon/**/*.h",
+    "daemon/**/*.cpp",
 ]
 
 # A link to a published result set names its date and commit on purpose.
