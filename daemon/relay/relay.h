@@ -1,0 +1,200 @@
+// Relay: the gateway's forwarded streams, as a state machine without I/O (in the style of KCP or
+// quinn). The caller (the I/O shell, shell/gateway.h) passes in what happened: a local process's
+// CONNECT, bytes read from a local socket, bytes written to it, frames from peer gateways, a peer
+// given up on. It polls out what to do: frames to hand to the engine (poll_transmit), sockets to
+// dial, shut down or close (poll_local), sockets whose interest changed (take_dirty), log lines.
+// Nothing here blocks, reads a clock or touches a socket.
+//
+// Frames between gateways (lp::Message fields): tag = kind (FrameKind), source = stream id,
+// flags bit 0 = "this stream was opened by the receiver of this frame", context and body per kind:
+//   HELLO   body "<site> <instance id, 16 hex digits>", context = the sender's stream window;
+//           flags bit 1 = an answer: every HELLO that is not an answer gets one, so a gateway
+//           learns its peer's instance and window after its own start, a peer's or a failure
+//   OPEN    body "<host>:<port>" to dial at the receiver's site
+//   DATA    body = stream bytes
+//   CREDIT  context = bytes the sender has written to its local socket since its last CREDIT
+//   CLOSE   context 0 = end of the sender's direction (FIN), 1 = reset; body = the reason
+// A stream is named (site, opened by us?, id): each gateway numbers the streams it opens.
+//
+// Flow control: each direction of a stream may have at most the receiver's stream window of bytes
+// sent and not yet written to the receiver's local socket (CREDIT gives them back). A receiver
+// therefore always takes every frame off the shared session at once, and a stream whose local
+// reader is slow stops only itself. Bytes read from a local socket wait in a buffer of at most
+// outbound_buffer bytes until the stream's credit and the session let them go.
+//
+// Fairness: poll_transmit takes one frame per destination site in turn (skipping sites whose
+// session is full, set_blocked), and within a site one frame per stream in turn.
+//
+// Peers: a HELLO with a new instance id (the peer gateway restarted) or a peer failure resets every
+// stream with that site; its processes see a dropped connection and their sessions re-dial. After
+// a failure CONNECTs to the site are refused until its next HELLO.
+// Frames that break these rules are refused (counted, logged), never trusted: a stream's peer that
+// exceeds its window or sends data after its end resets that stream only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "message.h"
+#include "relay/byte_queue.h"
+#include "relay/names.h"
+
+namespace lpd {
+
+enum class FrameKind : std::int32_t { kHello = 1, kOpen = 2, kData = 3, kCredit = 4, kClose = 5 };
+constexpr std::uint32_t kOpenedByReceiver = 1;  // flags bit 0
+constexpr std::uint32_t kHelloAnswer = 2;       // flags bit 1 of a HELLO
+
+struct RelayLimits {
+  std::size_t stream_window = 16u << 20;    // bytes per stream and direction not yet written locally
+  std::size_t max_streams = 1024;           // forwarded streams at once (both directions' openers)
+  std::size_t max_data_frame = 64u << 10;   // largest DATA body sent
+  std::size_t outbound_buffer = 256u << 10; // bytes read from one local socket, waiting to be framed
+  static constexpr std::size_t kMinWindow = 64u << 10;
+  static constexpr std::size_t kMaxWindow = 1u << 30;
+  static constexpr std::size_t kMaxControlQueue = 4096;  // CLOSE replies waiting per site
+};
+
+using Handle = std::uint64_t;  // a local socket (Unix client or dialled TCP), named by the relay
+
+struct Transmit {
+  std::string site;
+  std::string endpoint;  // the engine's peer endpoint ("host:port") of that site's gateway
+  lp::Message message;
+};
+
+struct LocalAction {
+  enum class Kind {
+    kDial,           // open a TCP connection to `address` for `handle`; report on_dialled/on_local_reset
+    kShutdownWrite,  // every byte is written: shutdown(SHUT_WR) (the peer's FIN)
+    kClose,          // close the socket (`reset`: abortively); the handle is gone
+  } kind;
+  Handle handle = 0;
+  HostPort address;
+  bool reset = false;
+};
+
+class Relay {
+ public:
+  Relay(std::string site, std::uint64_t instance, RelayLimits limits);
+
+  // The other sites' gateways: name -> engine endpoint. A site no longer listed, or listed at
+  // another address, has its streams reset. Each new one gets our HELLO.
+  void set_peers(const std::map<std::string, std::string>& peers);
+
+  // --- the local side ---
+  // A process's CONNECT "<site>/<host>:<port>": a handle (the connection is now a stream) or the
+  // reason for ERR.
+  struct Connected {
+    Handle handle = 0;
+    std::string error;
+  };
+  Connected connect(std::string_view target);
+  // Bytes the shell may read from the handle's socket now (0: stop watching it for input).
+  std::size_t read_budget(Handle handle) const;
+  // At most read_budget bytes read.
+  void on_local_data(Handle handle, std::span<const std::byte> bytes);
+  void on_local_eof(Handle handle);
+  // The socket failed or was reset, or a dial failed: the stream is reset at both ends.
+  void on_local_reset(Handle handle, const std::string& reason);
+  void on_dialled(Handle handle);
+  // Bytes waiting to be written to the handle's socket (empty: stop watching it for output).
+  std::span<const std::byte> pending_output(Handle handle) const;
+  void on_written(Handle handle, std::size_t bytes);
+
+  // --- the peer side ---
+  void on_frame(const std::string& endpoint, const lp::Message& frame);
+  void on_peer_failed(const std::string& endpoint, const std::string& reason);
+
+  // --- outputs ---
+  std::optional<Transmit> poll_transmit();
+  // The engine had no room for a frame to `site` (the shell keeps it and retries): no more frames
+  // for that site until unblocked.
+  void set_blocked(const std::string& site, bool blocked);
+  std::optional<LocalAction> poll_local();
+  std::vector<Handle> take_dirty();
+  std::vector<std::string> take_log();
+
+  std::string status_json() const;
+  std::size_t stream_count() const { return streams_.size(); }
+  std::uint64_t refused_frames() const { return refused_frames_; }
+  const std::string& site() const { return site_; }
+
+ private:
+  struct Stream {
+    Handle handle = 0;
+    std::string site;
+    bool mine = false;  // opened here (a local process's CONNECT)
+    std::uint32_t id = 0;
+    std::string target;
+    bool connected = false;
+    // local -> peer
+    ByteQueue out;
+    bool credit_known = false;  // the peer's window is known (its HELLO came)
+    std::size_t peer_window = 0;
+    std::uint64_t sent = 0, granted = 0;  // DATA bytes sent; CREDIT received
+    bool open_pending = false, local_eof = false, fin_sent = false;
+    // peer -> local
+    ByteQueue in;
+    std::uint64_t received = 0, written = 0, grants_sent = 0;
+    bool fin_received = false, shutdown_done = false;
+    bool queued = false;  // in its site's ready list
+    std::size_t send_credit() const { return static_cast<std::size_t>(peer_window + granted - sent); }
+  };
+  struct Peer {
+    std::string endpoint;
+    bool hello_pending = true, hello_answer_pending = false, blocked = false, up = false;
+    std::optional<std::uint64_t> instance;
+    std::size_t window = 0;  // from its HELLO
+    std::deque<lp::Message> control;
+    std::deque<Handle> ready;
+    std::uint64_t frames_sent = 0, frames_received = 0, bytes_sent = 0, bytes_received = 0;
+    std::string down_reason;
+  };
+  using Key = std::tuple<std::string, bool, std::uint32_t>;
+
+  Stream* find(Handle handle);
+  const Stream* find(Handle handle) const;
+  Stream& add_stream(const std::string& site, bool mine, std::uint32_t id, std::string target);
+  void end_stream(Stream& stream, bool reset, const std::string& reason, bool tell_peer);
+  void reset_site(const std::string& site, const std::string& reason);
+  void refresh(Stream& stream);
+  bool wants_transmit(const Stream& stream) const;
+  std::optional<lp::Message> stream_frame(Stream& stream);
+  std::optional<lp::Message> next_frame(const std::string& site, Peer& peer);
+  void maybe_finish(Stream& stream);
+  void control(const std::string& site, lp::Message frame);
+  void refuse(const std::string& from, const std::string& why);
+  void log(std::string line) { log_.push_back(std::move(line)); }
+  // Inbound frames (relay_inbound.cpp), `site` known from the endpoint.
+  void on_hello(const std::string& endpoint, const lp::Message& frame);
+  void on_open(const std::string& site, const lp::Message& frame);
+  void on_stream_frame(const std::string& site, const lp::Message& frame);
+  void deliver(const std::string& site, const lp::Message& frame);
+  lp::Message hello_frame(bool answer) const;
+
+  const std::string site_;
+  const std::uint64_t instance_;
+  const RelayLimits limits_;
+  std::map<std::string, Peer> peers_;          // includes our own site (loopback)
+  std::map<std::string, std::string> sites_by_endpoint_;
+  std::map<Handle, Stream> streams_;
+  std::map<Key, Handle> keys_;
+  Handle next_handle_ = 1;
+  std::uint32_t next_id_ = 1;
+  std::string cursor_;  // the site polled last
+  std::deque<LocalAction> local_;
+  std::vector<Handle> dirty_;
+  std::vector<std::string> log_;
+  std::uint64_t refused_frames_ = 0, streams_opened_ = 0;
+};
+
+}  // namespace lpd

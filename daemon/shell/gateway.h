@@ -1,0 +1,88 @@
+// Gateway: longpiped's I/O shell. One thread, one epoll loop: the Unix socket's clients, the TCP
+// connections it dials for streams from peers, the engine's receive and room event descriptors, and
+// a signalfd. It moves bytes and events into the relay (relay/relay.h), which decides everything,
+// and carries out what the relay asks. The engine (lp::Engine) holds the sessions to the other
+// sites' gateways on its own progress thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/gateway_config.h"
+#include "engine.h"
+#include "file_descriptor.h"
+#include "relay/relay.h"
+
+namespace lpd {
+
+class Gateway {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kRequestTimeout{5};  // for the request line
+  static constexpr std::chrono::seconds kDialTimeout{10};    // for a TCP dial at this site
+  static constexpr std::size_t kMaxPendingClients = 256;     // connections still sending their request
+  static constexpr std::size_t kReadChunk = 64 * 1024;       // per socket per turn: fair turns
+
+  // Binds the Unix socket, starts the engine (binds `listen`). Throws on failure.
+  Gateway(GatewayConfig config, std::string config_path);
+  ~Gateway();  // removes the socket file
+  Gateway(const Gateway&) = delete;
+  Gateway& operator=(const Gateway&) = delete;
+
+  // Runs until SIGTERM or SIGINT (blocked by the caller, read through `signal_fd`).
+  void run(int signal_fd);
+
+ private:
+  enum class State { kRequest, kReply, kDialling, kStream };
+  struct Conn {
+    lp::FileDescriptor fd;
+    State state = State::kRequest;
+    std::string buffer;  // the request so far, or the reply / "OK\n" still to write
+    Clock::time_point deadline = Clock::time_point::max();
+    Handle handle = 0;
+    std::uint32_t events = 0;  // registered with epoll (0: not registered)
+    bool shutdown_wanted = false;
+  };
+
+  // gateway_local.cpp: the Unix socket's clients and the streams' sockets.
+  void accept_clients();
+  void on_conn_event(std::uint64_t token, std::uint32_t events);
+  void read_request(std::uint64_t token);
+  void answer(Conn& conn, const std::string& line);
+  void on_stream_readable(Conn& conn);
+  void on_stream_writable(Conn& conn);
+  void carry_out(const LocalAction& action);
+  void update_interest(std::uint64_t token);
+  void close_conn(std::uint64_t token);
+  void expire(Clock::time_point now);
+  std::string status_json() const;
+  std::uint64_t add_conn(lp::FileDescriptor fd, State state);
+
+  // gateway.cpp: the engine side and the loop.
+  void receive_frames();
+  void send_held();
+  void pump();
+  void reload();
+  void log(const std::string& line) const;
+
+  GatewayConfig config_;
+  const std::string config_path_;
+  lp::FileDescriptor listener_;
+  lp::FileDescriptor epoll_;
+  std::unique_ptr<lp::Engine> engine_;
+  std::unique_ptr<Relay> relay_;
+  std::map<std::uint64_t, Conn> conns_;
+  std::map<Handle, std::uint64_t> token_of_;
+  std::map<std::string, Transmit> held_;  // per site: the frame the engine had no room for
+  std::uint64_t next_token_ = 16;
+  std::size_t pending_clients_ = 0;
+  std::uint64_t refused_clients_ = 0;
+};
+
+}  // namespace lpd
