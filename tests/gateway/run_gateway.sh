@@ -22,7 +22,7 @@
 #                 an unknown request with ERR
 #
 # Environment: LONGPIPE_LIBRARY (liblongpipe.so), GATEWAY_NUMBERED_STREAM (numbered_stream),
-# LP_PERF (lp-perf), LONGPIPE_GATEWAYS (netem/gateways), LONGPIPE_GATEWAY (the sites' socket path).
+# LP_PERF (lp-perf), LP_GATEWAYS (netem/gateways), LONGPIPE_GATEWAY (the sites' socket path).
 set -euo pipefail
 
 SCENARIO=${1:?usage: run_gateway.sh through|restart|no-gateway|two-jobs|status [ARGS...]}
@@ -30,7 +30,7 @@ shift
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
-GATEWAYS=${LONGPIPE_GATEWAYS:-$ROOT/netem/gateways}
+GATEWAYS=${LP_GATEWAYS:-$ROOT/netem/gateways}
 MPI_SITES=$ROOT/apps/mpi-sites/mpi-sites
 # How long one job may take before it counts as hung.
 readonly RUN_SECONDS=240
@@ -60,13 +60,13 @@ itest_cleanup_pids() {
 trap cleanup EXIT
 
 # gateway_bytes SITE(a|b): the bytes the gateway has forwarded, from its STATUS json (the sum of
-# every counter named *bytes* in it: streams and the long-haul session alike).
+# every counter named *bytes* in it but queues, windows and limits: bytes sent and received).
 gateway_bytes() {
   "$GATEWAYS" ask "$1" STATUS json | /usr/bin/python3 -c '
 import json, sys
 def total(value, counted):
     if isinstance(value, dict):
-        return sum(total(v, counted or ("bytes" in k and "window" not in k and "limit" not in k)) for k, v in value.items())
+        return sum(total(v, counted or ("bytes" in k and not any(w in k for w in ("window", "limit", "queued")))) for k, v in value.items())
     if isinstance(value, list):
         return sum(total(v, counted) for v in value)
     return value if counted and isinstance(value, (int, float)) and not isinstance(value, bool) else 0
