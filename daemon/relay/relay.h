@@ -26,8 +26,7 @@
 // session is full, set_blocked), and within a site one frame per stream in turn.
 //
 // Peers: a HELLO with a new instance id (the peer gateway restarted) or a peer failure resets every
-// stream with that site; its processes see a dropped connection and their sessions re-dial. After
-// a failure CONNECTs to the site are refused until its next HELLO.
+// stream with that site; its processes see a dropped connection and their sessions re-dial.
 // Frames that break these rules are refused (counted, logged), never trusted: a stream's peer that
 // exceeds its window or sends data after its end resets that stream only.
 #pragma once
@@ -112,7 +111,10 @@ class Relay {
 
   // --- the peer side ---
   void on_frame(const std::string& endpoint, const lp::Message& frame);
-  void on_peer_failed(const std::string& endpoint, const std::string& reason);
+  // The engine gave up on the peer's session (`refused`: false, from take_peer_failures: its next
+  // session may work, so a HELLO asks) or refuses to send to it at all (`refused`: true, PeerFailed
+  // from a send: CONNECTs to the site are refused until a HELLO from a new process of it comes).
+  void on_peer_failed(const std::string& endpoint, const std::string& reason, bool refused);
 
   // --- outputs ---
   std::optional<Transmit> poll_transmit();

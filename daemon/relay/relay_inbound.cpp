@@ -196,7 +196,7 @@ void Relay::on_stream_frame(const std::string& site, const lp::Message& frame) {
   }
 }
 
-void Relay::on_peer_failed(const std::string& endpoint, const std::string& reason) {
+void Relay::on_peer_failed(const std::string& endpoint, const std::string& reason, bool refused) {
   const auto known = sites_by_endpoint_.find(endpoint);
   if (known == sites_by_endpoint_.end()) {
     log("engine gave up on " + endpoint + " (no site): " + reason);
@@ -204,12 +204,15 @@ void Relay::on_peer_failed(const std::string& endpoint, const std::string& reaso
   }
   const std::string site = known->second;
   Peer& peer = peers_.at(site);
-  log("peer " + site + " down: " + reason);
+  if (peer.up || !refused) log("peer " + site + " down: " + reason);
   peer.up = false;
-  peer.down_reason = reason;
   reset_site(site, "gateway session to " + site + " lost: " + reason);
-  // The engine refuses this peer's endpoint until a new process of it appears there (a restart):
-  // its HELLO then brings the site back; until then CONNECTs to it are refused at once.
+  if (refused) {
+    peer.down_reason = reason;  // until its HELLO
+    peer.control.clear();
+  } else {
+    peer.hello_pending = true;  // a fresh session: ask who is there
+  }
 }
 
 }  // namespace lpd

@@ -110,17 +110,27 @@ void Gateway::run(int signal_fd) {
       pump();
     }
     for (const lp::PeerFailure& failure : engine_->take_peer_failures()) {
-      relay_->on_peer_failed(failure.peer_endpoint, failure.reason);
+      relay_->on_peer_failed(failure.peer_endpoint, failure.reason, false);
     }
     expire(Clock::now());
     pump();
   }
 }
 
+void Gateway::peer_refused(const Transmit& transmit, const std::string& reason) {
+  relay_->on_peer_failed(transmit.endpoint, reason, true);
+  relay_->set_blocked(transmit.site, true);
+  refused_[transmit.endpoint] = transmit.site;
+}
+
 void Gateway::receive_frames() {
   for (std::size_t i = 0; i < kFramesPerTurn; ++i) {
     auto frame = engine_->try_receive();
     if (!frame) return;
+    if (const auto refused = refused_.find(frame->peer_endpoint); refused != refused_.end()) {
+      relay_->set_blocked(refused->second, false);  // a new process of the peer: try it
+      refused_.erase(refused);
+    }
     relay_->on_frame(frame->peer_endpoint, *frame);
   }
 }
@@ -134,12 +144,13 @@ void Gateway::send_held() {
         ++it;
         continue;
       }
+      relay_->set_blocked(it->first, false);
     } catch (const lp::PeerFailed& e) {
-      relay_->on_peer_failed(held.endpoint, e.what());
+      peer_refused(held, e.what());
     } catch (const std::exception& e) {
       log("frame to " + held.site + " dropped: " + e.what());
+      relay_->set_blocked(it->first, false);
     }
-    relay_->set_blocked(it->first, false);
     it = held_.erase(it);
   }
 }
@@ -155,7 +166,7 @@ void Gateway::pump() {
           held_.emplace(transmit->site, std::move(*transmit));
         }
       } catch (const lp::PeerFailed& e) {
-        relay_->on_peer_failed(transmit->endpoint, e.what());
+        peer_refused(*transmit, e.what());
       } catch (const std::exception& e) {
         log("frame to " + transmit->site + " dropped: " + e.what());
       }

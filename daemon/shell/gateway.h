@@ -80,6 +80,10 @@ class Gateway {
   std::map<std::uint64_t, Conn> conns_;
   std::map<Handle, std::uint64_t> token_of_;
   std::map<std::string, Transmit> held_;  // per site: the frame the engine had no room for
+  // Endpoint -> site of peers the engine refuses to send to (PeerFailed): blocked in the relay
+  // until a frame comes from that endpoint again (a new process of the peer).
+  std::map<std::string, std::string> refused_;
+  void peer_refused(const Transmit& transmit, const std::string& reason);
   std::uint64_t next_token_ = 16;
   std::size_t pending_clients_ = 0;
   std::uint64_t refused_clients_ = 0;

@@ -69,6 +69,13 @@ void Gateway::on_conn_event(std::uint64_t token, std::uint32_t events) {
     case State::kReply: {
       const ssize_t n = send_some(conn.fd.get(), conn.buffer.data(), conn.buffer.size());
       if (n > 0) conn.buffer.erase(0, static_cast<std::size_t>(n));
+      if (n >= 0 && conn.buffer.empty()) {
+        // Bytes the client sent after its request (stream bytes sent before the answer) are read
+        // and dropped: closing with them unread would make the client's next read a reset.
+        char discard[4096];
+        for (int i = 0; i < 16 && ::recv(conn.fd.get(), discard, sizeof discard, MSG_DONTWAIT) > 0; ++i) {
+        }
+      }
       if (n < 0 || conn.buffer.empty()) close_conn(token);
       break;
     }

@@ -68,21 +68,31 @@ TEST_CASE("a peer gateway's new instance resets every stream with it, and only t
   CHECK(s.a().read_budget(next) > 0);
 }
 
-TEST_CASE("the engine giving up on a peer resets its streams at both ends") {
+TEST_CASE("the engine giving up on a peer resets its streams at both ends; a HELLO asks again") {
   TwoSites s;
-  s.a().on_peer_failed(s.b_endpoint(), "dead-peer timeout");
+  s.a().on_peer_failed(s.b_endpoint(), "dead-peer timeout", false);
+  CHECK(s.a().status_json().find("\"up\":false") != std::string::npos);
   s.net.pump();
   CHECK(s.net["A"].locals[s.near].reset);
-  CHECK(s.net["B"].locals[s.far].reset);  // told by a CLOSE(reset) once the session is back
-  CHECK(s.a().status_json().find("\"up\":false") != std::string::npos);
-  // Refused at once while the site is down; fine again after its next HELLO.
-  CHECK(s.a().connect("B/h:8").error.find("unreachable") != std::string::npos);
-  s.a().on_frame(s.b_endpoint(), make_frame(FrameKind::kHello, 0, 0, 128 * 1024, "B 00000000000000b1"));
+  CHECK(s.net["B"].locals[s.far].reset);  // told by a CLOSE(reset) on the next session
+  CHECK(s.a().status_json().find("\"up\":true") != std::string::npos);  // B answered the HELLO
   const Handle again = s.a().connect("B/h:9").handle;
   s.net.feed("A", again, "again");
   s.net.pump();
   CHECK(s.net["B"].locals[s.net.dialled("B", "h:9")].received == "again");
-  CHECK(s.a().status_json().find("\"up\":true") != std::string::npos);
+}
+
+TEST_CASE("a peer the engine refuses to send to is refused to CONNECTs until its next HELLO") {
+  TwoSites s;
+  s.a().on_peer_failed(s.b_endpoint(), "peer failed", true);
+  s.net.pump();
+  CHECK(s.net["A"].locals[s.near].reset);
+  CHECK(s.a().connect("B/h:8").error.find("unreachable") != std::string::npos);
+  s.a().on_frame(s.b_endpoint(), make_frame(FrameKind::kHello, 0, 0, 128 * 1024, "B 00000000000000b3"));
+  const Handle again = s.a().connect("B/h:9").handle;
+  s.net.feed("A", again, "again");
+  s.net.pump();
+  CHECK(s.net["B"].locals[s.net.dialled("B", "h:9")].received == "again");
 }
 
 TEST_CASE("frames from a peer that break the rules are refused without a crash") {

@@ -54,10 +54,15 @@ std::string endpoint_name(const Config& config, const std::string& site, std::ui
          std::to_string(port);
 }
 
-// Behind a gateway every stream is TCP: the gateway forwards byte streams, not datagrams.
-// (LONGPIPE_CARRIER=udp with a gateway is refused with the configuration.)
+// Behind a gateway every stream is TCP: the gateway forwards byte streams, not datagrams. (Config
+// refuses LONGPIPE_CARRIER=udp with a gateway; this catches a Config built in code.)
 Config through_gateway(Config config) {
-  if (!config.gateway.empty()) config.carrier = CarrierChoice::kTcp;
+  if (config.gateway.empty()) return config;
+  if (config.carrier == CarrierChoice::kUdp) {
+    throw ConfigError("LONGPIPE_CARRIER=udp with LONGPIPE_GATEWAY (" + config.gateway +
+                      "): a gateway forwards TCP streams only; use tcp or auto");
+  }
+  config.carrier = CarrierChoice::kTcp;
   return config;
 }
 
