@@ -11,6 +11,8 @@ import sys
 
 
 def scalar(value):
+    if value is None:
+        return "none"
     if isinstance(value, float):
         return f"{value:.6g}"
     if isinstance(value, bool):
@@ -18,9 +20,19 @@ def scalar(value):
     return str(value)
 
 
+# The fields shown of a long list entry (an engine session has dozens; --json has them all).
+SUMMARY_FIELDS = ("site", "peer", "endpoint", "up", "connected", "streams", "queued_to_peer_bytes",
+                  "queued_to_local_bytes", "queued_messages", "in_flight_bytes", "bytes_sent", "bytes_received",
+                  "messages_sent", "messages_received", "rtt_ms", "reconnects", "failure", "down_reason", "carrier")
+LONG_ENTRY = 12
+
+
 def flat(entry):
-    """One line for a small object: key=value pairs, nested ones as key.sub=value."""
+    """One line for a list entry: key=value pairs (nested ones as key.sub=value); of a long entry
+    only SUMMARY_FIELDS."""
     parts = []
+    if len(entry) > LONG_ENTRY:
+        entry = {key: entry[key] for key in SUMMARY_FIELDS if key in entry}
     for key, value in entry.items():
         if isinstance(value, dict):
             parts += [f"{key}.{sub}" + "=" + scalar(v) for sub, v in value.items() if not isinstance(v, (dict, list))]
