@@ -12,6 +12,9 @@
 #                 message echoed) while gateway A and then gateway B restart under it: the program
 #                 sees nothing lost, duplicated or reordered; rank 0's session to rank 1 went
 #                 through the gateways (its peer endpoint is "B/...") and was re-dialled
+#   outage [SECONDS]  the same stream while the link between the gateways drops every packet for
+#                 SECONDS (default 30; a tc ingress filter in both sites, tests/core/outage_drop.bpf.c):
+#                 the stream completes, nothing lost, duplicated or reordered, no gateway restarted
 #   no-gateway    (no link needed) LONGPIPE_GATEWAY naming a socket that does not exist, or one
 #                 nobody listens on: an MPI job and lp-perf fail at start within a bounded time,
 #                 with an error naming LONGPIPE_GATEWAY
@@ -25,7 +28,7 @@
 # LP_PERF (lp-perf), LP_GATEWAYS (netem/gateways), LONGPIPE_GATEWAY (the sites' socket path).
 set -euo pipefail
 
-SCENARIO=${1:?usage: run_gateway.sh through|restart|no-gateway|two-jobs|status [ARGS...]}
+SCENARIO=${1:?usage: run_gateway.sh through|restart|outage|no-gateway|two-jobs|status [ARGS...]}
 shift
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -40,14 +43,18 @@ readonly MISSING_GATEWAY_SECONDS=30
 # (messages received by rank 1) at which gateway A, then gateway B, restart.
 readonly STREAM_COUNT=300 STREAM_PAUSE_MS=10 RESTART_A_AT=80 RESTART_B_AT=180
 readonly PERF_PORT=7447
+# The outage scenario: its default length, and the point of the stream at which it begins.
+readonly OUTAGE_SECONDS=30 OUTAGE_AT=80
 
 # shellcheck source=../lib/itest_common.sh
 source "$HERE/../lib/itest_common.sh"
 
 unset LD_PRELOAD
 WORK=$(mktemp -d /tmp/lp-gateway-test.XXXXXX)
+OUTAGE_ON=""
 cleanup() {
   local status=$?
+  [[ -z $OUTAGE_ON ]] || outage_end
   itest_cleanup_pids
   remove_work_unless_failed "$status"
   exit "$status"
@@ -169,6 +176,59 @@ scenario_restart() {
   pass "restart: $STREAM_COUNT messages in order both ways across two gateway restarts"
 }
 
+# An outage of the link between the gateways, as in tests/core/engine_itest.sh: every packet arriving
+# at either site is dropped (nothing answered, nothing refused); removing the qdisc ends it.
+outage_filter() {
+  clang -O2 -target bpf -c "$ROOT/tests/core/outage_drop.bpf.c" -o "$WORK/outage_drop.o" ||
+    fail "cannot build the outage filter (Debian package clang)"
+}
+outage_begin() {
+  local site
+  OUTAGE_ON=yes
+  for site in a b; do
+    "$WAN" exec $site tc qdisc add dev lpwan0 clsact
+    "$WAN" exec $site tc filter add dev lpwan0 ingress bpf da obj "$WORK/outage_drop.o" sec classifier ||
+      fail "cannot attach the outage filter in site $site"
+  done
+}
+outage_end() {
+  local site
+  for site in a b; do "$WAN" exec $site tc qdisc del dev lpwan0 clsact 2>/dev/null || true; done
+  OUTAGE_ON=""
+}
+
+scenario_outage() {
+  local seconds=${1:-$OUTAGE_SECONDS}
+  : "${LONGPIPE_GATEWAY:?outage runs with LONGPIPE_GATEWAY set}"
+  local instance_a instance_b
+  instance_a=$("$GATEWAYS" ask a STATUS json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["instance"])') ||
+    fail "gateway A did not answer STATUS json"
+  instance_b=$("$GATEWAYS" ask b STATUS json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["instance"])')
+  outage_filter
+  export LONGPIPE_GATEWAY
+  stream_job stream "$WORK/progress"
+  progress_at_least "$WORK/progress" "$OUTAGE_AT" 120
+  outage_begin
+  # A message or two may have been past the filters already.
+  sleep 1
+  local from to
+  from=$(cat "$WORK/progress")
+  say "link outage of $seconds s at $from messages"
+  sleep "$((seconds - 1))"
+  to=$(cat "$WORK/progress")
+  outage_end
+  say "link back at $to messages"
+  ((to == from)) || fail "the stream went on during the outage ($from -> $to messages): the link was not cut"
+  ((to < STREAM_COUNT)) || fail "the stream ended before the outage: it did not happen mid-stream"
+  finish_stream stream
+  require_gateway_session stream 0
+  [[ $("$GATEWAYS" ask a STATUS json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["instance"])') == "$instance_a" ]] ||
+    fail "gateway A restarted during the outage"
+  [[ $("$GATEWAYS" ask b STATUS json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["instance"])') == "$instance_b" ]] ||
+    fail "gateway B restarted during the outage"
+  pass "outage: $STREAM_COUNT messages in order both ways across a $seconds s outage between the gateways"
+}
+
 # expect_gateway_error WHAT SECONDS-TAKEN STATUS OUTPUT
 expect_gateway_error() {
   local what=$1 took=$2 status=$3 output=$4
@@ -252,6 +312,7 @@ scenario_status() {
 case $SCENARIO in
   through) scenario_through "$@" ;;
   restart) scenario_restart ;;
+  outage) scenario_outage "$@" ;;
   no-gateway) scenario_no_gateway ;;
   two-jobs) scenario_two_jobs ;;
   status) scenario_status ;;
