@@ -155,7 +155,8 @@ void Relay::end_stream(Stream& stream, bool reset, const std::string& reason, bo
       (stream.mine ? "/" : " to ") + stream.target + " closed: " + reason + " (" + std::to_string(stream.sent) +
       " bytes sent, " + std::to_string(stream.received) + " received)");
   keys_.erase(Key{stream.site, stream.mine, stream.id});
-  streams_.erase(stream.handle);  // `stream` is gone
+  const Handle handle = stream.handle;
+  streams_.erase(handle);  // `stream` is gone
 }
 
 void Relay::reset_site(const std::string& site, const std::string& reason) {

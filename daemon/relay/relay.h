@@ -113,7 +113,8 @@ class Relay {
   void on_frame(const std::string& endpoint, const lp::Message& frame);
   // The engine gave up on the peer's session (`refused`: false, from take_peer_failures: its next
   // session may work, so a HELLO asks) or refuses to send to it at all (`refused`: true, PeerFailed
-  // from a send: CONNECTs to the site are refused until a HELLO from a new process of it comes).
+  // from a send: the frame is dropped, and the site gets no frames and CONNECTs to it are refused
+  // until a HELLO from a new process of it comes).
   void on_peer_failed(const std::string& endpoint, const std::string& reason, bool refused);
 
   // --- outputs ---

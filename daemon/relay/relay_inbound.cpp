@@ -109,7 +109,10 @@ void Relay::on_hello(const std::string& endpoint, const lp::Message& frame) {
   peer.instance = instance;
   peer.window = window;
   peer.up = true;
-  peer.down_reason.clear();
+  if (!peer.down_reason.empty()) {
+    peer.down_reason.clear();
+    peer.blocked = false;  // a new process of the peer: the engine sends to it again
+  }
   for (auto& [handle, stream] : streams_) {
     if (stream.site != site || stream.credit_known) continue;
     stream.credit_known = true;
@@ -209,6 +212,7 @@ void Relay::on_peer_failed(const std::string& endpoint, const std::string& reaso
   reset_site(site, "gateway session to " + site + " lost: " + reason);
   if (refused) {
     peer.down_reason = reason;  // until its HELLO
+    peer.blocked = true;        // no frames for it until then
     peer.control.clear();
   } else {
     peer.hello_pending = true;  // a fresh session: ask who is there

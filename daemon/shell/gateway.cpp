@@ -100,8 +100,13 @@ void Gateway::run(int signal_fd) {
         if (info.ssi_signo == SIGHUP) {
           reload();
         } else {
-          log("stopping (signal " + std::to_string(info.ssi_signo) + "), " + std::to_string(relay_->stream_count()) +
-              " streams open");
+          log("stopping (signal " + std::to_string(info.ssi_signo) + "), resetting " +
+              std::to_string(relay_->stream_count()) + " streams");
+          // Every forwarded stream ends as a reset, as when a TCP path drops: the processes'
+          // sessions re-dial and re-send what is unacknowledged.
+          for (auto& [token, conn] : conns_) {
+            if (conn.handle != 0) close_abortively(conn.fd);
+          }
           return;
         }
       } else {
@@ -117,20 +122,10 @@ void Gateway::run(int signal_fd) {
   }
 }
 
-void Gateway::peer_refused(const Transmit& transmit, const std::string& reason) {
-  relay_->on_peer_failed(transmit.endpoint, reason, true);
-  relay_->set_blocked(transmit.site, true);
-  refused_[transmit.endpoint] = transmit.site;
-}
-
 void Gateway::receive_frames() {
   for (std::size_t i = 0; i < kFramesPerTurn; ++i) {
     auto frame = engine_->try_receive();
     if (!frame) return;
-    if (const auto refused = refused_.find(frame->peer_endpoint); refused != refused_.end()) {
-      relay_->set_blocked(refused->second, false);  // a new process of the peer: try it
-      refused_.erase(refused);
-    }
     relay_->on_frame(frame->peer_endpoint, *frame);
   }
 }
@@ -146,7 +141,7 @@ void Gateway::send_held() {
       }
       relay_->set_blocked(it->first, false);
     } catch (const lp::PeerFailed& e) {
-      peer_refused(held, e.what());
+      relay_->on_peer_failed(held.endpoint, e.what(), true);  // blocks the site until its HELLO
     } catch (const std::exception& e) {
       log("frame to " + held.site + " dropped: " + e.what());
       relay_->set_blocked(it->first, false);
@@ -166,7 +161,7 @@ void Gateway::pump() {
           held_.emplace(transmit->site, std::move(*transmit));
         }
       } catch (const lp::PeerFailed& e) {
-        peer_refused(*transmit, e.what());
+        relay_->on_peer_failed(transmit->endpoint, e.what(), true);  // blocks the site until its HELLO
       } catch (const std::exception& e) {
         log("frame to " + transmit->site + " dropped: " + e.what());
       }

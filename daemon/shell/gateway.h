@@ -39,7 +39,10 @@ class Gateway {
   void run(int signal_fd);
 
  private:
-  enum class State { kRequest, kReply, kDialling, kStream };
+  // kRequest -> kReply (an answer, then close) or kStream; kReply -> kDrain: the answer is out and
+  // the write side shut down, the client's leftover bytes are read until it closes (closing with
+  // them unread would turn the client's read of the answer into a reset).
+  enum class State { kRequest, kReply, kDrain, kDialling, kStream };
   struct Conn {
     lp::FileDescriptor fd;
     State state = State::kRequest;
@@ -80,12 +83,9 @@ class Gateway {
   std::map<std::uint64_t, Conn> conns_;
   std::map<Handle, std::uint64_t> token_of_;
   std::map<std::string, Transmit> held_;  // per site: the frame the engine had no room for
-  // Endpoint -> site of peers the engine refuses to send to (PeerFailed): blocked in the relay
-  // until a frame comes from that endpoint again (a new process of the peer).
-  std::map<std::string, std::string> refused_;
-  void peer_refused(const Transmit& transmit, const std::string& reason);
+
   std::uint64_t next_token_ = 16;
-  std::size_t pending_clients_ = 0;
+  std::size_t pending_clients_ = 0;  // clients in kRequest, kReply or kDrain
   std::uint64_t refused_clients_ = 0;
 };
 

@@ -42,18 +42,20 @@ void Gateway::accept_clients() {
                              ? (uid == 0 || uid == static_cast<long>(::geteuid()))
                              : std::find(config_.allow_uids.begin(), config_.allow_uids.end(), static_cast<uid_t>(uid)) !=
                                    config_.allow_uids.end();
-    std::string refusal;
-    if (!allowed) refusal = "ERR uid " + std::to_string(uid) + " not allowed\n";
-    else if (pending_clients_ >= kMaxPendingClients) refusal = "ERR too many connections\n";
-    if (!refusal.empty()) {
+    if (pending_clients_ >= kMaxPendingClients) {
+      const std::string refusal = "ERR too many connections\n";
       send_some(fd.get(), refusal.data(), refusal.size());
       ++refused_clients_;
-      log("refused a client (uid " + std::to_string(uid) + "): " + refusal.substr(4, refusal.size() - 5));
       continue;
     }
     const std::uint64_t token = add_conn(std::move(fd), State::kRequest);
     conns_[token].deadline = Clock::now() + kRequestTimeout;
     ++pending_clients_;
+    if (!allowed) {
+      ++refused_clients_;
+      log("refused a client of uid " + std::to_string(uid) + " (allow-uid)");
+      answer(conns_[token], "ERR uid " + std::to_string(uid) + " not allowed\n");
+    }
     update_interest(token);
   }
 }
@@ -69,14 +71,19 @@ void Gateway::on_conn_event(std::uint64_t token, std::uint32_t events) {
     case State::kReply: {
       const ssize_t n = send_some(conn.fd.get(), conn.buffer.data(), conn.buffer.size());
       if (n > 0) conn.buffer.erase(0, static_cast<std::size_t>(n));
-      if (n >= 0 && conn.buffer.empty()) {
-        // Bytes the client sent after its request (stream bytes sent before the answer) are read
-        // and dropped: closing with them unread would make the client's next read a reset.
-        char discard[4096];
-        for (int i = 0; i < 16 && ::recv(conn.fd.get(), discard, sizeof discard, MSG_DONTWAIT) > 0; ++i) {
-        }
+      if (n < 0) {
+        close_conn(token);
+      } else if (conn.buffer.empty()) {
+        ::shutdown(conn.fd.get(), SHUT_WR);
+        conn.state = State::kDrain;
+        update_interest(token);
       }
-      if (n < 0 || conn.buffer.empty()) close_conn(token);
+      break;
+    }
+    case State::kDrain: {
+      char discard[4096];
+      const ssize_t n = ::recv(conn.fd.get(), discard, sizeof discard, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) close_conn(token);
       break;
     }
     case State::kDialling:
@@ -110,13 +117,11 @@ void Gateway::read_request(std::uint64_t token) {
   const auto newline = conn.buffer.find('\n');
   if (newline == std::string::npos) {
     if (conn.buffer.size() >= kMaxRequestLine) {
-      --pending_clients_;
       answer(conn, "ERR request line longer than " + std::to_string(kMaxRequestLine) + " bytes\n");
       update_interest(token);
     }
     return;
   }
-  --pending_clients_;
   const std::string line = conn.buffer.substr(0, newline);
   const std::string rest = conn.buffer.substr(newline + 1);
   const Request request = parse_request(line);
@@ -137,6 +142,7 @@ void Gateway::read_request(std::uint64_t token) {
         answer(conn, "ERR " + connected.error + "\n");
         break;
       }
+      --pending_clients_;
       conn.state = State::kStream;
       conn.deadline = Clock::time_point::max();
       conn.handle = connected.handle;
@@ -225,7 +231,8 @@ void Gateway::update_interest(std::uint64_t token) {
   Conn& conn = it->second;
   std::uint32_t wanted = 0;
   switch (conn.state) {
-    case State::kRequest: wanted = EPOLLIN; break;
+    case State::kRequest:
+    case State::kDrain: wanted = EPOLLIN; break;
     case State::kReply:
     case State::kDialling: wanted = EPOLLOUT; break;
     case State::kStream:
@@ -246,7 +253,8 @@ void Gateway::update_interest(std::uint64_t token) {
 void Gateway::close_conn(std::uint64_t token) {
   const auto it = conns_.find(token);
   if (it == conns_.end()) return;
-  if (it->second.state == State::kRequest) --pending_clients_;
+  const State state = it->second.state;
+  if (state == State::kRequest || state == State::kReply || state == State::kDrain) --pending_clients_;
   if (it->second.handle != 0) token_of_.erase(it->second.handle);
   conns_.erase(it);  // closing the descriptor takes it off the epoll set
 }
@@ -259,14 +267,13 @@ void Gateway::expire(Clock::time_point now) {
   for (std::uint64_t token : due) {
     Conn& conn = conns_.at(token);
     if (conn.state == State::kRequest) {
-      --pending_clients_;
       answer(conn, "ERR no request line within " + std::to_string(kRequestTimeout.count()) + " s\n");
       update_interest(token);
     } else if (conn.state == State::kDialling) {
       conn.deadline = Clock::time_point::max();
       relay_->on_local_reset(conn.handle, "connect: no answer within " + std::to_string(kDialTimeout.count()) + " s");
     } else {
-      close_conn(token);  // a reply nobody reads
+      close_conn(token);  // an answer nobody reads, or a client that does not close after it
     }
   }
 }

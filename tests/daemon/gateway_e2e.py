@@ -207,6 +207,25 @@ def main():
         # Stream bytes sent at once after a refused CONNECT do not turn the answer into a reset.
         assert request("A", b"LONGPIPE-GATEWAY/1 CONNECT Z/h:1\n" + b"early" * 100) == b"ERR unknown site Z\n"
 
+    def client_checks():
+        # A client that sends no request line is answered and closed after 5 s.
+        started = time.time()
+        assert request("A", b"", 15).startswith(b"ERR no request line within 5 s")
+        assert 4 < time.time() - started < 12
+        if os.geteuid() != 0:
+            return  # the uid check needs another uid to try
+        os.chmod(WORK, 0o755)
+        child = os.fork()
+        if child == 0:  # as nobody: refused by SO_PEERCRED (allow-uid defaults to root and its own)
+            try:
+                os.setgid(65534)
+                os.setuid(65534)
+                os._exit(0 if request("A", b"LONGPIPE-GATEWAY/1 SITE\n", 10) == b"ERR uid 65534 not allowed\n" else 1)
+            except BaseException:
+                os._exit(2)
+        _, code = os.waitpid(child, 0)
+        assert code == 0, f"a client of uid 65534 was not refused (child status {code})"
+
     def many_streams():
         failures = []
 
@@ -293,12 +312,20 @@ def main():
         echo_round_trip(b_echo, 1 << 20, 9)  # B's streams untouched
 
     def sigterm_removes_socket():
+        s = open_stream(b_echo)
+        s.sendall(b"ping")
+        assert s.recv(4) == b"ping"
         PROCS["A"].terminate()
+        try:  # a Unix socket has no reset: end of stream (the far TCP end gets the reset)
+            assert s.recv(100) == b"", "data after the gateway stopped"
+        except ConnectionResetError:
+            pass
         assert PROCS["A"].wait(15) == 0
         assert not os.path.exists(sock_path("A")), "socket file left behind"
 
     check("STATUS names the peer", status_names_peer)
     check("refusals: unknown site, bad endpoint, bad requests", refusals)
+    check("request timeout; another uid refused", client_checks)
     check("32 MiB each way, in order, intact", lambda: echo_round_trip(b_echo, 32 << 20, 1))
     check("the gateway's own site", lambda: echo_round_trip(f"A/127.0.0.1:{echo.port}", 4 << 20, 2))
     check("6 concurrent streams of 4 MiB", many_streams)

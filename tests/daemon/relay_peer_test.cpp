@@ -88,6 +88,7 @@ TEST_CASE("a peer the engine refuses to send to is refused to CONNECTs until its
   s.net.pump();
   CHECK(s.net["A"].locals[s.near].reset);
   CHECK(s.a().connect("B/h:8").error.find("unreachable") != std::string::npos);
+  CHECK_FALSE(s.a().poll_transmit());  // nothing for B, not even a HELLO
   s.a().on_frame(s.b_endpoint(), make_frame(FrameKind::kHello, 0, 0, 128 * 1024, "B 00000000000000b3"));
   const Handle again = s.a().connect("B/h:9").handle;
   s.net.feed("A", again, "again");
