@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "config.h"
+#include "engine.h"
 
 namespace lp::mpi {
 namespace {
@@ -16,12 +20,53 @@ std::string environment(const char* name) {
   return value ? value : "";
 }
 
+// This rank's gateway's site, "" without a gateway. A gateway that does not answer is not an
+// error here: the engine's constructor reports it (only a multi-site job builds one), and this
+// rank's "" sends the job to the measured grouping.
+std::string own_gateway_site() {
+  if (environment("LONGPIPE_GATEWAY").empty() && environment("LONGPIPE_CONFIG").empty()) return "";
+  try {
+    const std::string site = Engine::gateway_site(Config::from_environment());
+    return site.size() < static_cast<std::size_t>(kGatewaySiteBytes) ? site : "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+// Every rank's gateway site ("" where none), gathered over `comm`.
+std::vector<std::string> gather_gateway_sites(MPI_Comm comm, int size) {
+  char mine[kGatewaySiteBytes] = {};
+  const std::string site = own_gateway_site();
+  std::memcpy(mine, site.data(), site.size());
+  std::vector<char> all(static_cast<std::size_t>(kGatewaySiteBytes) * size);
+  PMPI_Allgather(mine, kGatewaySiteBytes, MPI_CHAR, all.data(), kGatewaySiteBytes, MPI_CHAR, comm);
+  std::vector<std::string> sites;
+  for (int r = 0; r < size; ++r) {
+    const char* entry = all.data() + static_cast<std::size_t>(r) * kGatewaySiteBytes;
+    sites.emplace_back(entry, strnlen(entry, kGatewaySiteBytes));
+  }
+  return sites;
+}
+
 }  // namespace
+
+std::optional<std::vector<int>> sites_of_gateways(const std::vector<std::string>& gateway_site_of_rank) {
+  std::map<std::string, int> number;
+  std::vector<int> sites;
+  for (const std::string& name : gateway_site_of_rank) {
+    if (name.empty()) return std::nullopt;
+    sites.push_back(number.emplace(name, static_cast<int>(number.size())).first->second);
+  }
+  return sites;
+}
 
 SiteMap discover_sites(MPI_Comm comm, int rank, int size) {
   // Every rank parses the setting (same environment under mpirun -x), so a bad value stops all.
   if (auto forced = SiteMap::parse_setting(environment("LONGPIPE_MPI_SITES"), size)) return SiteMap(*forced);
   const double threshold_ms = SiteMap::parse_rtt_threshold(environment("LONGPIPE_MPI_SITE_RTT_MS"));
+  // Behind gateways the sites are named: no round trip to measure. Every rank takes part in the
+  // exchange, with or without a gateway, so that all decide alike.
+  if (auto named = sites_of_gateways(gather_gateway_sites(comm, size))) return SiteMap(*named);
 
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;

@@ -23,6 +23,7 @@ expect_error(LONGPIPE_PATH_CACHE relative/file "auto, off, or an absolute file n
 expect_error(LONGPIPE_RTT soon "milliseconds")
 expect_error(LONGPIPE_FAST_OPEN maybe "on or off")
 expect_error(LONGPIPE_RTO_MINMS 5 "not a LongPipe setting")
+expect_error(LONGPIPE_GATEWAY relative.sock "an absolute socket file name")
 
 execute_process(COMMAND ${CMAKE_COMMAND} -E env LONGPIPE_RTO_MIN_MS=300 LONGPIPE_WINDOW_FULL=keep-latest ${CONFIG_TOOL}
                 RESULT_VARIABLE status OUTPUT_VARIABLE output)

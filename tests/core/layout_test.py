@@ -11,7 +11,7 @@ import re
 import sys
 
 LAYERS = ["wire", "config", "arq", "path", "congestion", "carrier", "stats", "security",
-          "carrier/tcp", "carrier/datagram", "session", "driver"]
+          "carrier/tcp", "carrier/datagram", "carrier/gateway", "session", "driver"]
 PUBLIC = "include"
 
 

@@ -16,6 +16,10 @@ class FrameReader;
 
 enum class IoStatus { kOk, kEndOfStream, kError };
 
+// Begins every error a link reports when the site gateway refused or could not take its stream
+// (carrier/gateway/): to a session that is the peer's host refusing, as ECONNREFUSED is.
+inline constexpr const char kRefusedByGateway[] = "refused by the gateway";
+
 // What the carrier granted a link: reported in the statistics.
 struct SocketTuning {
   std::size_t requested_receive = 0;
@@ -145,7 +149,8 @@ class CarrierLink {
 class Carrier {
  public:
   virtual ~Carrier() = default;
-  // Starts opening a link to "host:port" for stream `stream`; throws with the reason.
+  // Starts opening a link to "host:port" (or "<site>/host:port" through a gateway) for stream
+  // `stream`; throws with the reason.
   virtual std::unique_ptr<CarrierLink> dial(const std::string& peer, std::size_t stream) = 0;
   // A link a peer opened, or null when none is waiting.
   virtual std::unique_ptr<CarrierLink> accept() = 0;

@@ -142,6 +142,10 @@ Config Config::from_variables(const std::map<std::string, std::string>& given) {
                       ") must not exceed LONGPIPE_WINDOW_BYTES (" + std::to_string(config.window_bytes) +
                       "): one message must fit in the window");
   }
+  if (!config.gateway.empty() && config.carrier == CarrierChoice::kUdp) {
+    throw ConfigError("LONGPIPE_CARRIER=udp with LONGPIPE_GATEWAY (" + config.gateway +
+                      "): a gateway forwards TCP streams only; use tcp or auto");
+  }
   return config;
 }
 

@@ -19,6 +19,7 @@ namespace {
 
 // Upper bounds: generous, but they keep a typo from asking for terabytes.
 constexpr std::int64_t kMaxTimerMs = 24LL * 3600 * 1000;      // one day
+constexpr std::size_t kMaxUnixSocketPath = 107;                 // sockaddr_un::sun_path less its NUL
 constexpr std::int64_t kMaxWindowMessages = 1 << 24;
 constexpr std::int64_t kMaxWindowBytes = 1LL << 34;           // 16 GiB
 constexpr std::int64_t kMaxMessageBytes = 1LL << 30;          // 1 GiB (frame length is 32 bits)
@@ -257,6 +258,19 @@ const std::vector<Setting>& settings() {
       Setting{"LISTEN", "listen address [host][:port] (empty = all addresses, ephemeral port)",
               [](Config& c, const std::string& v) { c.listen = v; },
               [](const Config& c) { return c.listen; }},
+      Setting{"GATEWAY",
+              "Unix socket of this site's gateway (longpiped): sessions to peers named <site>/host:port go "
+              "through it and this process names itself <site>/host:port (empty = direct sessions only)",
+              [](Config& c, const std::string& v) {
+                // sockaddr_un's sun_path holds 108 bytes with the terminating NUL.
+                if (!v.empty() && (v.front() != '/' || v.back() == '/' || v.size() > kMaxUnixSocketPath ||
+                                   v.find('\0') != std::string::npos)) {
+                  fail("GATEWAY", v, "an absolute socket file name of at most " + std::to_string(kMaxUnixSocketPath) +
+                                         " bytes (e.g. /run/longpipe/A.sock), or empty");
+                }
+                c.gateway = v;
+              },
+              [](const Config& c) { return c.gateway; }},
       Setting{"KEY", "shared secret of the job (front ends make one per job when neither KEY nor KEY_FILE is set)",
               [](Config& c, const std::string& v) {
                 if (v.empty() || v.size() > kMaxKeyBytes) {

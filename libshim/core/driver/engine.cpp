@@ -14,6 +14,8 @@
 
 #include "system_call.h"
 #include "wire/host_port.h"
+#include "carrier/gateway/gateway_carrier.h"
+#include "carrier/gateway/gateway_socket.h"
 #include "carrier/tcp/tcp_carrier.h"
 #include "carrier/tcp/tcp_socket.h"
 
@@ -45,22 +47,42 @@ std::string machine_hostname() {
   return name;
 }
 
-std::string endpoint_name(const Config& config, std::uint16_t port) {
+std::string endpoint_name(const Config& config, const std::string& site, std::uint16_t port) {
   const HostPort listen = parse_host_port(config.listen, false);
-  return (listen.host.empty() || listen.host == "0.0.0.0" ? machine_hostname() : listen.host) + ":" +
+  return (site.empty() ? "" : site + "/") +
+         (listen.host.empty() || listen.host == "0.0.0.0" ? machine_hostname() : listen.host) + ":" +
          std::to_string(port);
+}
+
+// Behind a gateway every stream is TCP: the gateway forwards byte streams, not datagrams. (Config
+// refuses LONGPIPE_CARRIER=udp with a gateway; this catches a Config built in code.)
+Config through_gateway(Config config) {
+  if (config.gateway.empty()) return config;
+  if (config.carrier == CarrierChoice::kUdp) {
+    throw ConfigError("LONGPIPE_CARRIER=udp with LONGPIPE_GATEWAY (" + config.gateway +
+                      "): a gateway forwards TCP streams only; use tcp or auto");
+  }
+  config.carrier = CarrierChoice::kTcp;
+  return config;
+}
+
+std::unique_ptr<Carrier> make_carrier(const Config& config) {
+  if (config.gateway.empty()) return std::make_unique<TcpCarrier>(config);
+  return std::make_unique<GatewayCarrier>(config);
 }
 
 }  // namespace
 
 Engine::Impl::Impl(Config config)
-    : config_(std::move(config)),
-      carrier_(std::make_unique<TcpCarrier>(config_)),
-      local_endpoint_(endpoint_name(config_, carrier_->port())),
+    : config_(through_gateway(std::move(config))),
+      site_(Engine::gateway_site(config_)),
+      carrier_(make_carrier(config_)),
+      local_endpoint_(endpoint_name(config_, site_, carrier_->port())),
       mailbox_(config_.window_full, {config_.window_messages, config_.window_bytes}),
       endpoint_(config_, local_endpoint_, [] { return Authenticator::make_nonce(); }),
       stats_signal_fd_(SystemCall("eventfd", ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC))),
       path_keeper_(config_) {
+  if (!site_.empty()) udp_note_ = "LONGPIPE_CARRIER: tcp through LONGPIPE_GATEWAY (a gateway forwards streams, not datagrams)";
   loop_.add(carrier_->listen_fd(), &listen_tag_, true, false);
   loop_.add(mailbox_.wake_fd(), &wake_tag_, true, false);
   loop_.add(stats_signal_fd_.get(), &stats_tag_, true, false);
@@ -246,6 +268,9 @@ Engine::~Engine() {
 }
 
 std::string Engine::local_endpoint() const { return impl_->local_endpoint_; }
+std::string Engine::gateway_site(const Config& config) {
+  return config.gateway.empty() ? std::string() : ask_gateway_site(config.gateway);
+}
 void Engine::send(const std::string& peer_endpoint, Message message) { impl_->send(peer_endpoint, std::move(message)); }
 bool Engine::try_send(const std::string& peer_endpoint, Message& message) {
   return impl_->try_send(peer_endpoint, message);

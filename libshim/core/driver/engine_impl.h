@@ -39,7 +39,8 @@ class Engine::Impl {
   }
 
   Config config_;
-  std::unique_ptr<Carrier> carrier_;  // TCP today; the driver sees only the interface
+  std::string site_;                  // LONGPIPE_GATEWAY's site ("" without a gateway)
+  std::unique_ptr<Carrier> carrier_;  // TCP, or TCP beside a gateway; the driver sees only the interface
   std::unique_ptr<DatagramPort> datagrams_;  // LONGPIPE_CARRIER=udp: the UDP socket beside it
   std::string local_endpoint_;
   Mailbox mailbox_;

@@ -42,7 +42,8 @@ struct PeerFailure {
 class Engine {
  public:
   // Binds the listen socket (LONGPIPE_LISTEN) and starts the progress thread. Throws SystemError
-  // (bind) or ConfigError. Never blocks on the network.
+  // (bind) or ConfigError. Never blocks on the network. With LONGPIPE_GATEWAY it first asks the
+  // gateway for its site (gateway_site()), which throws as that does.
   explicit Engine(Config config);
   // Flushes (bounded by LONGPIPE_LINGER_MS), says goodbye to peers, stops the thread; writes
   // LONGPIPE_STATS if set.
@@ -50,11 +51,18 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // "host:port" that peers dial; host is LONGPIPE_LISTEN's host or this machine's hostname.
+  // "host:port" that peers dial; host is LONGPIPE_LISTEN's host or this machine's hostname. With
+  // LONGPIPE_GATEWAY: "<site>/host:port", the gateway's site before it.
   std::string local_endpoint() const;
 
+  // The site name of LONGPIPE_GATEWAY's gateway (asked over its socket, at most 2 s), "" without a
+  // gateway. Throws SystemError (no gateway at that path) or ConfigError (no valid answer), each
+  // naming LONGPIPE_GATEWAY and the path.
+  static std::string gateway_site(const Config& config);
+
   // Copies the message into the session's queue for `peer_endpoint` (opened on first use) and
-  // returns. While the queue is full: LONGPIPE_WINDOW_FULL decides (block, throw WindowFull,
+  // returns. A peer named "<site>/host:port" is dialled through LONGPIPE_GATEWAY's gateway (an
+  // engine without one cannot dial it, only answer on the connections it opens). While the queue is full: LONGPIPE_WINDOW_FULL decides (block, throw WindowFull,
   // drop-oldest, keep-latest: the drop policies discard messages not yet transmitted). Throws
   // PeerFailed if the peer was given up on, std::invalid_argument for a bad endpoint or a body over
   // LONGPIPE_MAX_MESSAGE.

@@ -195,6 +195,8 @@ std::string path_cache_file(const std::string& setting, const std::function<std:
 }
 
 std::string path_cache_key(const std::string& peer_address, const std::string& peer_endpoint) {
+  // Through a gateway a process sees only its hop to the gateway: nothing of the path to keep.
+  if (!site_of_endpoint(peer_endpoint).empty()) return "";
   if (!peer_address.empty()) return peer_address;
   try {
     return parse_host_port(peer_endpoint, true).host;

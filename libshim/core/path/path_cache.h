@@ -88,7 +88,8 @@ PathSnapshot keep_known_rate(const PathSnapshot& learnt, const std::optional<Pat
 // `environment` reads a variable ("" = unset).
 std::string path_cache_file(const std::string& setting, const std::function<std::string(const char*)>& environment);
 
-// The cache key of a peer: its address when known (numeric, port dropped), else its host name.
+// The cache key of a peer: its address when known (numeric, port dropped), else its host name; ""
+// (nothing cached) for a peer behind a site gateway ("<site>/host:port").
 std::string path_cache_key(const std::string& peer_address, const std::string& peer_endpoint);
 
 }  // namespace lp

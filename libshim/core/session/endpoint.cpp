@@ -28,8 +28,10 @@ ArqConfig arq_config_from(const Config& config) {
 namespace {
 
 // The peer's host answered, but with a refusal or a reset: the process is gone (or restarting),
-// which a silent path never says. The carrier reports errors as strerror() texts.
+// which a silent path never says. The carrier reports errors as strerror() texts, and a gateway's
+// refusal with kRefusedByGateway.
 bool host_refused(const std::string& error) {
+  if (error.find(kRefusedByGateway) != std::string::npos) return true;
   for (int code : {ECONNREFUSED, ECONNRESET, EPIPE}) {
     if (error.find(std::strerror(code)) != std::string::npos) return true;
   }

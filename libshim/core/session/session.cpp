@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "session/connection.h"
+#include "wire/host_port.h"
 
 namespace lp {
 namespace {
@@ -234,6 +235,9 @@ std::vector<std::size_t> Session::spill_slots_to_dial() const {
   std::vector<std::size_t> slots;
   const bool may_be_tcp = tcp_certain() || (!offer && judgement_before_dial == DialJudgement::kAtHandshake);
   if (ever_established_ || spill_forgone_ || datagram_ || !may_be_tcp) return slots;
+  // Through a site gateway the long path's window is the gateway's: a spill stream would only be
+  // one more forwarded stream (and its link has no window to spill by).
+  if (!site_of_endpoint(peer()).empty()) return slots;
   for (std::size_t slot = kFirstSpillStream; slot < kFirstSpillStream + config_.spill_streams; ++slot) {
     if (streams_.free_to_dial(slot)) slots.push_back(slot);
   }

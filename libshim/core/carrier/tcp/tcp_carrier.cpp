@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "carrier/tcp/idle_restart.h"
 #include "system_call.h"
@@ -154,8 +155,14 @@ TcpCarrier::TcpCarrier(const Config& config) : config_(config) {
 }
 
 std::unique_ptr<CarrierLink> TcpCarrier::dial(const std::string& peer, std::size_t stream) {
+  const HostPort where = parse_host_port(peer, true);
+  if (!where.site.empty()) {
+    // Its host is reached through its site's gateway, not from here.
+    throw std::invalid_argument(peer + " is behind the gateway of site " + where.site +
+                                ": only a process with LONGPIPE_GATEWAY dials it");
+  }
   socklen_t length = 0;
-  const sockaddr_storage address = resolve(parse_host_port(peer, true), length);
+  const sockaddr_storage address = resolve(where, length);
   SocketTuning tuning;
   FileDescriptor fd = make_tuned_tcp_socket(address.ss_family, config_, stream, tuning);
   if (config_.fast_open) request_fast_open_connect(fd.get(), tuning);
