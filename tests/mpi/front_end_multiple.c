@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { kThreads = 4, kMessages = 40, kLargeInts = 40000, kRounds = 20, kWatchdogSeconds = 150 };
+enum { kThreads = 4, kMessages = 150, kLargeInts = 40000, kRounds = 20, kWatchdogSeconds = 150 };
 enum { kTagWaitany = 100, kTagAnySource = 200, kTagProbe = 300 };
 
 static const char* scenario = "?";
@@ -48,8 +48,8 @@ static void failure(struct ThreadResult* result, const char* what, int source, i
   }
 }
 
-/* Message k of thread t from `source`: every other one large. Element i is a function of all. */
-static int length_of(int k) { return k % 5 == 3 ? kLargeInts : 4 + k % 7; }
+/* Message k of thread t from `source`: one in 25 large (rendezvous size). Element i is a function of all. */
+static int length_of(int k) { return k % 25 == 3 ? kLargeInts : 4 + k % 7; }
 static int value_of(int source, int thread, int k, int i) { return source * 1000003 + thread * 10007 + k * 101 + i; }
 
 static void fill(int* buffer, int thread, int k) {
