@@ -4,9 +4,9 @@
  * A hung run is stopped by a watchdog (SIGALRM) that names the scenario and exits with status 3.
  *
  *   p2p          kThreads threads per rank; thread t talks to every other rank on its own tags:
- *                Isend/Issend/Send mixed, received by Irecv + MPI_Waitany (tag A), by
- *                MPI_ANY_SOURCE receives (tag B), and after MPI_Probe / MPI_Improbe + MPI_Mrecv
- *                (tag C); small and large (rendezvous-size) messages.
+ *                Isend/Issend received by Irecv + MPI_Waitany (tag A); Send/Isend/Issend received
+ *                by MPI_ANY_SOURCE receives (tag B); Isend/Issend received after MPI_Probe or
+ *                MPI_Improbe + MPI_Mrecv (tag C); small and large (rendezvous-size) messages.
  *   collectives  thread t runs collectives on its own duplicate of MPI_COMM_WORLD (made in thread
  *                order by the main thread): Barrier, Bcast, Allreduce, Reduce, Allgather, Alltoall,
  *                Gather, Scatter, Iallreduce + Wait, and a Comm_dup of its communicator with an
@@ -81,13 +81,18 @@ static int check(struct ThreadResult* result, const int* buffer, const MPI_Statu
   return k;
 }
 
-static void send_all(int thread, int tag, MPI_Request* requests, int** buffers) {
+/* Every message of this thread on `tag` to every other rank: Isend, every fourth Issend; with
+ * `blocking_small`, the small ones by blocking MPI_Send (eager: no peer waits for them). */
+static void send_all(int thread, int tag, MPI_Request* requests, int** buffers, int blocking_small) {
   int r = 0;
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
     for (int k = 0; k < kMessages; ++k, ++r) {
       fill(buffers[r], thread, k);
-      if (k % 4 == 1) {
+      if (blocking_small && length_of(k) < kLargeInts) {
+        MPI_Send(buffers[r], length_of(k), MPI_INT, peer, tag, MPI_COMM_WORLD);
+        requests[r] = MPI_REQUEST_NULL;
+      } else if (k % 4 == 1) {
         MPI_Issend(buffers[r], length_of(k), MPI_INT, peer, tag, MPI_COMM_WORLD, &requests[r]);
       } else {
         MPI_Isend(buffers[r], length_of(k), MPI_INT, peer, tag, MPI_COMM_WORLD, &requests[r]);
@@ -120,7 +125,7 @@ static void* p2p_thread(void* argument) {
       MPI_Irecv(receive_buffers[r], length_of(k), MPI_INT, peer, tag_a, MPI_COMM_WORLD, &receives[r]);
     }
   }
-  send_all(t, tag_a, sends, send_buffers);
+  send_all(t, tag_a, sends, send_buffers, 0);
   for (int done = 0; done < total; ++done) {
     int index = MPI_UNDEFINED;
     MPI_Status status;
@@ -136,7 +141,7 @@ static void* p2p_thread(void* argument) {
 
   /* B: MPI_ANY_SOURCE receives; per source the sequence numbers must come in order. */
   const int tag_b = kTagAnySource + t;
-  send_all(t, tag_b, sends, send_buffers);
+  send_all(t, tag_b, sends, send_buffers, 1);
   memset(next, 0, sizeof(int) * (size_t)size);
   for (int done = 0; done < total; ++done) {
     MPI_Status status;
@@ -148,7 +153,7 @@ static void* p2p_thread(void* argument) {
 
   /* C: MPI_Probe (any source) then a receive of exactly that message, or MPI_Improbe + MPI_Mrecv. */
   const int tag_c = kTagProbe + t;
-  send_all(t, tag_c, sends, send_buffers);
+  send_all(t, tag_c, sends, send_buffers, 0);
   memset(next, 0, sizeof(int) * (size_t)size);
   for (int done = 0; done < total; ++done) {
     MPI_Status status;
