@@ -1,6 +1,7 @@
 /* MPI_THREAD_MULTIPLE: several threads per rank call MPI at once. Run with and without LongPipe;
  * the transcripts (rank 0's, in a fixed order) must be the same. Every message carries its
  * sender, thread and sequence number; every receiver checks content and per-(source, tag) order.
+ * Usage: front_end_multiple p2p|collectives [MESSAGES] (p2p: per peer, thread and kind; 150).
  * A hung run is stopped by a watchdog (SIGALRM) that names the scenario and exits with status 3.
  *
  *   p2p          kThreads threads per rank; thread t talks to every other rank on its own tags:
@@ -20,10 +21,11 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { kThreads = 4, kMessages = 150, kLargeInts = 40000, kRounds = 20, kWatchdogSeconds = 150 };
+enum { kThreads = 4, kLargeInts = 40000, kRounds = 20, kWatchdogSeconds = 150 };
 enum { kTagWaitany = 100, kTagAnySource = 200, kTagProbe = 300 };
 
 static const char* scenario = "?";
+static int messages_per_peer = 150;  /* per peer, thread and kind; argv[2] (sanitizer builds: fewer) */
 static int rank, size;
 
 static void watchdog(int signal_number) {
@@ -67,7 +69,7 @@ static int check(struct ThreadResult* result, const int* buffer, const MPI_Statu
   MPI_Get_count(status, MPI_INT, &count);
   if (status->MPI_TAG != tag) failure(result, "wrong tag in status", source, status->MPI_TAG, k);
   if (buffer[0] != source || buffer[1] != thread) failure(result, "wrong sender or thread in body", source, tag, k);
-  if (k < 0 || k >= kMessages || count != length_of(k)) {
+  if (k < 0 || k >= messages_per_peer || count != length_of(k)) {
     failure(result, "wrong sequence number or count", source, tag, k);
     return -1;
   }
@@ -87,7 +89,7 @@ static void send_all(int thread, int tag, MPI_Request* requests, int** buffers, 
   int r = 0;
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
-    for (int k = 0; k < kMessages; ++k, ++r) {
+    for (int k = 0; k < messages_per_peer; ++k, ++r) {
       fill(buffers[r], thread, k);
       if (blocking_small && length_of(k) < kLargeInts) {
         MPI_Send(buffers[r], length_of(k), MPI_INT, peer, tag, MPI_COMM_WORLD);
@@ -103,13 +105,13 @@ static void send_all(int thread, int tag, MPI_Request* requests, int** buffers, 
 
 static void* p2p_thread(void* argument) {
   struct ThreadResult* result = argument;
-  const int t = result->thread, peers = size - 1, total = peers * kMessages;
+  const int t = result->thread, peers = size - 1, total = peers * messages_per_peer;
   int* receive = malloc(sizeof(int) * kLargeInts);
   int** send_buffers = malloc(sizeof(int*) * (size_t)total);
   int** receive_buffers = malloc(sizeof(int*) * (size_t)total);
-  for (int i = 0; i < total; ++i) {  /* buffer i holds message i % kMessages of a peer */
-    send_buffers[i] = malloc(sizeof(int) * (size_t)length_of(i % kMessages));
-    receive_buffers[i] = malloc(sizeof(int) * (size_t)length_of(i % kMessages));
+  for (int i = 0; i < total; ++i) {  /* buffer i holds message i % messages_per_peer of a peer */
+    send_buffers[i] = malloc(sizeof(int) * (size_t)length_of(i % messages_per_peer));
+    receive_buffers[i] = malloc(sizeof(int) * (size_t)length_of(i % messages_per_peer));
   }
   MPI_Request* sends = malloc(sizeof(MPI_Request) * (size_t)total);
   MPI_Request* receives = malloc(sizeof(MPI_Request) * (size_t)total);
@@ -121,7 +123,7 @@ static void* p2p_thread(void* argument) {
   int r = 0;
   for (int peer = 0; peer < size; ++peer) {
     if (peer == rank) continue;
-    for (int k = 0; k < kMessages; ++k, ++r) {
+    for (int k = 0; k < messages_per_peer; ++k, ++r) {
       MPI_Irecv(receive_buffers[r], length_of(k), MPI_INT, peer, tag_a, MPI_COMM_WORLD, &receives[r]);
     }
   }
@@ -135,7 +137,7 @@ static void* p2p_thread(void* argument) {
       break;
     }
     const int k = check(result, receive_buffers[index], &status, tag_a, t);
-    if (k >= 0 && k != index % kMessages) failure(result, "Waitany: message in the wrong receive", status.MPI_SOURCE, tag_a, k);
+    if (k >= 0 && k != index % messages_per_peer) failure(result, "Waitany: message in the wrong receive", status.MPI_SOURCE, tag_a, k);
   }
   MPI_Waitall(total, sends, MPI_STATUSES_IGNORE);
 
@@ -248,6 +250,7 @@ static void* collectives_thread(void* argument) {
 
 int main(int argc, char** argv) {
   scenario = argc > 1 ? argv[1] : "p2p";
+  if (argc > 2) messages_per_peer = atoi(argv[2]);
   signal(SIGALRM, watchdog);
   alarm(kWatchdogSeconds);
   int provided = -1;
