@@ -115,6 +115,13 @@ check_statistics() {
   python3 "$HERE/longpipe_statistics.py" "$WORK/stats.json" "$sites" --rank0-sent "$min_sent" || fail "LongPipe statistics"
 }
 
+# Under TSan, for a program at MPI_THREAD_MULTIPLE: what Open MPI (not instrumented) does then is
+# Open MPI's to judge, also its copies into the program's buffers (ignore_noninstrumented_modules).
+tsan_at_multiple() {
+  [[ $SANITIZER_RUNTIME == *tsan* ]] || return 0
+  export TSAN_OPTIONS="$TSAN_OPTIONS ignore_noninstrumented_modules=1 suppressions=$HERE/open_mpi_multiple.tsan.supp"
+}
+
 case $SCENARIO in
   semantics | dlopen-local)
     [[ -x $SEMANTICS ]] || fail "MPI_FRONT_END_SEMANTICS must name the test program"
@@ -222,6 +229,7 @@ case $SCENARIO in
     ;;
   thread-multiple)
     [[ -x $THREADS ]] || fail "MPI_FRONT_END_THREADS must name the test program"
+    tsan_at_multiple
     JOB_ENV=(LONGPIPE_MPI_SITES=0,1)
     run_job no 2 "$WORK/plain.out" "$WORK/plain.err" "$THREADS" || fail "plain run failed"
     grep -qx 'provided: MPI_THREAD_MULTIPLE' "$WORK/plain.out" || fail "Open MPI alone did not provide MULTIPLE"
@@ -237,10 +245,7 @@ case $SCENARIO in
   multiple-*)
     [[ -x $MULTIPLE ]] || fail "MPI_FRONT_END_MULTIPLE must name the test program"
     kind=${SCENARIO#multiple-}
-    # Under TSan: what Open MPI (not instrumented) does at MULTIPLE is Open MPI's to judge, also its
-    # copies into the program's buffers (ignore_noninstrumented_modules).
-    [[ $SANITIZER_RUNTIME == *tsan* ]] &&
-      export TSAN_OPTIONS="$TSAN_OPTIONS ignore_noninstrumented_modules=1 suppressions=$HERE/open_mpi_multiple.tsan.supp"
+    tsan_at_multiple
     messages=150
     [[ -n $SANITIZER_RUNTIME ]] && messages=30  # sanitizers are slow
     JOB_ENV=()
