@@ -24,6 +24,8 @@ constexpr int kSpinsBeforeNap = 100;
 constexpr long kLongestNapNs = 1'000'000;
 
 int wait_sleeping(MPI_Request* request) {
+  // A wait for Open MPI alone: the other threads' calls run meanwhile (api_lock.h).
+  const ApiLock::Unheld others_may_call;
   long nap_ns = 10'000;
   for (int polls = 0;; ++polls) {
     int done = 0;

@@ -9,7 +9,8 @@
 // the posted LongPipe receives in posting order, writes the segments of a large message straight
 // into a flat receive buffer, acknowledges synchronous sends at their match, and hands pending
 // sends to the engine as its window opens. mutex_ guards what both threads touch; it is never held
-// while blocking, and the progress thread never calls MPI.
+// while blocking, and the progress thread never calls MPI. Under MPI_THREAD_MULTIPLE the
+// application's threads take turns here under the ApiLock (api_lock.h), taken before mutex_.
 #pragma once
 
 #include <cstdint>

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "api_lock.h"
 #include "front_end.h"
 #include "front_end_request.h"
 
@@ -236,7 +237,14 @@ void FrontEnd::handle_peer_failures() {
 }
 
 void FrontEnd::idle(int* idle_rounds, bool native_pending) {
-  if (++*idle_rounds < kSpinsBeforeYield) return;
+  // MPI_THREAD_MULTIPLE: the other threads' calls run while this one waits (api_lock.h); what
+  // they change is looked at again in the next round. Only a wait loop of this thread's call
+  // comes here: it holds no reference that another call may free.
+  const ApiLock::Unheld others_may_call;
+  if (++*idle_rounds < kSpinsBeforeYield) {
+    if (others_may_call.released()) sched_yield();  // a thread waiting for the lock gets it
+    return;
+  }
   if (native_pending) {
     sched_yield();
     return;

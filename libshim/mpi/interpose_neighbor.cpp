@@ -6,6 +6,7 @@
 #include <exception>
 #include <string>
 
+#include "api_lock.h"
 #include "collectives_neighbor.h"
 
 namespace lp::mpi {
@@ -44,6 +45,7 @@ using lp::mpi::NeighborCollectives;
 
 LP_EXPORT int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return neighbor_call(comm, "MPI_Neighbor_allgather", nullptr, [&](NeighborCollectives& n) {
     return n.allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
@@ -53,6 +55,7 @@ LP_EXPORT int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Dat
 LP_EXPORT int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                       const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                                       MPI_Comm comm) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   }
@@ -63,6 +66,7 @@ LP_EXPORT int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Da
 
 LP_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                     int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return neighbor_call(comm, "MPI_Neighbor_alltoall", nullptr, [&](NeighborCollectives& n) {
     return n.alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr);
@@ -72,6 +76,7 @@ LP_EXPORT int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Data
 LP_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                      MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                      const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                    comm);
@@ -84,6 +89,7 @@ LP_EXPORT int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[]
 LP_EXPORT int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                                      const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                    comm);
@@ -96,6 +102,7 @@ LP_EXPORT int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[]
 
 LP_EXPORT int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   }
@@ -107,6 +114,7 @@ LP_EXPORT int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Da
 LP_EXPORT int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                                        MPI_Comm comm, MPI_Request* request) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
                                      request);
@@ -118,6 +126,7 @@ LP_EXPORT int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_D
 
 LP_EXPORT int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
   }
@@ -130,6 +139,7 @@ LP_EXPORT int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[
                                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                       MPI_Request* request) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                                     comm, request);
@@ -143,6 +153,7 @@ LP_EXPORT int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[
                                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                                       MPI_Request* request) {
+  const lp::mpi::ApiLock::Hold one_caller;
   if (!lp::mpi::on()) {
     return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
                                     comm, request);

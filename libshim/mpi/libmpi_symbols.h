@@ -27,6 +27,8 @@
 #include <atomic>
 #include <cstddef>
 
+#include "api_lock.h"
+
 namespace lp::libmpi {
 
 // A symbol's name as a template argument.
@@ -56,6 +58,19 @@ struct __attribute__((visibility("hidden"))) LazyFunction<name, Result (*)(Argum
   static inline std::atomic<Pointer> pointer{&first_call};
 };
 
+// A function that can wait for another process or thread: called without the front end's ApiLock
+// (api_lock.h), which it takes back before it returns.
+template <SymbolName name, class Pointer>
+struct LazyBlockingFunction;
+
+template <SymbolName name, class Result, class... Arguments>
+struct __attribute__((visibility("hidden"))) LazyBlockingFunction<name, Result (*)(Arguments...)> {
+  static Result call(Arguments... arguments) {
+    const ::lp::mpi::ApiLock::Unheld others_may_call;
+    return LazyFunction<name, Result (*)(Arguments...)>::pointer.load(std::memory_order_relaxed)(arguments...);
+  }
+};
+
 template <SymbolName name, class Object>
 struct __attribute__((visibility("hidden"))) LazyObject {
   static Object& get() {
@@ -75,4 +90,5 @@ struct __attribute__((visibility("hidden"))) LazyObject {
 // names the declaration in mpi.h (for the type) and the symbol (for the lookup).
 #define LP_LIBMPI_FUNCTION(symbol) \
   (::lp::libmpi::LazyFunction<#symbol, decltype(&::symbol)>::pointer.load(std::memory_order_relaxed))
+#define LP_LIBMPI_BLOCKING_FUNCTION(symbol) (&::lp::libmpi::LazyBlockingFunction<#symbol, decltype(&::symbol)>::call)
 #define LP_LIBMPI_OBJECT(symbol) (::lp::libmpi::LazyObject<#symbol, decltype(::symbol)>::get())

@@ -1,7 +1,8 @@
 // ProgressThread: the MPI front end's own thread, one per process while LongPipe carries the job.
 // It sleeps on the engine's receive event fd, its room event fd and a wake-up eventfd, and runs the
 // front end's `step` (matching, acknowledgements, pending sends: MPI-free) whenever one is
-// readable. It never calls MPI: Open MPI runs at MPI_THREAD_SERIALIZED or below here.
+// readable. It never calls MPI (Open MPI may run at MPI_THREAD_SERIALIZED or below) and never takes
+// the ApiLock (api_lock.h): it progresses whatever the application's threads hold.
 //
 // A completion eventfd goes the other way: step() signals it when a request of the application's
 // changed state, and the application's wait loops sleep on it.

@@ -1,8 +1,8 @@
 #include "thread_level.h"
 
 #include <atomic>
-#include <cstdio>
 
+#include "api_lock.h"
 #include "mpi_api.h"
 
 namespace lp::mpi {
@@ -12,19 +12,11 @@ std::atomic<int> recorded_level{-1};  // -1: not initialised yet
 
 }  // namespace
 
-int settle_thread_level(int open_mpi_level, bool front_end_running, int world_rank) {
-  int level = open_mpi_level;
-  if (front_end_running && level > MPI_THREAD_SERIALIZED) {
-    // Say so instead of being silently wrong.
-    if (world_rank == 0) {
-      std::fprintf(stderr,
-                   "liblongpipe: MPI_THREAD_MULTIPLE is not supported across sites; providing "
-                   "MPI_THREAD_SERIALIZED (check 'provided')\n");
-    }
-    level = MPI_THREAD_SERIALIZED;
-  }
-  recorded_level.store(level, std::memory_order_relaxed);
-  return level;
+int settle_thread_level(int open_mpi_level, bool front_end_running) {
+  // Open MPI's level is already min(required, what it supports): the front end lowers nothing.
+  ApiLock::enable(front_end_running && open_mpi_level == MPI_THREAD_MULTIPLE);
+  recorded_level.store(open_mpi_level, std::memory_order_relaxed);
+  return open_mpi_level;
 }
 
 int query_thread_level(int* provided) {

@@ -1,7 +1,6 @@
 /* A plain MPI program asking for MPI_THREAD_MULTIPLE: rank 0 prints the level it was given and
  * the level MPI_Query_thread answers, which must be the same.
- * Open MPI alone provides it; LongPipe across sites provides MPI_THREAD_SERIALIZED and says so
- * (its matching state is not thread-safe), never silently less. */
+ * Open MPI alone provides it, and so does LongPipe across sites (run_front_end.sh thread-multiple). */
 #include <mpi.h>
 #include <stdio.h>
 
