@@ -6,22 +6,22 @@
 #include <string>
 #include <vector>
 
+#include "settings_registry.h"
+
 namespace lp::mpi {
 namespace {
 
 constexpr int kRttTag = 7001;  // on the front end's private communicator only
 
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
+// The setting's value in effect (the environment, else LONGPIPE_CONFIG's file); "" when unset.
+std::string setting(const char* name) { return settings::setting_value(name).value_or(""); }
 
 }  // namespace
 
 SiteMap discover_sites(MPI_Comm comm, int rank, int size) {
   // Every rank parses the setting (same environment under mpirun -x), so a bad value stops all.
-  if (auto forced = SiteMap::parse_setting(environment("LONGPIPE_MPI_SITES"), size)) return SiteMap(*forced);
-  const double threshold_ms = SiteMap::parse_rtt_threshold(environment("LONGPIPE_MPI_SITE_RTT_MS"));
+  if (auto forced = SiteMap::parse_setting(setting("LONGPIPE_MPI_SITES"), size)) return SiteMap(*forced);
+  const double threshold_ms = SiteMap::parse_rtt_threshold(setting("LONGPIPE_MPI_SITE_RTT_MS"));
 
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
