@@ -54,8 +54,7 @@ const Declaration* find(std::string_view name);
 std::optional<std::string> nearest(std::string_view name);
 
 // Throws ConfigError for the first LONGPIPE_* name in `variables` that the registry does not
-// declare ("LONGPIPE_WINDOW_BYTE is not a LongPipe setting; did you mean LONGPIPE_WINDOW_BYTES?"),
-// then validates the value of every declared name that the engine does not read itself (the
+// declare (saying so, with the nearest declared name when one is near enough to be meant), then validates the value of every declared name that the engine does not read itself (the
 // front ends', tools' and tests').
 void check(const std::map<std::string, std::string>& variables);
 
