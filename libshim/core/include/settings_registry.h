@@ -1,5 +1,5 @@
-// The settings registry: every LONGPIPE_* name that any part of LongPipe reads (the engine, the MPI
-// and PVM front ends, the tools and the tests), with its part, kind, accepted values, default and
+// The settings registry: every LONGPIPE_* name that any part of LongPipe reads (the engine, which
+// the PVM front end uses as it is, the MPI front end, the tools and the tests), with its part, kind, accepted values, default and
 // meaning. It is data: each part still reads and interprets its own values (the engine through
 // Config, the front ends through setting_value()); the registry names them, checks them and
 // describes them (`longpipe config`, docs/settings.md).
@@ -54,8 +54,9 @@ const Declaration* find(std::string_view name);
 std::optional<std::string> nearest(std::string_view name);
 
 // Throws ConfigError for the first LONGPIPE_* name in `variables` that the registry does not
-// declare (saying so, with the nearest declared name when one is near enough to be meant), then validates the value of every declared name that the engine does not read itself (the
-// front ends', tools' and tests').
+// declare (saying so, with the nearest declared name when one is near enough to be meant), then
+// validates the value of every declared name that the engine's settings table does not parse
+// itself (the files', the gateway's, the front ends', tools' and tests').
 void check(const std::map<std::string, std::string>& variables);
 
 // The LONGPIPE_* variables of the process environment.
