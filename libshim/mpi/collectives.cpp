@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "collective_buffers.h"
+#include "settings_registry.h"
 
 namespace lp::mpi {
 namespace {
@@ -53,10 +54,8 @@ constexpr int kMaxCollectiveTag = std::numeric_limits<int>::max();
 }  // namespace
 
 SiteCollectives::SiteCollectives(FrontEnd& front_end)
-    : front_end_(front_end), setting_(parse_collectives_setting([] {
-        const char* value = std::getenv("LONGPIPE_COLLECTIVES");
-        return std::string(value ? value : "");
-      }())) {}
+    : front_end_(front_end),
+      setting_(parse_collectives_setting(settings::setting_value("LONGPIPE_COLLECTIVES").value_or(""))) {}
 
 SiteCollectives::~SiteCollectives() {
   for (auto& [comm, spanning] : spanning_) PMPI_Comm_free(&spanning->local);

@@ -59,12 +59,13 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
   PMPI_Comm_dup(MPI_COMM_WORLD, &internal);
   PMPI_Comm_set_errhandler(internal, MPI_ERRORS_ARE_FATAL);
 
+  // Every LONGPIPE_* name and value is checked first, also in a job whose ranks share one site.
+  Config config = Config::from_environment();
   SiteMap sites = discover_sites(internal, world_rank, world_size);
   if (sites.site_count() <= 1) {
     PMPI_Comm_free(&internal);
     return nullptr;
   }
-  Config config = Config::from_environment();
   // The drop policies give up messages by design (a stream's stale samples); MPI may lose none, so
   // a job that sets one is told at once instead of losing a message later.
   if (config.window_full == WindowFullPolicy::kDropOldest || config.window_full == WindowFullPolicy::kKeepLatest) {

@@ -9,22 +9,21 @@
 
 #include "config.h"
 #include "engine.h"
+#include "settings_registry.h"
 
 namespace lp::mpi {
 namespace {
 
 constexpr int kRttTag = 7001;  // on the front end's private communicator only
 
-std::string environment(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "";
-}
+// The setting's value in effect (the environment, else LONGPIPE_CONFIG's file); "" when unset.
+std::string setting(const char* name) { return settings::setting_value(name).value_or(""); }
 
 // This rank's gateway's site, "" without a gateway. A gateway that does not answer is not an
 // error here: the engine's constructor reports it (only a multi-site job builds one), and this
 // rank's "" sends the job to the measured grouping.
 std::string own_gateway_site() {
-  if (environment("LONGPIPE_GATEWAY").empty() && environment("LONGPIPE_CONFIG").empty()) return "";
+  if (setting("LONGPIPE_GATEWAY").empty() && setting("LONGPIPE_CONFIG").empty()) return "";
   try {
     const std::string site = Engine::gateway_site(Config::from_environment());
     return site.size() < static_cast<std::size_t>(kGatewaySiteBytes) ? site : "";
@@ -62,8 +61,8 @@ std::optional<std::vector<int>> sites_of_gateways(const std::vector<std::string>
 
 SiteMap discover_sites(MPI_Comm comm, int rank, int size) {
   // Every rank parses the setting (same environment under mpirun -x), so a bad value stops all.
-  if (auto forced = SiteMap::parse_setting(environment("LONGPIPE_MPI_SITES"), size)) return SiteMap(*forced);
-  const double threshold_ms = SiteMap::parse_rtt_threshold(environment("LONGPIPE_MPI_SITE_RTT_MS"));
+  if (auto forced = SiteMap::parse_setting(setting("LONGPIPE_MPI_SITES"), size)) return SiteMap(*forced);
+  const double threshold_ms = SiteMap::parse_rtt_threshold(setting("LONGPIPE_MPI_SITE_RTT_MS"));
   // Behind gateways the sites are named: no round trip to measure. Every rank takes part in the
   // exchange, with or without a gateway, so that all decide alike.
   if (auto named = sites_of_gateways(gather_gateway_sites(comm, size))) return SiteMap(*named);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "job_key.h"
+#include "settings_registry.h"
 
 extern char** environ;
 
@@ -68,7 +69,8 @@ void export_longpipe_environment() {
 }
 
 Config job_config() {
-  if (std::getenv("LONGPIPE_KEY") == nullptr && std::getenv("LONGPIPE_KEY_FILE") == nullptr) {
+  // A key in LONGPIPE_CONFIG's file counts: the job's tasks read the same file.
+  if (!settings::setting_value("LONGPIPE_KEY") && !settings::setting_value("LONGPIPE_KEY_FILE")) {
     ::setenv("LONGPIPE_KEY", make_job_key().c_str(), 1);
   }
   // Exported now, before the engine's thread exists, so that pvm_spawn finds nothing to change.

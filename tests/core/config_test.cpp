@@ -128,14 +128,15 @@ TEST_CASE("bad values name the variable and the accepted range") {
   CHECK(error_of({{"LONGPIPE_KEEPALIVE_MS", "5000"}, {"LONGPIPE_DEAD_PEER_MS", "4000"}}).find("shorter than") !=
         std::string::npos);
   CHECK(error_of({{"LONGPIPE_WINDOW_MESSAGE", "5"}}).find("not a LongPipe setting") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_PVM_SOMETHING", "5"}}).empty());  // other parts' variables are theirs
+  CHECK(error_of({{"LONGPIPE_PVM_SOMETHING", "5"}}).find("not a LongPipe setting") != std::string::npos);
+  CHECK(error_of({{"LONGPIPE_MPI_SITES", "0,1"}}).empty());  // another part's setting, declared
 }
 
 TEST_CASE("a config file supplies values and the environment wins") {
   const std::string path = "config_test.conf";
   {
     std::ofstream file(path);
-    file << "# comment\nRTO_MIN_MS = 300\nLONGPIPE_ACK_DELAY_MS=5\n\nLONGPIPE_PVM_ROUTE=1\n";
+    file << "# comment\nRTO_MIN_MS = 300\nLONGPIPE_ACK_DELAY_MS=5\n\nLONGPIPE_COLLECTIVES=native\n";
   }
   const Config config = Config::from_variables({{"LONGPIPE_CONFIG", path}, {"LONGPIPE_ACK_DELAY_MS", "7"}});
   CHECK(config.rto_min.count() == 300);

@@ -22,6 +22,8 @@
 #             unreachable-alltoall the same with MPI_Alltoall
 #             bad-sites           LONGPIPE_MPI_SITES out of range, or a LONGPIPE_WINDOW_FULL that drops
 #                                 messages: the job fails naming the variable
+#             unknown-setting     a misspelt LONGPIPE_* name, all ranks on one site: the job fails
+#                                 naming it and the nearest known name
 #             loads-without-mpi   no libmpi reference left to the dynamic linker: loads into /bin/true
 #                                 (LD_BIND_NOW too); MPI_Init without libmpi aborts naming PMPI_Init
 #             thread-multiple     MPI_THREAD_MULTIPLE across sites is provided as Open MPI provides
@@ -75,7 +77,7 @@
 set -euo pipefail
 
 MODE=${1:?usage: run_front_end.sh local|two-site SCENARIO}
-SCENARIO=${2:?usage: run_front_end.sh MODE semantics|mpi4py|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|unreachable-scatter|unreachable-alltoall|bad-sites|loads-without-mpi}
+SCENARIO=${2:?usage: run_front_end.sh MODE semantics|mpi4py|same-site|unreachable-return|unreachable-fatal|unreachable-barrier|unreachable-ibarrier|unreachable-scatter|unreachable-alltoall|bad-sites|unknown-setting|loads-without-mpi}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 LIBRARY=${LONGPIPE_LIBRARY:?LONGPIPE_LIBRARY must name liblongpipe.so}
@@ -207,6 +209,17 @@ case $SCENARIO in
         { cat "$WORK/err" >&2; fail "the error does not say why LONGPIPE_WINDOW_FULL=$policy is refused"; }
     done
     say "refused: LONGPIPE_WINDOW_FULL=drop-oldest and keep-latest"
+    ;;
+  unknown-setting)
+    # Every LONGPIPE_* name is checked at MPI_Init, also when all ranks share one site (LongPipe
+    # then carries nothing): a misspelt one aborts the job with the nearest known name.
+    JOB_ENV=(LONGPIPE_MPI_SITES=0,0 LONGPIPE_CARIER=udp)
+    rc=0
+    run_job yes 2 "$WORK/out" "$WORK/err" "$SEMANTICS" || rc=$?
+    [[ $rc -ne 0 ]] || fail "LONGPIPE_CARIER was accepted"
+    grep -q "LongPipe cannot start: LONGPIPE_CARIER is not a LongPipe setting; did you mean LONGPIPE_CARRIER?" "$WORK/err" ||
+      { cat "$WORK/err" >&2; fail "the error does not name the variable and suggest LONGPIPE_CARRIER"; }
+    say "refused: $(grep -m1 LONGPIPE_CARIER "$WORK/err")"
     ;;
   loads-without-mpi)
     # Not even a weak one: bound (to nothing) when the library loads, it would stay null in a

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "config.h"
+#include "settings_registry.h"
 
 using lp::mpi::SiteMap;
 
@@ -55,4 +56,24 @@ TEST_CASE("hosts: grouping is transitive and unmeasured pairs never merge") {
   CHECK(SiteMap::group_hosts(3, {-1, 1, 9, -1, -1, 1, -1, -1, -1}, 5.0) == std::vector<int>{0, 0, 0});
   CHECK(SiteMap::group_hosts(2, {-1, -1, -1, -1}, 5.0) == std::vector<int>{0, 1});
   CHECK(SiteMap::group_hosts(1, {-1}, 5.0) == std::vector<int>{0});
+}
+
+TEST_CASE("the settings registry declares the MPI front end's settings as site_map reads them") {
+  const auto* rtt = lp::settings::find("LONGPIPE_MPI_SITE_RTT_MS");
+  REQUIRE(rtt != nullptr);
+  CHECK(std::stod(rtt->default_value) == lp::mpi::kDefaultSiteRttMs);
+  CHECK_NOTHROW(rtt->validate(std::to_string(lp::mpi::kMinSiteRttMs)));
+  CHECK_NOTHROW(rtt->validate(std::to_string(lp::mpi::kMaxSiteRttMs)));
+  CHECK_THROWS_AS(rtt->validate(std::to_string(lp::mpi::kMinSiteRttMs / 2)), lp::ConfigError);
+  CHECK_THROWS_AS(rtt->validate(std::to_string(lp::mpi::kMaxSiteRttMs * 2)), lp::ConfigError);
+  // What the registry accepts, site_map accepts for some job size, and the reverse.
+  const auto* sites = lp::settings::find("LONGPIPE_MPI_SITES");
+  REQUIRE(sites != nullptr);
+  for (const char* good : {"auto", "0,0,1,1", "3,1,3,1"}) {
+    CHECK_NOTHROW(sites->validate(good));
+    CHECK_NOTHROW(SiteMap::parse_setting(good, 4));
+  }
+  for (const char* bad : {"0,,1,1", "0,0,1,1,", "a,b,c,d", "1.5,0,0,0", "0,-1,1,1"}) {
+    CHECK_THROWS_AS(sites->validate(bad), lp::ConfigError);
+  }
 }

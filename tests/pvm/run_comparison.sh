@@ -11,7 +11,8 @@
 #                              hello/hello_other, gexample), which nobody here wrote or rebuilt
 #             vanished-peer    a worker killed while messages to it are under way: same results,
 #                              and LongPipe reports the vanished peer instead of waiting on it
-#             bad-config       a bad LONGPIPE_* value: the program fails and the error names it
+#             bad-config       a bad LONGPIPE_* value, a misspelt name: the program fails and the error
+#                              names it (and, misspelt, the nearest known name)
 #
 # Environment: LONGPIPE_LIBRARY (liblongpipe.so), PVM_SEMANTICS (the test program).
 set -euo pipefail
@@ -235,6 +236,13 @@ scenario_bad_config() {
   ((status != 0)) || fail "a task with LONGPIPE_WINDOW_MESSAGES=banana ran as if nothing were wrong"
   grep -q 'LONGPIPE_WINDOW_MESSAGES' "$WORK/bad.err" || { cat "$WORK/bad.err" >&2; fail "the error does not name the variable"; }
   say "bad value refused: $(grep -m1 LONGPIPE_WINDOW_MESSAGES "$WORK/bad.err")"
+  # A misspelt name is refused too, with the nearest known one.
+  status=0
+  LONGPIPE_WINDOW_MESAGES=10 run_master misspelt yes "$PROGRAM" || status=$?
+  ((status != 0)) || fail "a task with LONGPIPE_WINDOW_MESAGES ran as if nothing were wrong"
+  grep -q 'LONGPIPE_WINDOW_MESAGES is not a LongPipe setting; did you mean LONGPIPE_WINDOW_MESSAGES?' "$WORK/misspelt.err" ||
+    { cat "$WORK/misspelt.err" >&2; fail "the error does not name the variable and suggest LONGPIPE_WINDOW_MESSAGES"; }
+  say "misspelt name refused: $(grep -m1 LONGPIPE_WINDOW_MESAGES "$WORK/misspelt.err")"
 }
 
 start_vm

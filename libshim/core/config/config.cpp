@@ -3,14 +3,12 @@
 #include "config.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "config/settings.h"
+#include "settings_registry.h"
 #include "job_key.h"
 #include "wire/wire_frame.h"
-
-extern char** environ;
 
 namespace lp {
 namespace {
@@ -25,33 +23,6 @@ constexpr double kReceiveBufferBdps = 2.0;
 constexpr double kSendBufferBdps = 0.7;
 
 using namespace config_settings;
-
-// KEY=VALUE lines; '#' starts a comment; keys with or without the LONGPIPE_ prefix.
-std::map<std::string, std::string> read_config_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("CONFIG", path, "a readable file of KEY=VALUE lines");
-  std::map<std::string, std::string> values;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const auto equals = line.find('=');
-    if (equals == std::string::npos) {
-      fail("CONFIG", path, "KEY=VALUE lines (line " + std::to_string(number) + " has no '=')");
-    }
-    auto trim = [](std::string s) {
-      const auto b = s.find_first_not_of(" \t\r");
-      const auto e = s.find_last_not_of(" \t\r");
-      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-    };
-    std::string key = trim(line.substr(0, equals));
-    if (key.rfind(kPrefix, 0) != 0) key = kPrefix + key;
-    values[key] = trim(line.substr(equals + 1));
-  }
-  return values;
-}
 
 }  // namespace
 
@@ -90,22 +61,9 @@ Config Config::from_variables(const std::map<std::string, std::string>& given) {
   }
   for (const auto& [name, value] : given) variables[name] = value;  // the environment wins
 
-  // Unknown LONGPIPE_* names are typos until proven otherwise: say so rather than ignore them.
-  for (const auto& [name, value] : variables) {
-    if (name.rfind(kPrefix, 0) != 0) continue;
-    const std::string bare = name.substr(std::char_traits<char>::length(kPrefix));
-    bool known = bare == "CONFIG" || bare == "KEY_FILE";
-    for (const auto& setting : settings()) known = known || bare == setting.name;
-    if (known) continue;
-    // Front ends and the daemon own other LONGPIPE_* names; the engine's own families are checked
-    // strictly so that a typo such as LONGPIPE_RTO_MINMS is an error, not a silent default.
-    static const char* const kEngineFamilies[] = {"RTO_", "ACK_", "WINDOW_", "CONNECT_", "DEAD_", "SEND_", "RECEIVE_", "KEEPALIVE", "STREAMS", "SMALL_"};
-    for (const char* family : kEngineFamilies) {
-      if (bare.rfind(family, 0) == 0) {
-        throw ConfigError(name + " is not a LongPipe setting (`longpipe config` lists them)");
-      }
-    }
-  }
+  // Unknown LONGPIPE_* names are typos until proven otherwise: say so, with the nearest known name;
+  // and the other parts' values are checked here too, so that a bad one stops the program at start.
+  settings::check(variables);
 
   Config config;
   if (auto file = variables.find(std::string(kPrefix) + "KEY_FILE"); file != variables.end()) {
@@ -114,7 +72,7 @@ Config Config::from_variables(const std::map<std::string, std::string>& given) {
     }
     config.key = read_key_file(file->second);
   }
-  for (const auto& setting : settings()) {
+  for (const auto& setting : config_settings::settings()) {
     if (auto found = variables.find(std::string(kPrefix) + setting.name); found != variables.end()) {
       setting.parse(config, found->second);
     }
@@ -149,22 +107,12 @@ Config Config::from_variables(const std::map<std::string, std::string>& given) {
   return config;
 }
 
-Config Config::from_environment() {
-  std::map<std::string, std::string> variables;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    const std::string text(*entry);
-    if (text.rfind(kPrefix, 0) != 0) continue;
-    const auto equals = text.find('=');
-    if (equals == std::string::npos) continue;
-    variables[text.substr(0, equals)] = text.substr(equals + 1);
-  }
-  return from_variables(variables);
-}
+Config Config::from_environment() { return from_variables(settings::variables_in_environment()); }
 
 std::string Config::describe() const {
   std::ostringstream out;
   const Config defaults;
-  for (const auto& setting : settings()) {
+  for (const auto& setting : config_settings::settings()) {
     const std::string value = setting.show(*this);
     const std::string fallback = setting.show(defaults);
     out << kPrefix << setting.name << "=" << value;

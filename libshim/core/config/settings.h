@@ -1,8 +1,9 @@
-// The LONGPIPE_* settings (settings.cpp): each one's name, meaning, parser and printer, read and
-// described by config.cpp. Private to config/.
+// The engine's LONGPIPE_* settings (settings.cpp): each one's name, meaning, parser and printer, read
+// by config.cpp and described in the settings registry (registry.cpp). Private to config/.
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,5 +26,9 @@ const std::vector<Setting>& settings();
 
 // Throws ConfigError naming the variable, the value and what it accepts.
 [[noreturn]] void fail(const std::string& name, const std::string& value, const std::string& accepted);
+
+// LONGPIPE_CONFIG's file: KEY=VALUE lines, keys with or without the prefix (registry.cpp). Throws
+// ConfigError naming LONGPIPE_CONFIG for an unreadable file or a line without '='.
+std::map<std::string, std::string> read_config_file(const std::string& path);
 
 }  // namespace lp::config_settings
