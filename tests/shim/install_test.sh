@@ -39,12 +39,16 @@ if command -v man >/dev/null; then
   [[ $(MANPATH=$PREFIX/$MANDIR man -w longpipe 2>/dev/null) == "$PREFIX/$MANDIR/man1/longpipe.1" ]] ||
     fail "man -w longpipe does not find $MANDIR/man1/longpipe.1"
 fi
+# The site gateway: its program and its systemd unit template.
+[[ -x $PREFIX/sbin/longpiped ]] || fail "no sbin/longpiped"
+"$PREFIX/sbin/longpiped" --help >/dev/null 2>&1 || fail "the installed longpiped does not run"
+[[ -f $PREFIX/lib/systemd/system/longpiped@.service ]] || fail "no lib/systemd/system/longpiped@.service"
 # Nothing else: a file installed by mistake (a test program, a static library) fails here.
 unexpected=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | grep -vxF \
   -e "$LIBDIR/longpipe/liblongpipe.so.$VERSION" -e "$LIBDIR/longpipe/liblongpipe.so.$major" \
   -e "$LIBDIR/longpipe/liblongpipe.so" -e "$INCLUDEDIR/longpipe.h" -e "$LIBEXECDIR/longpipe/longpipe-config" \
   -e "$DOCDIR/LICENSE" -e "$DOCDIR/README.md" -e "$DOCDIR/CHANGELOG.md" \
-  -e "${MANPAGES[0]}" -e "${MANPAGES[1]}" -e "${MANPAGES[2]}" || true)
+  -e sbin/longpiped -e "lib/systemd/system/longpiped@.service" -e "${MANPAGES[0]}" -e "${MANPAGES[1]}" -e "${MANPAGES[2]}" || true)
 [[ -z $unexpected ]] || fail "unexpected files installed: $unexpected"
 
 "$(dirname "$0")/exported_symbols_test.py" --library "$library" "$@" || fail "the installed library exports more than its interface"
