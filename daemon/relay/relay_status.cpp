@@ -1,11 +1,13 @@
 // Relay: its state as one JSON object (the STATUS request, `./longpipe status`).
 #include <cstdio>
 
-#include "relay/json.h"
+#include "json_text.h"
 #include "relay/relay.h"
 
 namespace lpd {
 namespace {
+
+using lp::json_string;
 
 std::string hex(std::uint64_t value) {
   char text[17];

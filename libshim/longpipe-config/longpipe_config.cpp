@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "config.h"
+#include "json_text.h"
 #include "settings_registry.h"
 
 namespace {
 
+using lp::json_string;
 using lp::settings::Declaration;
 using lp::settings::Kind;
 
@@ -70,23 +72,6 @@ void print_text(const std::vector<Shown>& settings, bool all) {
     if (line.rfind("# ", 0) == 0) std::cout << line << "\n";
   }
   if (!all) std::cout << "# (`longpipe config --all` adds the tuning knobs, tool variables and test hooks)\n";
-}
-
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 void print_json(const std::vector<Shown>& settings, bool all) {

@@ -1,5 +1,7 @@
 #include "stats/stats.h"
 
+#include <cstdio>
+
 #include <sstream>
 
 namespace lp {
@@ -74,14 +76,16 @@ void write_session(std::ostream& out, const SessionReport& session) {
 
 }  // namespace
 
-std::string json_string(const std::string& text) {
+std::string json_string(std::string_view text) {
   std::string out = "\"";
-  for (char c : text) {
+  for (const char c : text) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
     } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += ' ';
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += escaped;
     } else {
       out += c;
     }

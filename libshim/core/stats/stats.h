@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "json_text.h"
 #include "arq/arq.h"
 #include "carrier/carrier.h"
 
@@ -152,8 +153,5 @@ struct EngineReport {
 };
 
 std::string to_json(const EngineReport& report);
-
-// `text` as a JSON string literal (quotes and backslashes escaped, control characters blanked).
-std::string json_string(const std::string& text);
 
 }  // namespace lp

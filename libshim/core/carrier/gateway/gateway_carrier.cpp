@@ -11,12 +11,12 @@
 #include "file_descriptor.h"
 #include "system_call.h"
 #include "wire/host_port.h"
+#include "carrier/stream_read.h"
 #include "wire/wire_frame.h"
 
 namespace lp {
 namespace {
 
-constexpr std::size_t kReadChunk = 256u << 10;
 constexpr std::size_t kDiscardChunk = 16u << 10;
 
 // One stream through the gateway: a Unix stream connection whose first line out is CONNECT and
@@ -65,22 +65,7 @@ class GatewayLink : public CarrierLink {
       const IoStatus status = read_answer(reader, bytes_read, error);
       if (status != IoStatus::kOk || !answered_) return status;
     }
-    while (bytes_read < budget) {
-      const std::size_t want = std::min(kReadChunk, budget - bytes_read);
-      auto area = reader.write_area(want);
-      const ssize_t n = ::recv(fd_.get(), area.data(), std::min(area.size(), want), 0);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return IoStatus::kOk;
-        error = std::string("recv: ") + std::strerror(errno);
-        return IoStatus::kError;
-      }
-      if (n == 0) return IoStatus::kEndOfStream;
-      reader.commit(static_cast<std::size_t>(n));
-      bytes_read += static_cast<std::size_t>(n);
-      if (static_cast<std::size_t>(n) < want) return IoStatus::kOk;
-    }
-    return IoStatus::kOk;
+    return read_stream(fd_.get(), reader, budget - std::min(budget, bytes_read), bytes_read, error);
   }
 
   void after_read() override {}

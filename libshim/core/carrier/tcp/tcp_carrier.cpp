@@ -11,13 +11,12 @@
 #include "system_call.h"
 #include "carrier/tcp/tcp_path_info.h"
 #include "carrier/tcp/tcp_socket.h"
+#include "carrier/stream_read.h"
 #include "wire/wire_frame.h"
 
 namespace lp {
 namespace {
 
-// Smallest read: enough for many small frames per system call.
-constexpr std::size_t kReadChunk = 256u << 10;
 // bbr's window is its cwnd_gain (2) times its BDP estimate while it paces at 1x its bandwidth
 // estimate: per round trip it sends about half its window, and the spill decision weighs streams by
 // what they send per round trip (weighed by the whole window, a bbr spill stream is given too much).
@@ -63,23 +62,7 @@ class TcpLink : public CarrierLink {
 
   IoStatus read(FrameReader& reader, std::size_t budget, std::size_t& bytes_read, std::string& error) override {
     bytes_read = 0;
-    while (bytes_read < budget) {
-      // Never more than the budget: a connection that has not authenticated buffers at most that.
-      const std::size_t want = std::min(kReadChunk, budget - bytes_read);
-      auto area = reader.write_area(want);
-      const ssize_t n = ::recv(fd_.get(), area.data(), std::min(area.size(), want), 0);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return IoStatus::kOk;
-        error = std::string("recv: ") + std::strerror(errno);
-        return IoStatus::kError;
-      }
-      if (n == 0) return IoStatus::kEndOfStream;
-      reader.commit(static_cast<std::size_t>(n));
-      bytes_read += static_cast<std::size_t>(n);
-      if (static_cast<std::size_t>(n) < want) return IoStatus::kOk;  // drained
-    }
-    return IoStatus::kOk;
+    return read_stream(fd_.get(), reader, budget, bytes_read, error);
   }
 
   void after_read() override { rearm_quick_ack(fd_.get()); }
