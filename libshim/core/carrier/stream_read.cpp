@@ -13,6 +13,8 @@ namespace {
 
 // Smallest read: enough for many small frames per system call.
 constexpr std::size_t kReadChunk = 256u << 10;
+// One recv() of bytes dropped unread: small enough for the stack.
+constexpr std::size_t kDiscardChunk = 16u << 10;
 
 }  // namespace
 
@@ -32,6 +34,20 @@ IoStatus read_stream(int fd, FrameReader& reader, std::size_t budget, std::size_
     taken += static_cast<std::size_t>(n);
     bytes_read += static_cast<std::size_t>(n);
     if (static_cast<std::size_t>(n) < want) return IoStatus::kOk;  // drained
+  }
+  return IoStatus::kOk;
+}
+
+IoStatus discard_stream(int fd, std::size_t budget) {
+  std::byte dropped[kDiscardChunk];
+  for (std::size_t total = 0; total < budget;) {
+    const ssize_t n = ::recv(fd, dropped, sizeof dropped, 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? IoStatus::kOk : IoStatus::kError;
+    }
+    if (n == 0) return IoStatus::kEndOfStream;
+    total += static_cast<std::size_t>(n);
   }
   return IoStatus::kOk;
 }

@@ -15,4 +15,8 @@ namespace lp {
 // buffers at most that.
 IoStatus read_stream(int fd, FrameReader& reader, std::size_t budget, std::size_t& bytes_read, std::string& error);
 
+// Reads and drops up to `budget` bytes of what arrived (an exiting engine's goodbye): kEndOfStream
+// once the peer ended its stream, kError if it failed, else kOk.
+IoStatus discard_stream(int fd, std::size_t budget);
+
 }  // namespace lp

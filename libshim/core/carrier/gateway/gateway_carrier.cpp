@@ -17,7 +17,6 @@
 namespace lp {
 namespace {
 
-constexpr std::size_t kDiscardChunk = 16u << 10;
 
 // One stream through the gateway: a Unix stream connection whose first line out is CONNECT and
 // whose first line in is the gateway's answer.
@@ -73,19 +72,7 @@ class GatewayLink : public CarrierLink {
   void abort_on_close() override {}  // a Unix socket has no RST: the gateway sees the end of the stream
   void finish_sending() override { ::shutdown(fd_.get(), SHUT_WR); }  // the gateway forwards the FIN
 
-  IoStatus discard_input(std::size_t budget) override {
-    std::byte dropped[kDiscardChunk];
-    for (std::size_t total = 0; total < budget;) {
-      const ssize_t n = ::recv(fd_.get(), dropped, sizeof dropped, 0);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return errno == EAGAIN || errno == EWOULDBLOCK ? IoStatus::kOk : IoStatus::kError;
-      }
-      if (n == 0) return IoStatus::kEndOfStream;
-      total += static_cast<std::size_t>(n);
-    }
-    return IoStatus::kOk;
-  }
+  IoStatus discard_input(std::size_t budget) override { return discard_stream(fd_.get(), budget); }
 
   const SocketTuning& tuning() const override { return tuning_; }
   TcpWindowInfo window_info() const override { return {}; }

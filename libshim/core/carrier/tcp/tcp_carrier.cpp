@@ -21,8 +21,6 @@ namespace {
 // estimate: per round trip it sends about half its window, and the spill decision weighs streams by
 // what they send per round trip (weighed by the whole window, a bbr spill stream is given too much).
 constexpr std::size_t kBbrWindowPerRoundTrip = 2;
-// One recv() of bytes an exiting engine drops unread (discard_input): small enough for the stack.
-constexpr std::size_t kDiscardChunk = 16u << 10;
 
 class TcpLink : public CarrierLink {
  public:
@@ -69,19 +67,7 @@ class TcpLink : public CarrierLink {
 
   void finish_sending() override { ::shutdown(fd_.get(), SHUT_WR); }  // best effort: a closing link
 
-  IoStatus discard_input(std::size_t budget) override {
-    std::byte dropped[kDiscardChunk];
-    for (std::size_t total = 0; total < budget;) {
-      const ssize_t n = ::recv(fd_.get(), dropped, sizeof dropped, 0);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return errno == EAGAIN || errno == EWOULDBLOCK ? IoStatus::kOk : IoStatus::kError;
-      }
-      if (n == 0) return IoStatus::kEndOfStream;
-      total += static_cast<std::size_t>(n);
-    }
-    return IoStatus::kOk;
-  }
+  IoStatus discard_input(std::size_t budget) override { return discard_stream(fd_.get(), budget); }
 
   void use_stream(std::size_t stream) override {
     if (stream != 0) choose_congestion(fd_.get(), congestion_wanted(config_, stream), tuning_);
