@@ -99,7 +99,7 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm, bool may_
   }
   if (it == spanning_.end()) {
     // An MPI_Comm_idup communicator makes it at its first blocking collective here (a point
-    // every member reaches in the same order); its nonblocking ones before that are Open MPI's.
+    // every member reaches in the same order); its nonblocking ones before it are Open MPI's.
     if (info->site_comm_when_blocking && !may_create) return nullptr;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);

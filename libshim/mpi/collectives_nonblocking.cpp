@@ -9,7 +9,7 @@
 //
 // Every member posts its collectives on the sub-communicator in call order (Open MPI matches them by
 // order). A non-leader posts all of its at once; a leader posts the last one only after the exchange,
-// so it keeps its place in Spanning::posting_order until then and later collectives wait behind it.
+// so it keeps its place in Spanning::posting_order meanwhile and later collectives wait behind it.
 #include <utility>
 
 #include "collective_buffers.h"

@@ -18,7 +18,7 @@ struct CommunicatorInfo {
   std::uint64_t creations = 0;  // calls collective over it that made a communicator, so far
   // Made by MPI_Comm_idup (registered when its request completes, not at a call every member
   // makes in order): its site sub-communicator for the collectives is made at its first blocking
-  // collective across sites; nonblocking ones before that are Open MPI's (collectives.cpp).
+  // collective across sites; nonblocking ones before it are Open MPI's (collectives.cpp).
   bool site_comm_when_blocking = false;
   std::vector<int> world_of_peer;              // peer rank -> MPI_COMM_WORLD rank (-1: not in this world)
   std::unordered_map<int, int> peer_of_world;  // the inverse

@@ -74,7 +74,7 @@ std::unique_ptr<FrontEnd> FrontEnd::start() {
                                 " drops messages, which MPI does not allow: use block (the default) or fail");
   }
 
-  // The job key (issue 10): none configured -> rank 0 makes one and every rank gets it over MPI.
+  // The job key: none configured -> rank 0 makes one and every rank gets it over MPI.
   char shared_key[1 + 2 * kJobKeyBytes + 1] = {};
   if (world_rank == 0 && config.key.empty()) {
     unsigned char random[kJobKeyBytes];
@@ -315,7 +315,7 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   const bool synchronous = r.mode == SendMode::kSynchronous;
   r.sync_id = synchronous ? next_sync_id_++ : 0;
   // Complete once wholly in the engine (which holds its own copy) and, if synchronous, matched.
-  // Until then it waits in pending_sends_ (never blocking the caller), referencing the buffer.
+  // Meanwhile it waits in pending_sends_ (never blocking the caller), referencing the buffer.
   PendingSends<Request>::Entry entry;
   try {
     const OutgoingEnvelope envelope{world_rank_, dest_world, r.tag, info->context, synchronous, r.sync_id};

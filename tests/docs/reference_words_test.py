@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference documentation carries no history: no date, issue number, run label or commit hash.
-Nor does the transport engine's source (libshim/core/): its comments say why, not when or in
-which run (hex constants there are not commit hashes, so that rule is left out for sources).
+Nor does the source of the library, the gateway, the apps and the link emulator: comments say
+why, not when or in which run (hex constants there are not commit hashes, so that rule is left out for sources).
 
 History is git's and CHANGELOG.md's; a published result lives in docs/results/<date>-<commit>/,
 and a link to such a set is the one place a date and a commit may appear. The files checked are
@@ -37,6 +37,17 @@ CHECKED_SOURCES = [
     "libshim/core/**/*.cpp",
     "daemon/**/*.h",
     "daemon/**/*.cpp",
+    "libshim/mpi/**/*.h",
+    "libshim/mpi/**/*.cpp",
+    "libshim/pvm/**/*.h",
+    "libshim/pvm/**/*.cpp",
+    "libshim/shared/**/*.h",
+    "libshim/shared/**/*.cpp",
+    "apps/**/*.h",
+    "apps/**/*.cpp",
+    "apps/**/*.c",
+    "netem/*.h",
+    "netem/*.cpp",
 ]
 
 # A link to a published result set names its date and commit on purpose.
