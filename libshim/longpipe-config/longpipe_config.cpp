@@ -1,6 +1,6 @@
 // longpipe-config: LongPipe's settings from the settings registry (settings_registry.h): the values
 // in effect (LONGPIPE_* variables and LONGPIPE_CONFIG's file), as text or JSON, or the error that a
-// bad value or an unknown name produces; and docs/settings.md (--markdown), generated from the
+// bad value or an unknown name produces; and docs/configuration.md (--markdown), generated from the
 // registry alone. `./longpipe config` runs it.
 #include <cstdio>
 #include <cstring>
@@ -126,7 +126,7 @@ constexpr const char* kUsage =
     "Prints LongPipe's settings with the value in effect, where it comes from (environment, the file\n"
     "LONGPIPE_CONFIG names, or default), its default and meaning: the user settings and every setting\n"
     "that is set; --all every setting (tuning knobs, tool variables, test hooks too); --json the same\n"
-    "as a JSON array. --markdown prints the settings reference (docs/settings.md) from the registry.\n"
+    "as a JSON array. --markdown prints the settings reference (docs/configuration.md) from the registry.\n"
     "Exit status 2 and a message naming the variable if a value is invalid or a LONGPIPE_* name unknown.\n";
 
 }  // namespace

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""docs/settings.md is what the settings registry generates, and the registry declares every
+"""docs/configuration.md is what the settings registry generates, and the registry declares every
 LONGPIPE_* name that LongPipe's sources, scripts and tests use.
 
     settings_test.py SOURCE_DIR LONGPIPE_CONFIG        check both
-    settings_test.py SOURCE_DIR LONGPIPE_CONFIG --write rewrite docs/settings.md from the registry
+    settings_test.py SOURCE_DIR LONGPIPE_CONFIG --write rewrite docs/configuration.md from the registry
 
 The names used are the LONGPIPE_[A-Z0-9_]+ words of every file git tracks, but for the Markdown
 pages (prose, history), docs/ (results, plots) and the unit tests of unknown names, which misspell
@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-PAGE = "docs/settings.md"
+PAGE = "docs/configuration.md"
 NAME = re.compile(r"(?<![A-Za-z0-9_])LONGPIPE_[A-Z0-9_]*[A-Z0-9]\b")
 DECLARED = re.compile(r"^\| `(LONGPIPE_[A-Z0-9_]+)` \|", re.MULTILINE)
 

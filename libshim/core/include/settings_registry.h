@@ -2,7 +2,7 @@
 // the PVM front end uses as it is, the MPI front end, the tools and the tests), with its part, kind, accepted values, default and
 // meaning. It is data: each part still reads and interprets its own values (the engine through
 // Config, the front ends through setting_value()); the registry names them, checks them and
-// describes them (`longpipe config`, docs/settings.md).
+// describes them (`longpipe config`, docs/configuration.md).
 //
 // Config::from_environment checks every LONGPIPE_* variable against it: an unknown name is an
 // error that suggests the nearest known one, and every declared value is validated, so a misspelt
