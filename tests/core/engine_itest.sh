@@ -32,6 +32,8 @@ set -euo pipefail
 
 # shellcheck source=../lib/itest_common.sh
 source "$(dirname "$0")/../lib/itest_common.sh"
+# shellcheck source=../lib/link_outage.sh
+source "$(dirname "$0")/../lib/link_outage.sh"
 need_build_dir
 PROBE=$BUILD/tests/core/lp-engine-probe
 GARBAGE_PEER=$BUILD/tests/core/lp-garbage-peer
@@ -267,26 +269,6 @@ expect_undisturbed() {
   ((reconnects == 0)) || fail "the good session reconnected $reconnects times: $1 disturbed it"
 }
 
-# An outage of the link, as a rain fade or a handover: every packet arriving at either site is
-# dropped (a tc ingress BPF program, outage_drop.bpf.c), so nothing is answered and nothing refused,
-# and TCP's retransmissions back off as on a real path. (Stopping the emulator would not do: the
-# packets it did not read wait in the TUN queues and arrive, stale, the moment it continues.)
-outage_begin() {
-  local site
-  clang -O2 -target bpf -c "$(dirname "$0")/outage_drop.bpf.c" -o "$WORK/outage_drop.o" ||
-    fail "cannot build the outage filter (Debian package clang)"
-  OUTAGE_ON=yes
-  for site in a b; do
-    "$WAN" exec $site tc qdisc add dev lpwan0 clsact
-    "$WAN" exec $site tc filter add dev lpwan0 ingress bpf da obj "$WORK/outage_drop.o" sec classifier ||
-      fail "cannot attach the outage filter in site $site"
-  done
-}
-outage_end() {
-  local site
-  for site in a b; do "$WAN" exec $site tc qdisc del dev lpwan0 clsact 2>/dev/null || true; done
-  OUTAGE_ON=""
-}
 
 # The outage: no failure, every message once and in order afterwards (the receivers' --timeout-s
 # is the hang guard), and the silence seen (the sender probed the path). How soon traffic resumes

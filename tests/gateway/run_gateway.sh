@@ -48,6 +48,8 @@ readonly OUTAGE_SECONDS=30 OUTAGE_AT=80
 
 # shellcheck source=../lib/itest_common.sh
 source "$HERE/../lib/itest_common.sh"
+# shellcheck source=../lib/link_outage.sh
+source "$HERE/../lib/link_outage.sh"
 
 unset LD_PRELOAD
 WORK=$(mktemp -d /tmp/lp-gateway-test.XXXXXX)
@@ -176,26 +178,6 @@ scenario_restart() {
   pass "restart: $STREAM_COUNT messages in order both ways across two gateway restarts"
 }
 
-# An outage of the link between the gateways, as in tests/core/engine_itest.sh: every packet arriving
-# at either site is dropped (nothing answered, nothing refused); removing the qdisc ends it.
-outage_filter() {
-  clang -O2 -target bpf -c "$ROOT/tests/core/outage_drop.bpf.c" -o "$WORK/outage_drop.o" ||
-    fail "cannot build the outage filter (Debian package clang)"
-}
-outage_begin() {
-  local site
-  OUTAGE_ON=yes
-  for site in a b; do
-    "$WAN" exec $site tc qdisc add dev lpwan0 clsact
-    "$WAN" exec $site tc filter add dev lpwan0 ingress bpf da obj "$WORK/outage_drop.o" sec classifier ||
-      fail "cannot attach the outage filter in site $site"
-  done
-}
-outage_end() {
-  local site
-  for site in a b; do "$WAN" exec $site tc qdisc del dev lpwan0 clsact 2>/dev/null || true; done
-  OUTAGE_ON=""
-}
 
 scenario_outage() {
   local seconds=${1:-$OUTAGE_SECONDS}
