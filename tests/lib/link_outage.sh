@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # An outage of the emulated link, as a rain fade or a handover: every packet arriving at either site
 # is dropped (a tc ingress BPF program, tests/core/outage_drop.bpf.c), so nothing is answered and
 # nothing refused, and TCP's retransmissions back off as on a real path. (Stopping the emulator
