@@ -145,9 +145,12 @@ TEST_CASE("through a gateway, messages go both ways once and in order") {
   answer.join();
   CHECK(a.flush(10s));
   CHECK(b.flush(10s));
-  // The session's two streams through the gateway; no spill streams (a clean run: exactly 2).
+  // The session's two streams through the gateway and no spill stream: exactly 2 in a clean run,
+  // one more for a spare control stream, and one more per probe when a scheduling stall (a loaded
+  // sanitizer build) made the path look silent.
+  CHECK(lp::test::stats_counter(a, "spill_streams") == 0);
   CHECK(gateway.connects() >= 2);
-  CHECK(gateway.connects() <= 3);
+  CHECK(gateway.connects() <= 3 + lp::test::stats_counter(a, "path_probes"));
   CHECK(a.take_peer_failures().empty());
   CHECK(b.take_peer_failures().empty());
   CHECK_THAT(a.stats_json(), Catch::Contains("LONGPIPE_CARRIER: tcp through LONGPIPE_GATEWAY"));

@@ -27,22 +27,16 @@ constexpr const char* kKey = "security-test-key";
 
 lp::Config config_with(const std::string& key = kKey) { return lp::test::loopback_engine_config(key, 5000ms); }
 
-// The engine-wide counter `name` in stats_json() (the first occurrence: the engine's own).
-std::uint64_t counter(const lp::Engine& engine, const std::string& name) {
-  const std::string stats = engine.stats_json();
-  const auto at = stats.find("\"" + name + "\":");
-  REQUIRE(at != std::string::npos);
-  return std::stoull(stats.substr(at + name.size() + 3));
-}
+using lp::test::stats_counter;
 
 // The counter once it reached `at_least` (the progress thread publishes its counters after each
 // turn), or its value after 3 s.
 std::uint64_t counter_reaching(const lp::Engine& engine, const std::string& name, std::uint64_t at_least) {
   const auto deadline = std::chrono::steady_clock::now() + 3s;
-  std::uint64_t value = counter(engine, name);
+  std::uint64_t value = stats_counter(engine, name);
   while (value < at_least && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(10ms);
-    value = counter(engine, name);
+    value = stats_counter(engine, name);
   }
   return value;
 }
@@ -297,8 +291,8 @@ TEST_CASE("DATA right behind the dialler's AUTH (0.5-RTT data) is delivered once
   }
   std::this_thread::sleep_for(200ms);
   CHECK_FALSE(b.try_receive().has_value());  // nothing twice
-  CHECK(counter(b, "refused_frames") == 0);
-  CHECK(counter(b, "malformed_frames") == 0);
+  CHECK(stats_counter(b, "refused_frames") == 0);
+  CHECK(stats_counter(b, "malformed_frames") == 0);
 }
 
 // The acceptor's side of one connection by hand (the engine's own Handshake), on an accepted socket.
@@ -462,7 +456,7 @@ TEST_CASE("a peer dialled by another name than it announces is one session, also
   CHECK(next == kCount);
   CHECK(b.flush(5s));
   CHECK(counter_reaching(a, "accepted_by_alias", 1) >= 1);  // b did dial back
-  CHECK(counter(a, "identity_refused") == 0);
-  CHECK(counter(b, "identity_refused") == 0);
+  CHECK(stats_counter(a, "identity_refused") == 0);
+  CHECK(stats_counter(b, "identity_refused") == 0);
   CHECK_FALSE(a.try_receive().has_value());  // nothing duplicated
 }

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,6 +52,15 @@ inline std::vector<PeerFailure> next_failures(Engine& engine, std::chrono::milli
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return failures;
+}
+
+// The counter `name` in `engine`'s stats_json(): its first occurrence, which is the engine's own
+// for an engine-wide counter and the first session's for a per-session one.
+inline std::uint64_t stats_counter(const Engine& engine, const std::string& name) {
+  const std::string stats = engine.stats_json();
+  const auto at = stats.find("\"" + name + "\":");
+  if (at == std::string::npos) throw std::runtime_error("no counter \"" + name + "\" in " + stats);
+  return std::stoull(stats.substr(at + name.size() + 3));
 }
 
 }  // namespace lp::test
