@@ -1,4 +1,4 @@
-// An engine behind a site gateway (LONGPIPE_GATEWAY; libshim/README.md, "Site gateway"): endpoints
+// An engine behind a site gateway (LONGPIPE_GATEWAY; docs/engine/gateway.md): endpoints
 // "<site>/host:port", the setting's checks, and two engines on loopback, one dialling the other
 // through a fake gateway (fake_gateway.h) that relays each CONNECT to its host:port. Messages go
 // both ways once and in order, also while the gateway drops every stream or restarts; a refused

@@ -1,5 +1,5 @@
 // FakeGateway: a site gateway's Unix socket for the engine's tests (the process side of
-// longpiped's interface; libshim/README.md, "Site gateway"). It answers SITE with its site's name
+// longpiped's interface; docs/engine/gateway.md). It answers SITE with its site's name
 // and CONNECT <site>/host:port with OK and a relay of the stream's bytes to host:port over TCP
 // (IPv4 literals only), or ERR unknown site for a site it does not know. close_all() drops every
 // relayed stream at once and restart() also takes the socket away for a while, as a gateway that

@@ -154,9 +154,9 @@ struct Config {
 
   // --- identity and security ---
   std::string listen;                // LONGPIPE_LISTEN: [host][:port]; empty = all addresses, ephemeral port
-  // LONGPIPE_GATEWAY: the Unix socket of this site's gateway (longpiped; libshim/README.md, "Site
-  // gateway"). Set, the engine asks it for the site's name, names itself "<site>/host:port" and
-  // dials every "<site>/..." peer through it, on the TCP carrier. Empty: direct sessions only.
+  // LONGPIPE_GATEWAY: the Unix socket of this site's gateway (longpiped; docs/engine/gateway.md).
+  // Set, the engine asks it for the site's name, names itself "<site>/host:port" and dials every
+  // "<site>/..." peer through it, on the TCP carrier. Empty: direct sessions only.
   std::string gateway;
   std::string key;                   // LONGPIPE_KEY (or LONGPIPE_KEY_FILE): shared secret of the job; required
   bool encryption = true;            // LONGPIPE_ENCRYPTION: on | off (frames authenticated, not encrypted)

@@ -1,5 +1,5 @@
-// The process's side of the site gateway's Unix socket (longpiped; libshim/README.md, "Site
-// gateway"). Every connection starts with one request line of at most kMaxGatewayLine bytes:
+// The process's side of the site gateway's Unix socket (longpiped; docs/engine/gateway.md).
+// Every connection starts with one request line of at most kMaxGatewayLine bytes:
 //   "LONGPIPE-GATEWAY/1 SITE\n"               -> "OK <site>\n", then the gateway closes
 //   "LONGPIPE-GATEWAY/1 CONNECT <endpoint>\n" -> "OK\n" and a byte stream to <endpoint>, or
 //                                                "ERR <reason>\n" and the gateway closes
