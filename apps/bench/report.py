@@ -7,7 +7,7 @@ table.md and the PNG plots.
 
 Usage: report.py OUT_DIR IN_DIR...
   Combines several runs of one profile (for instance a quick sweep and a run of extra sizes) into
-  OUT_DIR. For a route and size measured in several runs, the last run that measured it wins; a
+  OUT_DIR. For a route and size measured in several runs, the run named last that measured it wins; a
   point one run skipped and another measured counts as measured.
 """
 

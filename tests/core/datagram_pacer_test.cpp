@@ -513,7 +513,7 @@ double batch_goodput(PacedTransfer& transfer) {
 }  // namespace
 
 TEST_CASE("paced datagrams: warm 100 MiB batches on geo keep the link busy through random loss", "[pacer][loss][geo][long]") {
-  // Issue 11's goal: >= 90 % of the link at 1 % loss, >= 75 % at 5 %. What the link carries is the
+  // The path goal: >= 90 % of the link at 1 % loss, >= 75 % at 5 %. What the link carries is the
   // rate less the headers (kOverhead per kPayload) and the loss; one more round trip for the last
   // losses is ~9 % of a batch on top, unless the tail's repairs (`fec`, tail_fec.h) recover them.
   // Cold batch and 3 s idle first, as lp-perf runs them.
@@ -533,7 +533,7 @@ TEST_CASE("paced datagrams: warm 100 MiB batches on geo keep the link busy throu
             transfer.stats().timeouts - before.timeouts, transfer.stats().fast_retransmits - before.fast_retransmits);
     CAPTURE(transfer.repairs_sent(), transfer.fec_receiver().recovered_units(), transfer.receiver_stats().duplicates_dropped);
     // Without repairs each batch waits one more round trip for its last round trip's losses:
-    // 0.88-0.91 of what the link carries; with them 0.94-0.99 (issue 11: >= 90 % of 155 at 1 %).
+    // 0.88-0.91 of what the link carries; with them 0.94-0.99 (the goal: >= 90 % of 155 at 1 %).
     CHECK(rate >= (fec ? 0.92 : 0.85) * geo_path(loss).rate * payload_share * (1 - loss));
   }
 }
@@ -1123,7 +1123,7 @@ Shares beside_cubic(const PathProfile& path, int seconds, std::uint64_t rng_seed
 
 // 60 s of geo beside CUBIC: [long], the plain build's (the 200 ms path below runs in every build).
 TEST_CASE("start-up jump: beside a TCP CUBIC flow that starts with it on geo, each keeps a quarter", "[pacer][jump][fair][long]") {
-  // Issue 11: beside a TCP flow for 60 s each gets at least a quarter of the link. The jump fills
+  // The goal: beside a TCP flow for 60 s each gets at least a quarter of the link. The jump fills
   // geo in a few round trips while CUBIC's slow start is still small; CUBIC sees the queue and
   // leaves slow start early (HyStart), so it can only grow in congestion avoidance into what the
   // cruise gives up. Before the cruise yielded to a standing queue: 83 / 15 % (iperf3 on the

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reference documentation carries no history: no date, issue number, run label or commit hash.
-Nor does the source of the library, the gateway, the apps and the link emulator: comments say
-why, not when or in which run (hex constants there are not commit hashes, so that rule is left out for sources).
+Nor does the source of the library, the gateway, the apps and the link emulator, nor the scripts
+of the apps, of netem and ./longpipe: comments say why, not when or in which run (hex constants
+there are not commit hashes, so that rule is left out for sources).
 
 History is git's and CHANGELOG.md's; a published result lives in docs/results/<date>-<commit>/,
 and a link to such a set is the one place a date and a commit may appear. The files checked are
@@ -50,6 +51,9 @@ CHECKED_SOURCES = [
     "netem/*.cpp",
 ]
 
+# Scripts (files that start with "#!") under these patterns, and Python modules, are sources too.
+CHECKED_SCRIPTS = ["longpipe", "netem/*", "apps/**/*"]
+
 # A link to a published result set names its date and commit on purpose.
 RESULT_SET = re.compile(r"docs/results/\d{4}-\d{2}-\d{2}-[0-9a-f]{7,40}/?")
 
@@ -92,6 +96,20 @@ def listed(root, patterns):
     return files
 
 
+def scripts(root):
+    found = []
+    for pattern in CHECKED_SCRIPTS:
+        for path in sorted(root.glob(pattern)):
+            if not path.is_file() or path.suffix in (".h", ".cpp", ".c", ".md"):
+                continue  # C and C++ are listed in CHECKED_SOURCES, Markdown in CHECKED
+            with path.open("rb") as head:
+                if path.suffix == ".py" or head.read(2) == b"#!":
+                    found.append(path)
+    if not found:
+        raise SystemExit(f"reference_words_test: no script under {root}")
+    return found
+
+
 def sample(path):
     """Every line after the first blank one must be caught."""
     lines = path.read_text().splitlines()
@@ -111,7 +129,7 @@ def main(argv):
         files = [pathlib.Path(name) for name in argv[1:]]
     elif len(argv) == 1:
         files = listed(pathlib.Path(argv[0]), CHECKED)
-        sources = listed(pathlib.Path(argv[0]), CHECKED_SOURCES)
+        sources = listed(pathlib.Path(argv[0]), CHECKED_SOURCES) + scripts(pathlib.Path(argv[0]))
     else:
         print(__doc__, file=sys.stderr)
         return 2

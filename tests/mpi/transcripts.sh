@@ -7,7 +7,7 @@
 #                       makes ranks {0,1} and {2,3} two sites
 #             two-site  apps/mpi-sites across the emulated link of the ctest fixture
 #                       (LP_WAN_INSTANCE): ranks 0,1 on site-a, 2,3 on site-b; sites found by LongPipe
-#   SCENARIO  c         tests/mpi/mpi_semantics.c (every point-to-point rule of issue 9, part 3)
+#   SCENARIO  c         tests/mpi/mpi_semantics.c (every point-to-point rule)
 #             fortran   tests/mpi/mpi_semantics.f90 (every interposed call through `use mpi`)
 #             fortran08 tests/mpi/mpi_semantics_f08.f90 (`use mpi_f08`, ierror left out)
 #             unreachable-return, unreachable-fatal
