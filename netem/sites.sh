@@ -136,6 +136,8 @@ cmd_sites_up() {
   ((${#specs[@]} >= 1 && ${#specs[@]} <= SITES_MAX)) || die "--sites: give 1 to $SITES_MAX sites, comma-separated"
   require_root
   name_things
+  ((!firewall)) || command -v nft >/dev/null ||
+    die "the gateways' firewall needs nft (Debian package nftables; ./longpipe build installs it), or use --no-firewall"
   [[ -x "$EMULATOR" ]] || die "the link emulator is not built: $EMULATOR (run ./longpipe build, or set LONGPIPE_BUILD_DIR)"
 
   # Every site's link is validated by lp-linkemu's parser before anything is touched.
@@ -330,7 +332,7 @@ sites_exec() {
   case $host in
     core) ns=$(sites_core_ns) ;;
     s[0-9]*-gw|s[0-9]*-h[0-9]*) ns=$NS_PREFIX-$host ;;
-    *) die "host must be a or b (two sites), or s<S>-gw, s<S>-h<K> or core (--sites), not '$host'" ;;
+    *) die "site must be 'a' or 'b' (two sites), or a host s<S>-gw, s<S>-h<K> or core (--sites), not '$host'" ;;
   esac
   (($#)) || die "no command given (netem/wan exec HOST CMD...)"
   namespace_exists "$ns" || die "namespace $ns does not exist: no host $host in $DESCRIPTION (netem/wan status)"
