@@ -21,10 +21,10 @@ sites_host_address() { echo "10.$1.0.$((10 + $2))"; }
 
 # Every namespace of this instance's multi-site mode that exists now (also after a crash).
 sites_namespaces() {
-  local name
-  [[ -d /var/run/netns ]] || return 0
-  for name in $(ls /var/run/netns); do
-    [[ $name =~ ^$NS_PREFIX-(core|s[0-9]+-gw|s[0-9]+-h[0-9]+)$ ]] && echo "$name"
+  local path name
+  for path in /var/run/netns/"$NS_PREFIX"-*; do
+    name=${path##*/}
+    [[ -e $path && $name =~ ^$NS_PREFIX-(core|s[0-9]+-gw|s[0-9]+-h[0-9]+)$ ]] && echo "$name"
   done
   return 0
 }
