@@ -1,10 +1,12 @@
-# LongPipeWan: ctest fixtures that bring up two emulated sites joined by an emulated link (netem/wan).
+# LongPipeWan: ctest fixtures that bring up emulated sites joined by emulated links (netem/wan).
 #
 #   include(LongPipeWan)
 #   longpipe_wan_fixture(FIXTURE <name> ARGS <netem/wan up arguments...>)
 #       Two tests, <name>.wan-up (FIXTURES_SETUP) and <name>.wan-down (FIXTURES_CLEANUP: ctest runs it
 #       even when the tests in between fail). The link's instance is unique to the fixture AND the build
 #       tree, so build/, build-asan/ and other engineers' trees can run their tests at the same time.
+#       ARGS may be `--sites SPEC,... --hosts K` for the multi-site mode (netem/README.md); tests
+#       then reach hosts with `${LONGPIPE_WAN} exec s<S>-gw|s<S>-h<K> ...`.
 #   longpipe_wan_test(NAME <test> FIXTURE <name> COMMAND <cmd...> [LABELS ...] [TIMEOUT s])
 #       A test that requires the fixture, labelled integration, run with LP_WAN_INSTANCE set so that
 #       `${LONGPIPE_WAN} exec a|b CMD...` inside COMMAND reaches that fixture's link.
