@@ -15,7 +15,7 @@ MPI_Comm SiteCommunicators::make(MPI_Comm comm, const std::vector<int>& world_of
   if (parent_ == MPI_COMM_NULL) return MPI_COMM_NULL;
   std::vector<int> parent_ranks;
   for (int world : members) parent_ranks.push_back(parent_rank_of_world_[static_cast<std::size_t>(world)]);
-  MPI_Group parent_group = MPI_GROUP_NULL, site = MPI_GROUP_NULL;
+  MPI_Group parent_group{}, site{};  // (MPI_GROUP_NULL would be one more libmpi symbol)
   PMPI_Comm_group(parent_, &parent_group);
   PMPI_Group_incl(parent_group, static_cast<int>(parent_ranks.size()), parent_ranks.data(), &site);
   PMPI_Group_free(&parent_group);
@@ -26,7 +26,7 @@ MPI_Comm SiteCommunicators::make(MPI_Comm comm, const std::vector<int>& world_of
 }
 
 MPI_Comm SiteCommunicators::make_world(const std::vector<int>& members, int tag) {
-  MPI_Group world_group = MPI_GROUP_NULL, site = MPI_GROUP_NULL;
+  MPI_Group world_group{}, site{};
   PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
   PMPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &site);
   PMPI_Group_free(&world_group);
