@@ -59,6 +59,7 @@ SiteCollectives::SiteCollectives(FrontEnd& front_end)
 
 SiteCollectives::~SiteCollectives() {
   for (auto& [comm, spanning] : spanning_) PMPI_Comm_free(&spanning->local);
+  site_communicators_.release();
   const std::string& path = front_end_.statistics_path();
   if (path.empty()) return;
   std::ofstream out(path + ".collectives");
@@ -76,6 +77,7 @@ void SiteCollectives::forget(MPI_Comm comm) {
 void SiteCollectives::abandon_after_fork() {
   for (auto& [comm, spanning] : spanning_) (void)spanning.release();  // the parent's: leaked on purpose
   spanning_.clear();
+  site_communicators_.abandon_after_fork();
 }
 
 int SiteCollectives::next_tag(Spanning& spanning) {
@@ -103,17 +105,17 @@ SiteCollectives::Spanning* SiteCollectives::spanning_of(MPI_Comm comm, bool may_
     if (info->site_comm_when_blocking && !may_create) return nullptr;
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
+    // Copied: `info` may go while the lock is given up in the creation below (api_lock.h).
+    const int context = info->context;
+    std::vector<int> world_of_rank = info->world_of_peer;
     std::vector<int> site_of_rank;
-    for (int world : info->world_of_peer) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
-    SiteLayout layout(site_of_rank, rank);
-    // This site's ranks in rank order (leader: the lowest). PMPI_Comm_split over the whole
-    // communicator: Open MPI's own agreement across the link. Made by the site's ranks alone with
-    // PMPI_Comm_create_group instead (a group from the site map), Open MPI 4.1 later hung in an
-    // MPI_Dist_graph_create across the emulated link (tests/mpi/front_end_communicators.c).
-    MPI_Comm local = MPI_COMM_NULL;
-    if (PMPI_Comm_split(comm, layout.my_site_index(), rank, &local) != MPI_SUCCESS) return nullptr;  // all got it
-    it = spanning_.emplace(comm, std::make_unique<Spanning>(info->context, local, std::move(layout),
-                                                             info->world_of_peer)).first;
+    for (int world : world_of_rank) site_of_rank.push_back(world >= 0 ? front_end_.site_of_world(world) : -1);
+    // This site's ranks in rank order (leader: the lowest), made by the site's ranks alone from the
+    // site map: nothing crosses the long link (site_communicator.h).
+    const MPI_Comm local = site_communicators_.make(comm, world_of_rank, site_of_rank, rank, context);
+    if (local == MPI_COMM_NULL) return nullptr;
+    it = spanning_.emplace(comm, std::make_unique<Spanning>(context, local, SiteLayout(site_of_rank, rank),
+                                                             std::move(world_of_rank))).first;
   }
   return it->second.get();
 }

@@ -20,6 +20,7 @@
 #include "exchange_blocks.h"
 #include "front_end.h"
 #include "mpi_api.h"
+#include "site_communicator.h"
 #include "site_layout.h"
 
 namespace lp::mpi {
@@ -114,7 +115,7 @@ class SiteCollectives {
   void count_native(Collective collective) { statistics_.count(collective, CollectivePath::kNative); }
 
   // `comm` was just created (collective over it): if it spans sites, make its site sub-communicator
-  // now, so that a nonblocking collective never has to (Comm_split would block it).
+  // now, so that a nonblocking collective never has to (making it waits for the site's ranks).
   void prepare(MPI_Comm comm);
   // `comm` is being freed: free its site sub-communicator.
   void forget(MPI_Comm comm);
@@ -179,6 +180,7 @@ class SiteCollectives {
   CollectivePath setting_;
   CollectiveStatistics statistics_;
   std::unordered_map<MPI_Comm, std::unique_ptr<Spanning>> spanning_;
+  SiteCommunicators site_communicators_;  // makes each Spanning's `local`
 };
 
 }  // namespace lp::mpi

@@ -10,7 +10,8 @@
  * both sites, issued while the program is inside a call that makes a communicator (or completes an
  * MPI_Comm_idup), is a round trip over the long link that LongPipe's registration added: the
  * transcript says how many there were, and must say 0. Communicators LongPipe makes meanwhile over
- * both sites (its site sub-communicators, PMPI_Comm_split) are counted apart, on stderr. */
+ * both sites are counted apart, on stderr, and must be none (its site sub-communicators are made by
+ * each site's ranks alone). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>

@@ -9,7 +9,8 @@
 #                            every kind, one tag on all of them at once, a free with a receive pending
 #                            while another is made; the program counts the collectives over both
 #                            sites that LongPipe's registration issues while a communicator is made
-#                            (its transcript must say 0); LongPipe carried the inter-site messages
+#                            (its transcript must say 0) and the communicators it makes over both
+#                            sites (none); LongPipe carried the inter-site messages
 #             spawn          front_end_spawn.c (local only): 2 parents at two sites spawn 2 children;
 #                            messages, a collective and a merge over the intercommunicator (the
 #                            children run on Open MPI alone: nothing may hang)
@@ -70,7 +71,10 @@ case $SCENARIO in
     run_both 4 "$PROGRAM" "${arguments[@]}"
     grep -q '^rank 0: communicator registration crossed the sites 0 times$' "$WORK/yes.out" ||
       fail "registering communicators issued collectives over both sites: $(grep -h 'while making' "$WORK/yes.err" | sort | uniq -c)"
-    say "$(grep -h 'rank 0: LongPipe made' "$WORK/yes.err")"
+    # LongPipe's site sub-communicators are made by each site's ranks alone: none over both sites.
+    [[ $(grep -c 'LongPipe made 0 communicators over both sites' "$WORK/yes.err") == 4 ]] ||
+      fail "LongPipe made communicators over both sites: $(grep -h 'LongPipe made' "$WORK/yes.err" | sort | uniq -c)"
+    say "no rank's LongPipe made a communicator over both sites"
     grep -q 'idup: rank 0 of 4' "$WORK/yes.out" || fail "the idup'd communicator is missing"
     # Rank 0 sends to ranks 2 and 3 on every communicator they share with it: at least 40 messages.
     python3 "$HERE/longpipe_statistics.py" "$WORK/stats.json" 0,0,1,1 --rank0-sent 40 || fail "LongPipe statistics"
