@@ -105,9 +105,9 @@ void start_front_end() {
 }
 
 // After a call that made *comm (`rc` its result): LongPipe registers it as `how` says (its context
-// id derived locally: context_id.h) and prepares its site sub-communicator (a PMPI_Comm_split over
-// *comm when it spans sites: collectives.cpp, spanning_of). A registration that throws aborts the job: members that disagree on a communicator
-// would wait for each other for ever.
+// id derived locally: context_id.h) and prepares its site sub-communicator (made by each site's
+// ranks alone when it spans sites: site_communicator.h). A registration that throws aborts the
+// job: members that disagree on a communicator would wait for each other for ever.
 template <typename How>
 int registered(int rc, MPI_Comm* comm, How how) {
   if (rc != MPI_SUCCESS || !front_end) return rc;
