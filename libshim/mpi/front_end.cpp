@@ -19,25 +19,6 @@ namespace lp::mpi {
 
 static_assert(MPI_ANY_SOURCE == kAnySource && MPI_ANY_TAG == kAnyTag, "envelope.h's wildcards are Open MPI's");
 
-namespace {
-
-// Fortran handles of LongPipe requests and messages start here (Open MPI's are small table indices).
-constexpr int kFortranRequestBase = 1 << 30;
-
-template <typename Handle>
-MPI_Fint fortran_handle_of(Handle ours) {
-  return kFortranRequestBase + static_cast<MPI_Fint>(reinterpret_cast<std::uintptr_t>(ours) >> 1);
-}
-
-template <typename Handle>
-Handle handle_of_fortran(MPI_Fint fortran) {
-  return reinterpret_cast<Handle>((static_cast<std::uintptr_t>(fortran - kFortranRequestBase) << 1) | 1u);
-}
-
-
-}  // namespace
-
-
 // ---------------------------------------------------------------------------------------------
 // Routing
 
@@ -249,22 +230,6 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   return report_error(r.comm, MPI_ERR_OTHER, r.shared_error != MPI_SUCCESS
                                                  ? "LongPipe cannot send the message"
                                                  : "LongPipe window full (LONGPIPE_WINDOW_FULL=fail)");
-}
-
-int FrontEnd::request_c2f(MPI_Request request) {
-  return is_ours(request) ? fortran_handle_of(request) : PMPI_Request_c2f(request);
-}
-
-MPI_Request FrontEnd::request_f2c(int handle) {
-  return handle < kFortranRequestBase ? PMPI_Request_f2c(handle) : handle_of_fortran<MPI_Request>(handle);
-}
-
-MPI_Fint FrontEnd::message_c2f(MPI_Message message) {
-  return is_ours(message) ? fortran_handle_of(message) : PMPI_Message_c2f(message);
-}
-
-MPI_Message FrontEnd::message_f2c(MPI_Fint handle) {
-  return handle < kFortranRequestBase ? PMPI_Message_f2c(handle) : handle_of_fortran<MPI_Message>(handle);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -276,7 +276,7 @@ class FrontEnd {
   int finish(MPI_Request* slot, MPI_Status* status);
   // One round of a wait loop found nothing: spin, yield or sleep on the progress thread's signal.
   void idle(int* idle_rounds, bool native_pending);
-  // The one wait loop (front_end_completion.cpp): every blocking wait of the front end runs rounds
+  // The one wait loop (front_end_completion.cpp): every wait, probe and progress_until runs rounds
   // of `round` (progress, then a look at what it waits for) and idles between them as a round says:
   // kAdvanced restarts the spinning, kWaiting may sleep on the progress thread's signal (only
   // LongPipe can complete it), kWaitingOnOpenMpi only yields (Open MPI must keep moving).
