@@ -32,6 +32,7 @@
 #include "mpi_api.h"
 #include "pending_sends.h"
 #include "progress_thread.h"
+#include "receive_matcher.h"
 #include "site_map.h"
 #include "wire_format.h"
 
@@ -202,9 +203,9 @@ class FrontEnd {
   int start_request(Request& request, std::uintptr_t handle);
   int post_receive(Request& request, std::uintptr_t handle);
   int post_native_receive(Request& request);
-  // Under mutex_, application thread: takes a receive off the pending list (cancelled, failed or
-  // claimed by an Open MPI message) and out of its communicator's NativeReceiveOrder; the next entry.
-  std::list<Request*>::iterator unlist_receive(std::list<Request*>::iterator pending);
+  // Under mutex_, application thread: takes a receive off the posted ones (cancelled, failed or
+  // claimed by an Open MPI message) and out of its communicator's NativeReceiveOrder.
+  void unlist_receive(Request& request);
   // Application thread: takes the receive out of its communicator's NativeReceiveOrder, if counted
   // there (the progress thread's matches leave that to settle()).
   void release_native_order(Request& request);
@@ -238,10 +239,10 @@ class FrontEnd {
   // PMPI_Imrecv of exactly the probed message): each message goes to the oldest pending receive on
   // its communicator that matches it. Returns how many were claimed. Takes mutex_.
   int claim_native_messages();
-  bool take_native_message(Request& request, const MPI_Status& probed);
-  // Under mutex_: the oldest pending receive on `comm` that Open MPI's message from peer `source`
-  // with `tag` matches, or pending_receives_.end().
-  std::list<Request*>::iterator oldest_native_receive(MPI_Comm comm, int source, int tag);
+  bool take_native_message(Request& request, const NativeMessage& probed);
+  // Under mutex_: whether a pending receive on `comm` takes Open MPI's message from peer `source`
+  // with `tag` (ReceiveMatcher::oldest_native).
+  bool native_message_claimed(MPI_Comm comm, int source, int tag) const;
   // PMPI_Iprobe / PMPI_Improbe that leave a pending receive's Open MPI messages to it.
   int iprobe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
   int improbe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
@@ -275,6 +276,13 @@ class FrontEnd {
   int finish(MPI_Request* slot, MPI_Status* status);
   // One round of a wait loop found nothing: spin, yield or sleep on the progress thread's signal.
   void idle(int* idle_rounds, bool native_pending);
+  // The one wait loop (front_end_completion.cpp): every wait, probe and progress_until runs rounds
+  // of `round` (progress, then a look at what it waits for) and idles between them as a round says:
+  // kAdvanced restarts the spinning, kWaiting may sleep on the progress thread's signal (only
+  // LongPipe can complete it), kWaitingOnOpenMpi only yields (Open MPI must keep moving).
+  enum class WaitRound { kDone, kAdvanced, kWaiting, kWaitingOnOpenMpi };
+  void wait_rounds(const std::function<WaitRound()>& round);
+  static WaitRound waiting(bool native_pending);
 
   static std::unique_ptr<Request> make_request(RequestKind kind, bool persistent, const void* buffer, int count,
                                                MPI_Datatype type, int peer, int tag, MPI_Comm comm, SendMode mode);
@@ -337,8 +345,8 @@ class FrontEnd {
 
   // Shared with the progress thread, guarded by mutex_ (as are the Request fields marked so).
   std::mutex mutex_;
-  std::list<Request*> pending_receives_;  // LongPipe-side receives not matched yet, posting order
-  MatchQueue<std::shared_ptr<ArrivedMessage>> unexpected_;
+  // LongPipe-side receives not matched yet, in posting order, and the unexpected messages.
+  ReceiveMatcher<Request, std::shared_ptr<ArrivedMessage>> matcher_;
   std::unordered_map<std::uint64_t, Request*> awaiting_match_;  // synchronous sends by id
   std::unordered_map<int, std::unique_ptr<SegmentedArrival>> arriving_;  // segmented messages by source
   std::vector<Request*> settled_;  // matched, sent or acknowledged since the application last looked

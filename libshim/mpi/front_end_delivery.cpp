@@ -11,8 +11,9 @@ int FrontEnd::deliver(const std::byte* data, std::uint64_t size, const Envelope&
                       MPI_Status* status) {
   const TypeShape shape = shape_of(type);
   const auto capacity = static_cast<std::uint64_t>(shape.size) * static_cast<std::uint64_t>(std::max(count, 0));
-  const std::uint64_t bytes = std::min(size, capacity);
-  int error = size > capacity ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+  const DeliveredSize delivered = delivered_size(size, capacity);
+  const std::uint64_t bytes = delivered.bytes;
+  int error = delivered.truncated ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
   if (data) {
     const int rc = unpack_data(data, static_cast<std::size_t>(bytes), buffer, type, shape, comm);
     if (rc != MPI_SUCCESS && error == MPI_SUCCESS) error = rc;

@@ -41,17 +41,11 @@ bool FrontEnd::handle_incoming_locked(Message message) {
       arriving_[envelope.source_world].reset(new SegmentedArrival{arrived, std::move(*assembly), envelope, nullptr});
     }
   }
-  // The oldest posted receive that matches takes it (receives that only Open MPI's messages can
-  // match never match a LongPipe envelope: their source is a same-site rank).
-  for (auto it = pending_receives_.begin(); it != pending_receives_.end(); ++it) {
-    Request* r = *it;
-    if (!r->pattern.matches(envelope)) continue;
-    pending_receives_.erase(it);  // its NativeReceiveOrder entry goes in settle()
-    bind_locked(*r, envelope, arrived);
-    return true;
-  }
-  unexpected_.push(envelope, std::move(arrived));
-  return false;
+  // The oldest posted receive that matches takes it, else it waits as unexpected.
+  Request* r = matcher_.arrive(envelope, arrived);
+  if (!r) return false;
+  bind_locked(*r, envelope, arrived);  // its NativeReceiveOrder entry goes in settle()
+  return true;
 }
 
 void FrontEnd::bind_locked(Request& r, const Envelope& envelope, const std::shared_ptr<ArrivedMessage>& message) {

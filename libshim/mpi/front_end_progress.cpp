@@ -29,19 +29,19 @@ void FrontEnd::progress(bool unbounded) {
 
 ProgressThread::Watch FrontEnd::background_step(ProgressThread& thread) {
   std::lock_guard lock(mutex_);
-  const std::size_t unexpected_before = unexpected_.size();
+  const std::size_t unexpected_before = matcher_.unexpected_count();
   take_messages_locked(false);
   pump_locked(false);
-  if (!settled_.empty() || unexpected_.size() != unexpected_before) thread.signal_completion();
+  if (!settled_.empty() || matcher_.unexpected_count() != unexpected_before) thread.signal_completion();
   // At the bound it waits for wake() (took_unexpected_locked) instead of the readable fd.
-  return {unexpected_.size() < kUnexpectedBound, true};
+  return {matcher_.unexpected_count() < kUnexpectedBound, true};
 }
 
 bool FrontEnd::take_messages_locked(bool unbounded) {
   // A waiter's match may sit behind messages nobody wants yet: look past the bound until one
   // message matched something, then leave the rest in the engine (its window pushes back).
   bool matched = false;
-  while (unbounded || unexpected_.size() < kUnexpectedBound) {
+  while (unbounded || matcher_.unexpected_count() < kUnexpectedBound) {
     auto message = engine_->try_receive();
     if (!message) break;
     if (handle_incoming_locked(std::move(*message))) {
@@ -91,7 +91,7 @@ void FrontEnd::pump_locked(bool application_thread) {
 }
 
 void FrontEnd::took_unexpected_locked() {
-  if (progress_thread_ && unexpected_.size() + 1 >= kUnexpectedBound) progress_thread_->wake();
+  if (progress_thread_ && matcher_.unexpected_count() + 1 >= kUnexpectedBound) progress_thread_->wake();
 }
 
 void FrontEnd::wait_for_send_queue(int dest_world) {
@@ -143,50 +143,35 @@ void FrontEnd::settle() {
 int FrontEnd::claim_native_messages() {
   // Nonblocking MPI calls under the lock: the progress thread only waits meanwhile.
   std::lock_guard lock(mutex_);
-  int claimed = 0;
-  for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
-    const Request& r = **it;
-    int flag = 0;
-    MPI_Status probed;
-    if (r.may_match_native) PMPI_Iprobe(r.peer, r.tag, r.comm, &flag, &probed);
-    if (!flag) {
-      ++it;
-      continue;
-    }
-    // The message may have arrived after an older receive looked: the oldest that matches takes it.
-    const auto owner = oldest_native_receive(r.comm, probed.MPI_SOURCE, probed.MPI_TAG);
-    Request& taker = **owner;
-    if (!take_native_message(taker, probed)) {
-      ++it;
-      continue;
-    }
-    ++claimed;
-    if (owner == it) {
-      it = unlist_receive(it);
-    } else {
-      unlist_receive(owner);  // `it` looks again
-    }
-    if (taker.freed) {  // MPI_Request_free'd: Open MPI finishes the receive on its own
-      PMPI_Request_free(&taker.native);
-      remove_request(taker.handle);
-    }
-  }
-  return claimed;
+  return matcher_.claim_native(
+      [](const Request* r, const PostedReceive&) -> std::optional<NativeMessage> {
+        int flag = 0;
+        MPI_Status probed;
+        PMPI_Iprobe(r->peer, r->tag, r->comm, &flag, &probed);
+        if (!flag) return std::nullopt;
+        return NativeMessage{probed.MPI_SOURCE, probed.MPI_TAG};
+      },
+      [this](Request* taker, const NativeMessage& message) { return take_native_message(*taker, message); },
+      [this](Request* taker) {
+        release_native_order(*taker);
+        if (taker->freed) {  // MPI_Request_free'd: Open MPI finishes the receive on its own
+          PMPI_Request_free(&taker->native);
+          remove_request(taker->handle);
+        }
+      });
 }
 
-bool FrontEnd::take_native_message(Request& r, const MPI_Status& probed) {
+bool FrontEnd::take_native_message(Request& r, const NativeMessage& probed) {
   // The oldest message from the probed source with the probed tag is the probed one.
   int flag = 0;
   MPI_Message message;
-  PMPI_Improbe(probed.MPI_SOURCE, probed.MPI_TAG, r.comm, &flag, &message, MPI_STATUS_IGNORE);
+  PMPI_Improbe(probed.source, probed.tag, r.comm, &flag, &message, MPI_STATUS_IGNORE);
   if (flag) PMPI_Imrecv(r.receive_buffer, r.count, r.type, &message, &r.native);
   return flag != 0;
 }
 
-std::list<FrontEnd::Request*>::iterator FrontEnd::oldest_native_receive(MPI_Comm comm, int source, int tag) {
-  return std::find_if(pending_receives_.begin(), pending_receives_.end(), [&](const Request* r) {
-    return r->may_match_native && r->comm == comm && receive_matches(r->peer, r->tag, source, tag);
-  });
+bool FrontEnd::native_message_claimed(MPI_Comm comm, int source, int tag) const {
+  return matcher_.oldest_native(reinterpret_cast<std::uintptr_t>(comm), NativeMessage{source, tag}) != nullptr;
 }
 
 void FrontEnd::advance_collectives() {
@@ -212,16 +197,11 @@ void FrontEnd::handle_peer_failures() {
     std::lock_guard lock(mutex_);
     abandon_segmented_locked(world, MPI_ERR_OTHER);
     // Receives that only this peer could satisfy, and synchronous sends waiting for it, fail.
-    for (auto it = pending_receives_.begin(); it != pending_receives_.end();) {
-      Request* r = *it;
-      if (r->peer_world != world) {
-        ++it;
-        continue;
-      }
+    for (Request* r : matcher_.remove_if([world](const Request* r, const PostedReceive&) { return r->peer_world == world; })) {
       r->complete = true;
       r->error = MPI_ERR_OTHER;
       r->status.MPI_ERROR = MPI_ERR_OTHER;
-      it = unlist_receive(it);
+      release_native_order(*r);
     }
     for (auto it = awaiting_match_.begin(); it != awaiting_match_.end();) {
       Request* r = it->second;

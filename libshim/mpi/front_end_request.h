@@ -1,5 +1,4 @@
-// The front end's request and message records (front_end.cpp, front_end_progress.cpp,
-// front_end_segments.cpp).
+// The front end's request and message records (front_end*.cpp).
 #pragma once
 
 #include <cstdint>
