@@ -5,8 +5,8 @@
 
 # The installed command: packaging/longpipe.in, with the library and longpipe-config found relative
 # to the command's own folder, so that the tree works wherever it is installed.
-file(RELATIVE_PATH LONGPIPE_BIN_TO_LIBDIR /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBDIR})
-file(RELATIVE_PATH LONGPIPE_BIN_TO_LIBEXECDIR /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBEXECDIR})
+file(RELATIVE_PATH LP_BIN_TO_LIBDIR /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBDIR})
+file(RELATIVE_PATH LP_BIN_TO_LIBEXECDIR /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBEXECDIR})
 configure_file(packaging/longpipe.in ${PROJECT_BINARY_DIR}/packaging/longpipe @ONLY)
 install(PROGRAMS ${PROJECT_BINARY_DIR}/packaging/longpipe DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT longpipe)
 
@@ -33,20 +33,20 @@ endforeach()
 
 # --- Debian packages (cpack -G DEB in the build tree) ---------------------------------------------
 
-set(LONGPIPE_PACKAGES liblongpipe longpipe longpiped)
-set(LONGPIPE_MAINTAINER "LongPipe authors <longpipe@users.noreply.github.com>")
+set(LP_PACKAGES liblongpipe longpipe longpiped)
+set(LP_MAINTAINER "LongPipe authors <longpipe@users.noreply.github.com>")
 
 # Each package's /usr/share/doc/PACKAGE/copyright and changelog.gz (a native package's Debian
 # changelog: one entry for this version, dated by the last commit so that a rebuild gives the same
 # bytes). Only packages carry them (EXCLUDE_FROM_ALL: a component install, not cmake --install).
 execute_process(COMMAND git -C ${PROJECT_SOURCE_DIR} log -1 --format=%aD
-                OUTPUT_VARIABLE LONGPIPE_CHANGELOG_DATE OUTPUT_STRIP_TRAILING_WHITESPACE
+                OUTPUT_VARIABLE LP_CHANGELOG_DATE OUTPUT_STRIP_TRAILING_WHITESPACE
                 RESULT_VARIABLE git_status ERROR_QUIET)
-if(NOT git_status EQUAL 0 OR LONGPIPE_CHANGELOG_DATE STREQUAL "")
-  string(TIMESTAMP LONGPIPE_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+if(NOT git_status EQUAL 0 OR LP_CHANGELOG_DATE STREQUAL "")
+  string(TIMESTAMP LP_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
 endif()
-foreach(package IN LISTS LONGPIPE_PACKAGES)
-  set(LONGPIPE_PACKAGE ${package})
+foreach(package IN LISTS LP_PACKAGES)
+  set(LP_PACKAGE ${package})
   set(folder ${PROJECT_BINARY_DIR}/packaging/doc/${package})
   configure_file(packaging/changelog.in ${folder}/changelog @ONLY)
   execute_process(COMMAND gzip -9nc ${folder}/changelog OUTPUT_FILE ${folder}/changelog.gz
@@ -61,13 +61,13 @@ set(CPACK_GENERATOR DEB)
 set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 set(CPACK_PACKAGE_NAME longpipe)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-set(CPACK_PACKAGE_CONTACT ${LONGPIPE_MAINTAINER})
+set(CPACK_PACKAGE_CONTACT ${LP_MAINTAINER})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL ${LONGPIPE_PACKAGES})
+set(CPACK_COMPONENTS_ALL ${LP_PACKAGES})
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_MAINTAINER ${LONGPIPE_MAINTAINER})
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER ${LP_MAINTAINER})
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # dpkg-shlibdeps: libc6, libssl3, libstdc++6, ...
 
