@@ -30,7 +30,9 @@ set_target_properties(longpipe-config PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAK
 
 # cmake --install: the library in a private folder, as preload libraries are (it is no library to
 # link against; LD_PRELOAD names it by path), the C API's header, and longpipe-config.
-# The checkout's ./longpipe is not installed: it finds everything relative to the checkout.
-install(TARGETS longpipe LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/longpipe)
-install(FILES ${CMAKE_CURRENT_LIST_DIR}/shared/include/longpipe.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS longpipe-config RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/longpipe)
+# The checkout's ./longpipe is not installed: the installed `longpipe` is packaging/longpipe.in.
+# Each rule's component is its Debian package (cmake/LongPipeInstall.cmake).
+install(TARGETS longpipe LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/longpipe COMPONENT liblongpipe)
+install(FILES ${CMAKE_CURRENT_LIST_DIR}/shared/include/longpipe.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        COMPONENT liblongpipe)
+install(TARGETS longpipe-config RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/longpipe COMPONENT longpipe)

@@ -9,7 +9,7 @@ For every page NAME.SECTION in docs/man/:
   - rendered at 78 columns, as man(1) does on an 80-column terminal, no line is wider than 80
     (a long example line would run off the terminal);
   - every page it cites with .BR name (section) among LongPipe's own pages exists.
-The pages listed in PAGES must all be there, and docs/man/ holds no other page. liblongpipe(7)
+The pages listed in PAGES must all be there, and docs/man/ holds no other page. longpipe(7)
 names every LONGPIPE_* setting the library reads: the engine's settings table
 (libshim/core/config/settings.cpp), the names config.cpp accepts beside it, and every full
 "LONGPIPE_..." name in a string of the library's sources (the front ends' own settings), less the
@@ -23,8 +23,8 @@ import re
 import subprocess
 import sys
 
-PAGES = {"longpipe.1", "liblongpipe.7", "longpiped.8"}
-OWN = {"longpipe", "liblongpipe", "longpiped"}
+PAGES = {"longpipe.1", "longpipe.7", "longpiped.8"}
+OWN = {"longpipe", "longpiped"}
 TH = re.compile(r'^\.TH\s+(?:"([^"]*)"|(\S+))\s+(?:"([^"]*)"|(\S+))')
 TOOL_VARIABLES = {"LONGPIPE_WAN", "LONGPIPE_BUILD_DIR"}
 SETTING = re.compile(r'(?:\b(?:timer|size|on_off)\(\s*|Setting\{\s*)"([A-Z][A-Z0-9_]+)"')
@@ -129,10 +129,10 @@ def main(argv):
         problems += [f"{folder / 'longpipe.1'}: no item for the command '{command}' (./longpipe --help lists it)"
                      for command in sorted(commands(root))
                      if not re.search(rf'^\.TP\n\.B[IR]?\s+"?{re.escape(command)}[\s"]', page, re.MULTILINE)]
-    if "liblongpipe.7" in found:
-        page = (folder / "liblongpipe.7").read_text().replace("\\-", "-")
+    if "longpipe.7" in found:
+        page = (folder / "longpipe.7").read_text().replace("\\-", "-")
         page = re.sub(r"\\f(\[[^\]]*\]|\(..|.)", "", page)  # font changes: \fB, \fP, \f(CW, \f[B]
-        problems += [f"{folder / 'liblongpipe.7'}: does not name {name}, which the library reads"
+        problems += [f"{folder / 'longpipe.7'}: does not name {name}, which the library reads"
                      for name in sorted(settings(root)) if not re.search(rf"\b{name}\b", page)]
     for line in problems:
         print(line)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cmake --install puts LongPipe where GNUInstallDirs says, into a fresh prefix: the library in its
-# private folder under every name it goes by, the C API's header, longpipe-config, the documents,
-# the manual pages;
+# private folder under every name it goes by, the C API's header, longpipe-config, the installed
+# longpipe command, the documents and examples, the manual pages;
 # and the installed library exports only the interface (exported_symbols_test.py).
 # Usage: install_test.sh BUILD_DIR LIBDIR INCLUDEDIR LIBEXECDIR DOCDIR MANDIR VERSION -- SYMBOL-TEST-ARGS...
 # (the directories relative to the prefix; SYMBOL-TEST-ARGS without --library).
@@ -29,16 +29,24 @@ done
 for doc in LICENSE README.md CHANGELOG.md; do
   [[ -f $PREFIX/$DOCDIR/$doc ]] || fail "no $DOCDIR/$doc"
 done
-MANPAGES=("$MANDIR/man1/longpipe.1" "$MANDIR/man7/liblongpipe.7" "$MANDIR/man8/longpiped.8")
+MANPAGES=("$MANDIR/man1/longpipe.1.gz" "$MANDIR/man7/longpipe.7.gz" "$MANDIR/man8/longpiped.8.gz")
 for page in "${MANPAGES[@]}"; do
   [[ -f $PREFIX/$page ]] || fail "no $page"
-  grep -q "^\.TH .*\"LongPipe $VERSION\"" "$PREFIX/$page" || fail "$page does not carry the version $VERSION"
+  zcat "$PREFIX/$page" | grep -q "^\.TH .*\"LongPipe $VERSION\"" || fail "$page does not carry the version $VERSION"
 done
 # `man longpipe` finds the installed page (man-db, where it is installed).
 if command -v man >/dev/null; then
-  [[ $(MANPATH=$PREFIX/$MANDIR man -w longpipe 2>/dev/null) == "$PREFIX/$MANDIR/man1/longpipe.1" ]] ||
-    fail "man -w longpipe does not find $MANDIR/man1/longpipe.1"
+  [[ $(MANPATH=$PREFIX/$MANDIR man -w longpipe 2>/dev/null) == "$PREFIX/${MANPAGES[0]}" ]] ||
+    fail "man -w longpipe does not find ${MANPAGES[0]}"
+  [[ $(MANPATH=$PREFIX/$MANDIR man -w 7 longpipe 2>/dev/null) == "$PREFIX/${MANPAGES[1]}" ]] ||
+    fail "man -w 7 longpipe does not find ${MANPAGES[1]}"
 fi
+# The installed command finds the library and longpipe-config relative to itself.
+[[ -x $PREFIX/bin/longpipe ]] || fail "no bin/longpipe"
+[[ $("$PREFIX/bin/longpipe" --version) == "longpipe $VERSION" ]] || fail "bin/longpipe --version"
+"$PREFIX/bin/longpipe" config >/dev/null || fail "bin/longpipe config does not run the installed longpipe-config"
+"$PREFIX/bin/longpipe" run --help | grep -qF "LD_PRELOAD=$PREFIX/$LIBDIR/longpipe/liblongpipe.so.$major" ||
+  fail "bin/longpipe run does not preload $LIBDIR/longpipe/liblongpipe.so.$major"
 # The site gateway: its program and its systemd unit template.
 [[ -x $PREFIX/sbin/longpiped ]] || fail "no sbin/longpiped"
 "$PREFIX/sbin/longpiped" --help >/dev/null 2>&1 || fail "the installed longpiped does not run"
@@ -47,7 +55,8 @@ fi
 unexpected=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | grep -vxF \
   -e "$LIBDIR/longpipe/liblongpipe.so.$VERSION" -e "$LIBDIR/longpipe/liblongpipe.so.$major" \
   -e "$LIBDIR/longpipe/liblongpipe.so" -e "$INCLUDEDIR/longpipe.h" -e "$LIBEXECDIR/longpipe/longpipe-config" \
-  -e "$DOCDIR/LICENSE" -e "$DOCDIR/README.md" -e "$DOCDIR/CHANGELOG.md" \
+  -e "$DOCDIR/LICENSE" -e "$DOCDIR/README.md" -e "$DOCDIR/CHANGELOG.md" -e bin/longpipe \
+  -e "$DOCDIR/examples/settings.conf" -e share/doc/longpiped/examples/site.conf \
   -e sbin/longpiped -e "lib/systemd/system/longpiped@.service" -e "${MANPAGES[0]}" -e "${MANPAGES[1]}" -e "${MANPAGES[2]}" || true)
 [[ -z $unexpected ]] || fail "unexpected files installed: $unexpected"
 
