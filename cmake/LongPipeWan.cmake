@@ -10,6 +10,10 @@
 #   longpipe_wan_test(NAME <test> FIXTURE <name> COMMAND <cmd...> [LABELS ...] [TIMEOUT s])
 #       A test that requires the fixture, labelled integration, run with LP_WAN_INSTANCE set so that
 #       `${LONGPIPE_WAN} exec a|b CMD...` inside COMMAND reaches that fixture's link.
+#   longpipe_gateways_fixture(FIXTURE <name> LINK <wan fixture> DIR <dir>)
+#       Two tests, <wan fixture>.gateways-up and .gateways-down, that start and stop a longpiped in
+#       every site of that fixture's link (netem/gateways; configs, sockets and logs in DIR): the
+#       fixture <name>, which requires the link's and is torn down before it.
 #   longpipe_wan_instance(<out-var> <fixture>)
 #       The instance name of a fixture (namespaces lp-<instance>-site-a / lp-<instance>-site-b).
 #
@@ -64,4 +68,24 @@ function(longpipe_wan_test)
   if(WAN_TIMEOUT)
     set_tests_properties(${WAN_NAME} PROPERTIES TIMEOUT ${WAN_TIMEOUT})
   endif()
+endfunction()
+
+function(longpipe_gateways_fixture)
+  cmake_parse_arguments(PARSE_ARGV 0 GW "" "FIXTURE;LINK;DIR" "")
+  if(NOT GW_FIXTURE OR NOT GW_LINK OR NOT GW_DIR)
+    message(FATAL_ERROR "longpipe_gateways_fixture: FIXTURE, LINK and DIR are required")
+  endif()
+  get_filename_component(gateways ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/../netem/gateways ABSOLUTE)
+  longpipe_wan_instance(instance "${GW_LINK}")
+  set(env "LONGPIPE_BUILD_DIR=${CMAKE_BINARY_DIR};LP_WAN_INSTANCE=${instance}")
+  # The daemon's path by its target's place (daemon/ is added after tests/: no generator expression).
+  add_test(NAME ${GW_LINK}.gateways-up
+           COMMAND ${gateways} --instance ${instance} up --dir ${GW_DIR} --daemon ${CMAKE_BINARY_DIR}/daemon/longpiped)
+  set_tests_properties(${GW_LINK}.gateways-up PROPERTIES
+    FIXTURES_SETUP ${GW_FIXTURE} FIXTURES_REQUIRED ${GW_LINK}
+    LABELS "integration;nosan" ENVIRONMENT "${env}" TIMEOUT 60)
+  add_test(NAME ${GW_LINK}.gateways-down COMMAND ${gateways} --instance ${instance} down)
+  set_tests_properties(${GW_LINK}.gateways-down PROPERTIES
+    FIXTURES_CLEANUP ${GW_FIXTURE} FIXTURES_REQUIRED ${GW_LINK}
+    LABELS "integration;nosan" ENVIRONMENT "${env}" TIMEOUT 60)
 endfunction()
