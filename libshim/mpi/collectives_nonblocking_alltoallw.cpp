@@ -91,7 +91,8 @@ class SiteIalltoallw final : public SiteOperation {
     // What this rank receives from the other sites, packed.
     for (int r : others_) {
       int bytes = 0;
-      if (receive_.count(r) > 0 && PMPI_Pack_size(receive_.count(r), receive_.type(r), comm_, &bytes) == MPI_SUCCESS) incoming_size_ += bytes;
+      if (receive_.count(r) == 0) continue;
+      if (PMPI_Pack_size(receive_.count(r), receive_.type(r), comm_, &bytes) == MPI_SUCCESS) incoming_size_ += bytes;
     }
     incoming_.resize(static_cast<std::size_t>(incoming_size_));
     // The site's own blocks (Open MPI, on the sub-communicator: local rank order).

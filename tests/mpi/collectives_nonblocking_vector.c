@@ -156,7 +156,9 @@ static void batch(int how, MPI_Comm dup, MPI_Comm half, MPI_Comm by_site, const 
   if (srank == ip_root) {
     snprintf(what, sizeof what, "%s: igatherv in place by site root %d", name, ip_root);
     print_ints(what, ip_buf, 3 * ssize);
-    for (int i = 0; i < 3 * ssize; ++i) check(ip_buf[i] == (i % 3 < 2 ? 20 * (i / 3) + i % 3 : -1), "in-place igatherv");
+    for (int i = 0; i < 3 * ssize; ++i) {
+      check(ip_buf[i] == (i % 3 < 2 ? 20 * (i / 3) + i % 3 : -1), "in-place igatherv");
+    }
   }
   if (hrank == 0) {
     snprintf(what, sizeof what, "%s: half igatherv pairs", name);
