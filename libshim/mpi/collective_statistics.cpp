@@ -49,6 +49,11 @@ const char* CollectiveStatistics::name(Collective collective) {
     case Collective::kIalltoall: return "MPI_Ialltoall";
     case Collective::kIreduceScatter: return "MPI_Ireduce_scatter";
     case Collective::kIreduceScatterBlock: return "MPI_Ireduce_scatter_block";
+    case Collective::kIgatherv: return "MPI_Igatherv";
+    case Collective::kIalltoallv: return "MPI_Ialltoallv";
+    case Collective::kIalltoallw: return "MPI_Ialltoallw";
+    case Collective::kIscan: return "MPI_Iscan";
+    case Collective::kIexscan: return "MPI_Iexscan";
     case Collective::kNeighborAllgather: return "MPI_Neighbor_allgather";
     case Collective::kNeighborAllgatherv: return "MPI_Neighbor_allgatherv";
     case Collective::kNeighborAlltoall: return "MPI_Neighbor_alltoall";

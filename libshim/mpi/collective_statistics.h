@@ -39,6 +39,11 @@ enum class Collective {
   kIalltoall,
   kIreduceScatter,
   kIreduceScatterBlock,
+  kIgatherv,
+  kIalltoallv,
+  kIalltoallw,
+  kIscan,
+  kIexscan,
   kNeighborAllgather,
   kNeighborAllgatherv,
   kNeighborAlltoall,
@@ -50,11 +55,11 @@ enum class Collective {
   kIneighborAlltoallv,
   kIneighborAlltoallw,
 };
-inline constexpr std::size_t kCollectiveCount = 39;
+inline constexpr std::size_t kCollectiveCount = 44;
 
 // The nonblocking ones (LongPipe requests: collectives_nonblocking*.cpp, collectives_neighbor.cpp).
 constexpr bool is_nonblocking(Collective collective) {
-  return (collective >= Collective::kIbarrier && collective <= Collective::kIreduceScatterBlock) ||
+  return (collective >= Collective::kIbarrier && collective <= Collective::kIexscan) ||
          collective >= Collective::kIneighborAllgather;
 }
 

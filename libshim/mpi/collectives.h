@@ -96,6 +96,21 @@ class SiteCollectives {
                       MPI_Comm comm, MPI_Request* request);
   int ireduce_scatter_block(const void* send, void* receive, int receive_count, MPI_Datatype type, MPI_Op op,
                             MPI_Comm comm, MPI_Request* request);
+  // Igatherv: collectives_nonblocking_gatherv.cpp. Ialltoallv/w: collectives_nonblocking_alltoallw.cpp.
+  // Iscan, Iexscan: collectives_nonblocking_scan.cpp.
+  int igatherv(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int receive_counts[],
+               const int displacements[], MPI_Datatype receive_type, int root, MPI_Comm comm, MPI_Request* request);
+  int ialltoallv(const void* send, const int send_counts[], const int send_displacements[], MPI_Datatype send_type,
+                 void* receive, const int receive_counts[], const int receive_displacements[],
+                 MPI_Datatype receive_type, MPI_Comm comm, MPI_Request* request);
+  int ialltoallw(const void* send, const int send_counts[], const int send_displacements[],
+                 const MPI_Datatype send_types[], void* receive, const int receive_counts[],
+                 const int receive_displacements[], const MPI_Datatype receive_types[], MPI_Comm comm,
+                 MPI_Request* request);
+  int iscan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+            MPI_Request* request);
+  int iexscan(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request);
 
   // What a collective with an algorithm of its own (the neighbourhood collectives,
   // collectives_neighbor.cpp) needs of a spanning communicator: its site sub-communicator, where

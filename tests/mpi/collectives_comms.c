@@ -49,7 +49,8 @@ static const char* const counted_names[kCounted] = {
     "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Alltoallw",
     "MPI_Reduce_scatter", "MPI_Reduce_scatter_block", "MPI_Scan", "MPI_Exscan", "MPI_Ibarrier", "MPI_Ibcast",
     "MPI_Iallreduce", "MPI_Ireduce", "MPI_Igather", "MPI_Iscatter", "MPI_Iscatterv", "MPI_Iallgather",
-    "MPI_Iallgatherv", "MPI_Ialltoall", "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block"};
+    "MPI_Iallgatherv", "MPI_Ialltoall", "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block", "MPI_Igatherv",
+    "MPI_Ialltoallv", "MPI_Ialltoallw", "MPI_Iscan", "MPI_Iexscan"};
 
 static void on_alarm(int signal_number) {
   (void)signal_number;

@@ -13,13 +13,9 @@ enum {
   K_Barrier, K_Bcast, K_Reduce, K_Allreduce, K_Gather, K_Gatherv, K_Scatter, K_Scatterv, K_Allgather,
   K_Allgatherv, K_Alltoall, K_Alltoallv, K_Alltoallw, K_Reduce_scatter, K_Reduce_scatter_block, K_Scan, K_Exscan,
   K_Ibarrier, K_Ibcast, K_Iallreduce, K_Ireduce, K_Igather, K_Iscatter, K_Iscatterv, K_Iallgather, K_Iallgatherv,
-  K_Ialltoall, K_Ireduce_scatter, K_Ireduce_scatter_block, kCounted, kNotCounted = -1
+  K_Ialltoall, K_Ireduce_scatter, K_Ireduce_scatter_block, K_Igatherv, K_Ialltoallv, K_Ialltoallw, K_Iscan,
+  K_Iexscan, kCounted, kNotCounted = -1
 };
-#define K_Igatherv kNotCounted
-#define K_Ialltoallv kNotCounted
-#define K_Ialltoallw kNotCounted
-#define K_Iscan kNotCounted
-#define K_Iexscan kNotCounted
 #define K_Neighbor_allgather kNotCounted
 #define K_Neighbor_allgatherv kNotCounted
 #define K_Neighbor_alltoall kNotCounted

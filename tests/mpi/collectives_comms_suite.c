@@ -305,6 +305,7 @@ void overlap_suite(const Comm* c) {
   count_call(c, K_Ibarrier, 0);
   count_call(c, K_Ialltoall, 0);
   count_call(c, K_Iallgather, 0);
+  count_call(c, K_Iscan, 1);
   for (int i = 0; i < 4; ++i) expect_int("overlapping ibcast", i, bc[i], val(last, i));
   for (int i = 0; i < 3; ++i) expect_int("overlapping iallreduce", i, sum[i], 1000 * n * (n - 1) / 2 + n * i);
   for (int j = 0; j < 2 * n; ++j) expect_int("overlapping ialltoall", j, at_out[j], val(j / 2, me * 10 + j % 2));

@@ -29,7 +29,7 @@
 
 #include "collectives_nonblocking.h"
 
-enum { kTranscriptBytes = 1 << 16, kMaxRanks = 64, kTokenTag = 77, kRequests = 12 };
+enum { kTranscriptBytes = 1 << 17, kMaxRanks = 64, kTokenTag = 77 };
 
 static char transcript[kTranscriptBytes];
 static size_t transcript_used;
@@ -54,6 +54,18 @@ static unsigned long long bits(double value) {
   uint64_t b;
   memcpy(&b, &value, sizeof b);
   return (unsigned long long)b;
+}
+
+/* The site of world rank `rank` in SITES ("0,1,0,1,1"); 0 if SITES names fewer ranks. */
+static int site_of(const char* sites, int rank) {
+  for (int r = 0; *sites; ++r) {
+    char* end;
+    const long site = strtol(sites, &end, 10);
+    if (end == sites) break;
+    if (r == rank) return (int)site;
+    sites = *end == ',' ? end + 1 : end;
+  }
+  return 0;
 }
 
 /* Ibarrier that other ranks can only reach through point-to-point sent after it was posted. */
@@ -116,11 +128,10 @@ static void leaders_blocked_barrier(void) {
   say("world: ibarrier with ranks blocked in a send, probe or receive passed, message %d\n", message);
 }
 
-enum Completion { kWaitall, kTestLoop, kWaitany, kWaitsome, kTestall, kTestany, kTestsome, kGetStatus, kCompletions };
-static const char* const completion_names[kCompletions] = {"waitall", "test", "waitany", "waitsome",
+const char* const completion_names[kCompletions] = {"waitall", "test", "waitany", "waitsome",
                                                            "testall", "testany", "testsome", "get_status"};
 
-static void complete(enum Completion how, int count, MPI_Request* requests) {
+void complete(enum Completion how, int count, MPI_Request* requests) {
   MPI_Status statuses[kRequests];
   int indices[kRequests];
   int done = 0, flag = 0, index = 0, outcount = 0;
@@ -325,6 +336,11 @@ int main(int argc, char** argv) {
   large(dup);
   order_sensitive(MPI_COMM_WORLD);
   nonblocking_data(dup, half);
+  /* The ranks ordered by site (SITES): consecutive sites, so Iscan and Iexscan take the site path. */
+  MPI_Comm by_site;
+  MPI_Comm_split(MPI_COMM_WORLD, 0, site_of(argv[1], world_rank) * world_size + world_rank, &by_site);
+  nonblocking_vector(dup, half, by_site);
+  MPI_Comm_free(&by_site);
   MPI_Comm_free(&dup);
   MPI_Comm_free(&half);
 

@@ -35,9 +35,9 @@
 #                                   identical transcripts, each call on the site path
 #             exchange-four-ranks   (two-site) 4 ranks, 2 per site, sites found automatically
 #                                   (no second or native run)
-#   Ibarrier, Ibcast, Iallreduce, Ireduce, Igather, Iscatter(v), Iallgather(v), Ialltoall,
-#   Ireduce_scatter(_block)
-#   (collectives_nonblocking.c, collectives_nonblocking_data.c, .f90): transcripts identical to Open MPI
+#   Ibarrier, Ibcast, Iallreduce, Ireduce, Igather(v), Iscatter(v), Iallgather(v), Ialltoall(v/w),
+#   Ireduce_scatter(_block), Iscan, Iexscan
+#   (collectives_nonblocking.c, collectives_nonblocking_data.c, collectives_nonblocking_vector.c, .f90): transcripts identical to Open MPI
 #   alone's except the order-sensitive lines (identical in a second LongPipe run), site path taken
 #             nonblocking-five-ranks  (local) 5 ranks, sites 0,1,0,1,1; and LONGPIPE_COLLECTIVES=native:
 #                                     Open MPI's transcript, no site path
@@ -145,7 +145,7 @@ readonly GATHER_COLLECTIVES=(MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv MPI
 # What collectives_nonblocking.c calls.
 readonly NONBLOCKING_COLLECTIVES=(MPI_Barrier MPI_Bcast MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce
   MPI_Ireduce MPI_Igather MPI_Iscatter MPI_Iscatterv MPI_Iallgather MPI_Iallgatherv MPI_Ialltoall
-  MPI_Ireduce_scatter MPI_Ireduce_scatter_block)
+  MPI_Ireduce_scatter MPI_Ireduce_scatter_block MPI_Igatherv MPI_Ialltoallv MPI_Ialltoallw MPI_Iscan MPI_Iexscan)
 check_paths() {
   local name=$1 ranks=$2 expected=$3
   shift 3
@@ -457,7 +457,8 @@ case $SCENARIO in
     run_job site yes 3 0,1,1 LONGPIPE_MPI_SITES=0,1,1 "LONGPIPE_STATS=$WORK/site.stats" || fail "run with LongPipe failed"
     same plain site
     check_paths site 3 site MPI_Allreduce MPI_Ibarrier MPI_Ibcast MPI_Iallreduce MPI_Ireduce MPI_Igather \
-      MPI_Iscatter MPI_Iscatterv MPI_Iallgather MPI_Iallgatherv MPI_Ialltoall MPI_Ireduce_scatter_block
+      MPI_Iscatter MPI_Iscatterv MPI_Iallgather MPI_Iallgatherv MPI_Ialltoall MPI_Ireduce_scatter_block \
+      MPI_Igatherv MPI_Ialltoallv MPI_Ialltoallw MPI_Iscan MPI_Iexscan
     ;;
   nonblocking-four-ranks)
     [[ $MODE == two-site ]] || fail "nonblocking-four-ranks runs across the emulated link"

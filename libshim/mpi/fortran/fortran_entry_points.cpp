@@ -6,6 +6,8 @@
 //
 // Calls whose C and Fortran forms differ by more than argument conversion (Init's argc/argv, array
 // arguments, 1-based indices) have an adapter below with the C-like signature the table calls.
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "fortran_arguments.h"
@@ -113,6 +115,30 @@ int alltoallw(const void* send, const int* send_counts, const int* send_displace
   return MPI_Alltoallw(send, send_counts, send_displacements, send_c.data(), receive, receive_counts,
                        receive_displacements, receive_c.data(), comm);
 }
+// Ialltoallw likewise, but Open MPI 4.1's nonblocking Alltoallw keeps pointers to the type arrays and
+// reads them when the request completes (to release the types), so a converted array must outlive
+// the request (Open MPI's own Fortran binding frees it at once and crashes there). The arrays are
+// interned: one stored copy per distinct list of types, kept for the process's life, so memory
+// grows with the distinct lists a program uses, not with its calls.
+const MPI_Datatype* interned(const std::vector<MPI_Datatype>& types) {
+  static std::mutex mutex;
+  static std::set<std::vector<MPI_Datatype>> stored;
+  const std::lock_guard lock(mutex);
+  return stored.insert(types).first->data();
+}
+
+int ialltoallw(const void* send, const int* send_counts, const int* send_displacements, FortranTypes send_types,
+               void* receive, const int* receive_counts, const int* receive_displacements, FortranTypes receive_types,
+               MPI_Comm comm, MPI_Request* request) {
+  int inter = 0, peers = 0;
+  int code = MPI_Comm_test_inter(comm, &inter);
+  if (code == MPI_SUCCESS) code = inter ? MPI_Comm_remote_size(comm, &peers) : MPI_Comm_size(comm, &peers);
+  if (code != MPI_SUCCESS) return code;
+  const std::vector<MPI_Datatype> receive_c = c_types(receive_types, peers);
+  const std::vector<MPI_Datatype> send_c = send == MPI_IN_PLACE ? receive_c : c_types(send_types, peers);
+  return MPI_Ialltoallw(send, send_counts, send_displacements, interned(send_c), receive, receive_counts,
+                        receive_displacements, interned(receive_c), comm, request);
+}
 
 }  // namespace
 }  // namespace lp::mpi_fortran
@@ -183,6 +209,11 @@ LP_FORTRAN_MPI(iallgatherv, IALLGATHERV, MPI_Iallgatherv, 9)
 LP_FORTRAN_MPI(ialltoall, IALLTOALL, MPI_Ialltoall, 8)
 LP_FORTRAN_MPI(ireduce_scatter, IREDUCE_SCATTER, MPI_Ireduce_scatter, 7)
 LP_FORTRAN_MPI(ireduce_scatter_block, IREDUCE_SCATTER_BLOCK, MPI_Ireduce_scatter_block, 7)
+LP_FORTRAN_MPI(igatherv, IGATHERV, MPI_Igatherv, 10)
+LP_FORTRAN_MPI(ialltoallv, IALLTOALLV, MPI_Ialltoallv, 10)
+LP_FORTRAN_CALL(ialltoallw, IALLTOALLW, ialltoallw, 10)
+LP_FORTRAN_MPI(iscan, ISCAN, MPI_Iscan, 7)
+LP_FORTRAN_MPI(iexscan, IEXSCAN, MPI_Iexscan, 7)
 // completion
 LP_FORTRAN_MPI(wait, WAIT, MPI_Wait, 2)
 LP_FORTRAN_MPI(test, TEST, MPI_Test, 3)
