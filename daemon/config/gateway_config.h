@@ -44,10 +44,13 @@ struct GatewayConfig {
 
 // The defaults the gateway gives its engine (an `engine` line overrides them): a dead-peer timeout
 // of minutes, since a gateway-to-gateway outage must lose nothing (a restarted peer is noticed by
-// its HELLO at once), and a short linger at exit.
+// its HELLO at once); no silent-path limit, since a peer gateway is long-lived and an outage of any
+// length ends (the session keeps probing and redialling with the engine's capped back-off, and two
+// gateways never both give up on each other over a silence); and a short linger at exit.
 inline const std::map<std::string, std::string>& gateway_engine_defaults() {
   static const std::map<std::string, std::string> defaults = {
       {"LONGPIPE_DEAD_PEER_MS", "300000"},
+      {"LONGPIPE_SILENT_PATH_MS", "0"},
       {"LONGPIPE_LINGER_MS", "1000"},
   };
   return defaults;

@@ -150,7 +150,9 @@ void Relay::end_stream(Stream& stream, bool reset, const std::string& reason, bo
   if (reset && tell_peer) {
     control(stream.site, make_frame(FrameKind::kClose, stream.id, stream.mine ? 0 : kOpenedByReceiver, 1, reason));
   }
-  local_.push_back(LocalAction{LocalAction::Kind::kClose, stream.handle, {}, reset});
+  LocalAction close{LocalAction::Kind::kClose, stream.handle, {}, reset, {}};
+  if (reset && stream.connected) stream.in.take(stream.in.size(), close.last_bytes);
+  local_.push_back(std::move(close));
   log("stream " + std::to_string(stream.handle) + (stream.mine ? " to " : " from ") + stream.site +
       (stream.mine ? "/" : " to ") + stream.target + " closed: " + reason + " (" + std::to_string(stream.sent) +
       " bytes sent, " + std::to_string(stream.received) + " received)");
@@ -251,7 +253,7 @@ std::optional<lp::Message> Relay::next_frame(const std::string& site, Peer& peer
 void Relay::maybe_finish(Stream& stream) {
   if (stream.fin_received && stream.in.empty() && stream.connected && !stream.shutdown_done) {
     stream.shutdown_done = true;
-    local_.push_back(LocalAction{LocalAction::Kind::kShutdownWrite, stream.handle, {}, false});
+    local_.push_back(LocalAction{LocalAction::Kind::kShutdownWrite, stream.handle, {}, false, {}});
   }
   if (stream.fin_sent && stream.shutdown_done) end_stream(stream, false, "ended", false);
 }

@@ -79,6 +79,10 @@ struct LocalAction {
   Handle handle = 0;
   HostPort address;
   bool reset = false;
+  // kClose with `reset`: the bytes that came for the socket before the reset and are not written
+  // yet. The shell writes what the socket takes without waiting, then closes: as TCP delivers what
+  // arrived before a reset, a process thus reads its peer's last words (a handshake's refusal).
+  std::vector<std::byte> last_bytes;
 };
 
 class Relay {

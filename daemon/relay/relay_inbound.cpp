@@ -148,7 +148,7 @@ void Relay::on_open(const std::string& site, const lp::Message& frame) {
     Stream& stream = add_stream(site, false, id, address->text());
     stream.credit_known = true;
     stream.peer_window = peer.window;
-    local_.push_back(LocalAction{LocalAction::Kind::kDial, stream.handle, *address, false});
+    local_.push_back(LocalAction{LocalAction::Kind::kDial, stream.handle, *address, false, {}});
     log("stream " + std::to_string(stream.handle) + " from " + site + " to " + stream.target + " opened");
   }
 }

@@ -19,7 +19,7 @@
 namespace lpd {
 namespace {
 
-constexpr std::uint64_t kListenerToken = 1, kReceiveToken = 2, kRoomToken = 3, kSignalToken = 4;
+constexpr std::uint64_t kListenerToken = 1, kReceiveToken = 2, kRoomToken = 3, kSignalToken = 4, kResolverToken = 5;
 constexpr std::size_t kFramesPerTurn = 4096;  // engine input per turn, so local sockets get turns too
 
 std::uint64_t random_instance() {
@@ -47,8 +47,8 @@ RelayLimits limits_of(const GatewayConfig& config) {
 
 }  // namespace
 
-Gateway::Gateway(GatewayConfig config, std::string config_path)
-    : config_(std::move(config)), config_path_(std::move(config_path)) {
+Gateway::Gateway(GatewayConfig config, std::string config_path, Resolver::Lookup lookup)
+    : config_(std::move(config)), config_path_(std::move(config_path)), resolver_(std::move(lookup)) {
   relay_ = std::make_unique<Relay>(config_.site, random_instance(), limits_of(config_));
   engine_ = std::make_unique<lp::Engine>(lp::Config::from_variables(config_.engine_variables()));
   listener_ = listen_unix(config_.socket);
@@ -73,6 +73,7 @@ void Gateway::run(int signal_fd) {
   watch(epoll_.get(), engine_->receive_event_fd(), kReceiveToken);
   watch(epoll_.get(), engine_->room_event_fd(), kRoomToken);
   watch(epoll_.get(), signal_fd, kSignalToken);
+  watch(epoll_.get(), resolver_.event_fd(), kResolverToken);
   pump();
   std::array<epoll_event, 256> events{};
   for (;;) {
@@ -94,6 +95,8 @@ void Gateway::run(int signal_fd) {
         receive_frames();
       } else if (token == kRoomToken) {
         send_held();
+      } else if (token == kResolverToken) {
+        on_resolved();
       } else if (token == kSignalToken) {
         signalfd_siginfo info{};
         if (::read(signal_fd, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) continue;

@@ -18,6 +18,7 @@
 #include "engine.h"
 #include "file_descriptor.h"
 #include "relay/relay.h"
+#include "shell/resolver.h"
 
 namespace lpd {
 
@@ -29,8 +30,9 @@ class Gateway {
   static constexpr std::size_t kMaxPendingClients = 256;     // connections still sending their request
   static constexpr std::size_t kReadChunk = 64 * 1024;       // per socket per turn: fair turns
 
-  // Binds the Unix socket, starts the engine (binds `listen`). Throws on failure.
-  Gateway(GatewayConfig config, std::string config_path);
+  // Binds the Unix socket, starts the engine (binds `listen`). Throws on failure. `lookup` resolves
+  // the host names of OPENs, on the resolver's threads (tests give a slow one).
+  Gateway(GatewayConfig config, std::string config_path, Resolver::Lookup lookup = system_lookup);
   ~Gateway();  // removes the socket file
   Gateway(const Gateway&) = delete;
   Gateway& operator=(const Gateway&) = delete;
@@ -41,8 +43,9 @@ class Gateway {
  private:
   // kRequest -> kReply (an answer, then close) or kStream; kReply -> kDrain: the answer is out and
   // the write side shut down, the client's leftover bytes are read until it closes (closing with
-  // them unread would turn the client's read of the answer into a reset).
-  enum class State { kRequest, kReply, kDrain, kDialling, kStream };
+  // them unread would turn the client's read of the answer into a reset). A dial for a peer's OPEN:
+  // kResolving (a host name on the resolver's threads; no socket yet) -> kDialling -> kStream.
+  enum class State { kRequest, kReply, kDrain, kResolving, kDialling, kStream };
   struct Conn {
     lp::FileDescriptor fd;
     State state = State::kRequest;
@@ -61,6 +64,8 @@ class Gateway {
   void on_stream_readable(Conn& conn);
   void on_stream_writable(Conn& conn);
   void carry_out(const LocalAction& action);
+  void dial(std::uint64_t token, const Resolved& address, const std::string& text);
+  void on_resolved();
   void update_interest(std::uint64_t token);
   void close_conn(std::uint64_t token);
   void expire(Clock::time_point now);
@@ -80,6 +85,7 @@ class Gateway {
   lp::FileDescriptor epoll_;
   std::unique_ptr<lp::Engine> engine_;
   std::unique_ptr<Relay> relay_;
+  Resolver resolver_;
   std::map<std::uint64_t, Conn> conns_;
   std::map<Handle, std::uint64_t> token_of_;
   std::map<std::string, Transmit> held_;  // per site: the frame the engine had no room for

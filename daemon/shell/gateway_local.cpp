@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
 
 #include "shell/gateway.h"
 #include "shell/request.h"
@@ -86,6 +87,8 @@ void Gateway::on_conn_event(std::uint64_t token, std::uint32_t events) {
       if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) close_conn(token);
       break;
     }
+    case State::kResolving:
+      break;  // no socket: no events
     case State::kDialling:
       if (const int error = socket_error(conn.fd.get()); error != 0) {
         relay_->on_local_reset(conn.handle, "connect: " + std::string(std::strerror(error)));
@@ -202,14 +205,16 @@ void Gateway::on_stream_writable(Conn& conn) {
 
 void Gateway::carry_out(const LocalAction& action) {
   if (action.kind == LocalAction::Kind::kDial) {
-    try {
-      const std::uint64_t token = add_conn(dial_tcp(action.address), State::kDialling);
-      conns_[token].handle = action.handle;
-      conns_[token].deadline = Clock::now() + kDialTimeout;
-      token_of_[action.handle] = token;
-      update_interest(token);
-    } catch (const std::exception& e) {
-      relay_->on_local_reset(action.handle, e.what());
+    // A numeric address is dialled now; a name is looked up on the resolver's threads (the loop
+    // never waits for the site's resolver), and dialled when its answer comes (on_resolved).
+    const std::uint64_t token = add_conn(lp::FileDescriptor(), State::kResolving);
+    conns_[token].handle = action.handle;
+    conns_[token].deadline = Clock::now() + kDialTimeout;
+    token_of_[action.handle] = token;
+    if (const auto numeric = numeric_address(action.address)) {
+      dial(token, *numeric, action.address.text());
+    } else {
+      resolver_.resolve(token, action.address);
     }
     return;
   }
@@ -221,8 +226,35 @@ void Gateway::carry_out(const LocalAction& action) {
     else conn.shutdown_wanted = true;
     return;
   }
-  if (action.reset) close_abortively(conn.fd);
+  if (action.reset) {
+    // What came before the reset, as far as the socket takes it now (after an "OK\n" not yet out).
+    if (conn.state == State::kStream && !action.last_bytes.empty()) {
+      conn.buffer.append(reinterpret_cast<const char*>(action.last_bytes.data()), action.last_bytes.size());
+      send_some(conn.fd.get(), conn.buffer.data(), conn.buffer.size());
+    }
+    close_abortively(conn.fd);
+  }
   close_conn(token->second);
+}
+
+void Gateway::dial(std::uint64_t token, const Resolved& address, const std::string& text) {
+  Conn& conn = conns_.at(token);
+  try {
+    if (address.length == 0) throw std::runtime_error(address.error);
+    conn.fd = dial_tcp(address, text);
+    conn.state = State::kDialling;
+    update_interest(token);
+  } catch (const std::exception& e) {
+    relay_->on_local_reset(conn.handle, e.what());
+  }
+}
+
+void Gateway::on_resolved() {
+  for (auto& [token, resolved] : resolver_.take_results()) {
+    const auto it = conns_.find(token);
+    if (it == conns_.end() || it->second.state != State::kResolving) continue;  // reset meanwhile
+    dial(token, resolved, "the OPEN's address");
+  }
 }
 
 void Gateway::update_interest(std::uint64_t token) {
@@ -235,6 +267,7 @@ void Gateway::update_interest(std::uint64_t token) {
     case State::kDrain: wanted = EPOLLIN; break;
     case State::kReply:
     case State::kDialling: wanted = EPOLLOUT; break;
+    case State::kResolving: break;  // no socket yet
     case State::kStream:
       if (relay_->read_budget(conn.handle) > 0) wanted |= EPOLLIN;
       if (!conn.buffer.empty() || !relay_->pending_output(conn.handle).empty() || conn.shutdown_wanted) wanted |= EPOLLOUT;
@@ -269,9 +302,10 @@ void Gateway::expire(Clock::time_point now) {
     if (conn.state == State::kRequest) {
       answer(conn, "ERR no request line within " + std::to_string(kRequestTimeout.count()) + " s\n");
       update_interest(token);
-    } else if (conn.state == State::kDialling) {
+    } else if (conn.state == State::kDialling || conn.state == State::kResolving) {
+      const char* what = conn.state == State::kResolving ? "resolve: no answer" : "connect: no answer";
       conn.deadline = Clock::time_point::max();
-      relay_->on_local_reset(conn.handle, "connect: no answer within " + std::to_string(kDialTimeout.count()) + " s");
+      relay_->on_local_reset(conn.handle, std::string(what) + " within " + std::to_string(kDialTimeout.count()) + " s");
     } else {
       close_conn(token);  // an answer nobody reads, or a client that does not close after it
     }

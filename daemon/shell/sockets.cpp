@@ -53,27 +53,17 @@ long peer_uid(int fd) {
   return static_cast<long>(credentials.uid);
 }
 
-lp::FileDescriptor dial_tcp(const HostPort& address) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(address.port);
-  if (const int error = ::getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found); error != 0) {
-    throw std::runtime_error("resolve " + address.host + ": " + ::gai_strerror(error));
-  }
-  lp::FileDescriptor fd(::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+lp::FileDescriptor dial_tcp(const Resolved& address, const std::string& text) {
+  lp::FileDescriptor fd(::socket(address.address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) {
     const int error = errno;
-    ::freeaddrinfo(found);
     throw lp::SystemError("socket", error);
   }
   const int one = 1;
   ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  const int result = ::connect(fd.get(), found->ai_addr, found->ai_addrlen);
+  const int result = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address.address), address.length);
   const int error = errno;
-  ::freeaddrinfo(found);
-  if (result != 0 && error != EINPROGRESS) throw lp::SystemError("connect to " + address.text(), error);
+  if (result != 0 && error != EINPROGRESS) throw lp::SystemError("connect to " + text, error);
   return fd;
 }
 

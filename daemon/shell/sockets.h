@@ -7,6 +7,7 @@
 
 #include "file_descriptor.h"
 #include "relay/names.h"
+#include "shell/resolver.h"
 
 namespace lpd {
 
@@ -16,9 +17,9 @@ namespace lpd {
 lp::FileDescriptor listen_unix(const std::string& path);
 // The uid of a Unix socket's peer, or -1.
 long peer_uid(int fd);
-// A non-blocking TCP socket connecting to `address` (TCP_NODELAY). Throws std::runtime_error
-// naming the address (resolution or socket errors); the connect's own result comes later (SO_ERROR).
-lp::FileDescriptor dial_tcp(const HostPort& address);
+// A non-blocking TCP socket connecting to `address` (resolved: resolver.h), named `text` in errors
+// (TCP_NODELAY). Throws lp::SystemError; the connect's own result comes later (SO_ERROR).
+lp::FileDescriptor dial_tcp(const Resolved& address, const std::string& text);
 // The pending error of a socket (SO_ERROR), 0 if none.
 int socket_error(int fd);
 void set_nonblocking(int fd);

@@ -2,7 +2,8 @@
 // "<site>/host:port", the setting's checks, and two engines on loopback, one dialling the other
 // through a fake gateway (fake_gateway.h) that relays each CONNECT to its host:port. Messages go
 // both ways once and in order, also while the gateway drops every stream or restarts; a refused
-// CONNECT fails the peer with the gateway's reason; no gateway at the path fails the constructor.
+// CONNECT fails the peer with the gateway's reason; a peer with another job key refuses our
+// handshake and the session fails with that at once; no gateway at the path fails the constructor.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -211,6 +212,25 @@ TEST_CASE("a CONNECT the gateway refuses fails the peer with the gateway's reaso
   CHECK(failures[0].messages_lost == 1);
   CHECK(gateway.refusals() > 0);
   CHECK_THROWS_AS(a.send("Z/127.0.0.1:9", numbered(1)), lp::PeerFailed);
+}
+
+TEST_CASE("a peer with another job key refuses us through the gateway: a clear failure, long before LONGPIPE_DEAD_PEER_MS") {
+  const std::string path = socket_path("other-key");
+  lp::test::FakeGateway gateway(path, "A", {"A", "B"});
+  lp::Config config = gateway_config(path);
+  config.dead_peer_timeout = 60000ms;  // were the refusals only a host refusing, this would be the wait
+  lp::Engine a(config);
+  lp::Engine b(lp::test::loopback_engine_config("another job's key", 3000ms));
+  const std::string b_behind = "B/" + b.local_endpoint();
+  a.send(b_behind, numbered(0));
+  const auto failures = lp::test::next_failures(a, 20s);  // a third of LONGPIPE_DEAD_PEER_MS
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].peer_endpoint == b_behind);
+  CHECK_THAT(failures[0].reason, Catch::StartsWith("the peer refused our handshake") && Catch::Contains("LONGPIPE_KEY") &&
+                                     Catch::Contains("authentication failed"));
+  CHECK(gateway.connects() >= 3);
+  CHECK_FALSE(b.try_receive().has_value());
+  CHECK_THROWS_AS(a.send(b_behind, numbered(1)), lp::PeerFailed);
 }
 
 TEST_CASE("an engine without a gateway does not dial a peer behind one, and says why") {

@@ -191,7 +191,8 @@ TEST_CASE("a flood of unauthenticated connections is refused and counted; the li
 }
 
 TEST_CASE("a CLOSE during the handshake does not end a session; a peer with another key never gets in") {
-  // The "peer" only answers HELLO with CLOSE(authentication failed), as an impostor at its address could.
+  // The "peer" only answers HELLO with CLOSE(authentication failed), as an impostor at its address
+  // could: two refusals (fewer than Session::kHandshakeRefusalsToFail in a row) end no session.
   std::string impostor;
   const int listener = loopback_listener(impostor);
 

@@ -235,6 +235,31 @@ TEST_CASE("session: a reconnect after a loss is counted; a tie-break replacement
   CHECK(session.counters().connections_established == 3);
 }
 
+TEST_CASE("session: a peer that refuses our key a few times in a row fails the session at once, until it is bound") {
+  const Config config = one_stream_config();
+  Session session("b:1", arq_config_from(config), config, kStart);
+  session.allow_dialling();
+  for (int i = 1; i < Session::kHandshakeRefusalsToFail; ++i) CHECK_FALSE(session.note_handshake_refused("authentication failed"));
+  SECTION("three in a row: a clear failure, long before LONGPIPE_DEAD_PEER_MS") {
+    const auto why = session.note_handshake_refused("authentication failed");
+    REQUIRE(why);
+    CHECK(why->find("the peer refused our handshake 3 times: do the job keys (LONGPIPE_KEY") == 0);
+    CHECK(why->find("authentication failed") != std::string::npos);
+  }
+  SECTION("an authenticated frame between starts the count again") {
+    session.heard_from_peer(kStart + 1s);
+    for (int i = 1; i < Session::kHandshakeRefusalsToFail; ++i) CHECK_FALSE(session.note_handshake_refused(""));
+    const auto why = session.note_handshake_refused("");
+    REQUIRE(why);
+    CHECK(why->find("(its reason: authentication failed)") != std::string::npos);
+  }
+  SECTION("a session bound to its peer's identity is never failed by refusals (only by the dead-peer rule)") {
+    CHECK(session.identity_matches(std::vector<std::byte>(kIdentityTokenSize, std::byte{1})));
+    for (int i = 0; i < 10; ++i) CHECK_FALSE(session.note_handshake_refused("authentication failed"));
+    CHECK(session.handle_timeout(kStart + 16s + 1ms, false).failure);  // the refusals count as a host refusing
+  }
+}
+
 TEST_CASE("session: a session only the peer opened never dials; it binds the peer's identity once") {
   const Config config = one_stream_config();
   Session session("b:1", arq_config_from(config), config, kStart);

@@ -62,6 +62,7 @@ TEST_CASE("a full config is read with every key") {
   CHECK(variables.at("LONGPIPE_RTT") == "540");
   CHECK(variables.at("LONGPIPE_LISTEN") == "127.0.0.1:7400");
   CHECK(variables.at("LONGPIPE_DEAD_PEER_MS") == "300000");
+  CHECK(variables.at("LONGPIPE_SILENT_PATH_MS") == "0");  // a gateway never gives up on a silent path
 }
 
 TEST_CASE("defaults: a 16 MiB stream window, the gateway's engine defaults, overridable") {

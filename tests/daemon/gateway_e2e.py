@@ -28,7 +28,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-PORTS = {"A": free_port(), "B": free_port()}
+PORTS = {site: free_port() for site in "ABCD"}
+OTHER = {"A": "B", "B": "A", "C": "D", "D": "C"}  # two pairs: A and B, and C and D (outages)
 KEY = os.path.join(WORK, "federation.key")
 
 
@@ -41,7 +42,7 @@ def sock_path(site):
 
 
 def write_config(site, extra=""):
-    other = "B" if site == "A" else "A"
+    other = OTHER[site]
     with open(config_path(site), "w") as f:
         f.write(f"site {site}\nsocket {sock_path(site)}\nlisten 127.0.0.1:{PORTS[site]}\n"
                 f"key-file {KEY}\npeer {other} 127.0.0.1:{PORTS[other]}\nstream-window 1M\n"
@@ -141,11 +142,11 @@ class Server:
             conn.close()
 
 
-def echo_round_trip(target, size, seed):
+def echo_round_trip(target, size, seed, site="A"):
     """Sends `size` random bytes through the stream to an echo server while reading them back;
     half-closes; checks the bytes came back intact and in order, then EOF."""
     data = random.Random(seed).randbytes(size)
-    s = open_stream(target)
+    s = open_stream(target, site)
     errors = []
 
     def writer():
@@ -288,6 +289,30 @@ def main():
         wait_peer_up("A", "B")
         echo_round_trip(b_echo, 1 << 20, 8)
 
+    def silent_outage_gives_up_nothing():
+        # The gateway's engine has no silent-path limit: an outage of any length ends, so neither
+        # gateway gives up on the other over a silence (before, both did after 10 minutes, and
+        # then met again only when one restarted). D stops (SIGSTOP: its host still takes
+        # connections, nothing answers) for 2 s, then C does: over 10 keep-alive intervals each.
+        for site in "CD":
+            write_config(site, "engine LONGPIPE_KEEPALIVE_MS=150\n")
+            start(site)
+        instances = {site: wait_peer_up(site, OTHER[site])["instance"] for site in "CD"}
+        for stopped, waiting in (("D", "C"), ("C", "D")):
+            PROCS[stopped].send_signal(signal.SIGSTOP)
+            try:
+                time.sleep(2)
+                assert [p for p in status(waiting)["peers"] if p["up"]], f"{waiting} gave up on the stopped {stopped}"
+            finally:
+                PROCS[stopped].send_signal(signal.SIGCONT)
+        for site in "CD":
+            assert wait_peer_up(site, OTHER[site])["instance"] == instances[site], f"{OTHER[site]} restarted"
+            assert b" down" not in open(os.path.join(WORK, site + ".log"), "rb").read(), f"{site} gave up on a peer"
+        echo_round_trip(f"D/127.0.0.1:{echo.port}", 1 << 20, 10, site="C")
+        for site in "CD":
+            PROCS[site].kill()
+            PROCS[site].wait(10)
+
     def bad_configs():
         cases = {"peer B nowhere\n": ":5: peer: 'nowhere' is not host:port", "colour blue\n": ":5: colour: unknown key",
                  "stream-window 1K\n": ":5: stream-window: 1K is out of range"}
@@ -332,6 +357,7 @@ def main():
     check("a stream whose server does not read stops only itself", slow_beside_fast)
     check("a restarted gateway B ends the stream", restart_ends_streams)
     check("a peer A gave up on is taken back when it returns", given_up_peer_returns)
+    check("a silent outage between two gateways gives up nothing", silent_outage_gives_up_nothing)
     check("--check refuses bad configs", bad_configs)
     check("SIGHUP re-reads the peers", sighup_rereads_peers)
     check("SIGTERM exits cleanly and removes the socket", sigterm_removes_socket)
@@ -357,7 +383,7 @@ if __name__ == "__main__":
                 proc.kill()
                 proc.wait()
         if not ok:
-            for site in ("A", "B"):
+            for site in PORTS:
                 log = os.path.join(WORK, site + ".log")
                 if os.path.exists(log):
                     print(f"--- {site}.log (last lines)")

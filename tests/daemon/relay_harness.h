@@ -100,6 +100,8 @@ class Network {
           } else if (action->kind == LocalAction::Kind::kShutdownWrite) {
             end.shut_down = true;
           } else {
+            // A reset's last bytes land in the socket's buffer, read or not.
+            end.received.append(reinterpret_cast<const char*>(action->last_bytes.data()), action->last_bytes.size());
             end.closed = true;
             end.reset = action->reset;
           }

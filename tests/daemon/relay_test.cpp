@@ -207,3 +207,29 @@ TEST_CASE("a dial that fails at the far site resets the stream at the near one")
   CHECK(net["A"].relay->stream_count() == 0);
   CHECK(net["B"].relay->stream_count() == 0);
 }
+
+TEST_CASE("bytes that came before a reset reach the local socket before its close") {
+  // A process's peer writes its last words (a handshake's refusal) and closes with a reset: the
+  // process must read them, as over a direct TCP connection.
+  Network net;
+  net.add("A", 1, small_limits());
+  net.add("B", 2, small_limits());
+  net.connect_all();
+  const Handle near = net["A"].relay->connect("B/h:1").handle;
+  net.feed("A", near, "hello");
+  net.pump();
+  const Handle far = net.dialled("B", "h:1");
+  REQUIRE(far != 0);
+  REQUIRE(net["B"].locals[far].received == "hello");
+  net["A"].locals[near].reading = false;  // the words wait in A until the process reads
+  CHECK(net.feed("B", far, "refused: another key") == 20);
+  net.pump();
+  CHECK(net["A"].locals[near].received.empty());
+  net["B"].relay->on_local_reset(far, "read: Connection reset by peer");
+  net.pump();
+  CHECK(net["A"].locals[near].closed);
+  CHECK(net["A"].locals[near].reset);
+  CHECK(net["A"].locals[near].received == "refused: another key");
+  CHECK(net["A"].relay->stream_count() == 0);
+  CHECK(net["B"].relay->stream_count() == 0);
+}

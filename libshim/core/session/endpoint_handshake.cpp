@@ -109,20 +109,26 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       establish(connection, now);
       return;
     }
-    // Nothing unauthenticated ends a session: a failed proof or a CLOSE during the handshake ends
-    // this attempt only (the peer may be an impostor at its address); the session redials and
-    // fails, if at all, after LONGPIPE_DEAD_PEER_MS with this as its last error.
+    // Nothing unauthenticated ends an established session: a failed proof or a CLOSE during the
+    // handshake ends this attempt only (the peer may be an impostor at its address); the session
+    // redials and fails, if at all, after LONGPIPE_DEAD_PEER_MS with this as its last error.
     case HandshakeStep::kRejected:
       note_rejected(connection);
       if (connection.outgoing()) note_host_refused(connection);  // its host answered: not a silent path
       connection.flush_before_close = true;  // the CLOSE that says why
       close_connection(connection, "the peer failed to prove the key (is LONGPIPE_KEY the same?)", now);
       return;
-    case HandshakeStep::kRefusedByPeer:
+    case HandshakeStep::kRefusedByPeer: {
+      // Unlike a CLOSE of another reason, a refusal of our key fails a session that never
+      // authenticated its peer after a few in a row (Session::note_handshake_refused says why
+      // that gives a forger no more than forged resets do).
       note_rejected(connection);
-      note_host_refused(connection);
+      Session* session = connection.session;
       close_connection(connection, "refused by the peer: authentication failed (is LONGPIPE_KEY the same?)", now);
+      if (session == nullptr) return;
+      if (auto why = session->note_handshake_refused(handshake.close_text())) fail_session(*session, *why, now);
       return;
+    }
     case HandshakeStep::kPeerClosed:
       note_host_refused(connection);
       close_connection(connection, "peer closed during the handshake: " + handshake.close_text(), now);

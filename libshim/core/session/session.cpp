@@ -215,6 +215,14 @@ bool Session::bound_to(const std::vector<std::byte>& token) const {
   return !peer_token_.empty() && Authenticator::proofs_match(token, peer_token_);
 }
 
+std::optional<std::string> Session::note_handshake_refused(const std::string& peer_text) {
+  note_refused();
+  if (identity_bound() || ++handshake_refusals_ < kHandshakeRefusalsToFail) return std::nullopt;
+  return "the peer refused our handshake " + std::to_string(handshake_refusals_) +
+         " times: do the job keys (LONGPIPE_KEY or LONGPIPE_KEY_FILE) match? (its reason: " +
+         (peer_text.empty() ? std::string("authentication failed") : peer_text.substr(0, 200)) + ")";
+}
+
 void Session::note_dial_error(const std::string& why) {
   counters_.last_connection_error = why;
   ++counters_.connect_failures;

@@ -144,10 +144,20 @@ class Session {
     if (now - last_heard_ > silence_threshold()) next_probe_ = now;
     last_heard_ = now;
     refused_since_heard_ = false;
+    handshake_refusals_ = 0;
   }
   // The peer's host answered but refused or reset a connection: its process is gone (a silent
   // path answers nothing). Only then does LONGPIPE_DEAD_PEER_MS of silence fail the session.
   void note_refused() { refused_since_heard_ = true; }
+  // The peer refused our proof of the key (its CLOSE "authentication failed" during our handshake,
+  // `peer_text` its text). Returns why the session fails now: kHandshakeRefusalsToFail refusals
+  // with no authenticated frame between, on a session that never authenticated its peer. An
+  // honest peer refuses only a job key other than its own, and retrying cannot change that. The
+  // refusal is unauthenticated (no common key signs it), so a forger on the path gains what forged
+  // resets give it (the session fails, as after LONGPIPE_DEAD_PEER_MS of refusals), only sooner
+  // and only before the peer ever proved itself: a bound session ignores refusals here.
+  std::optional<std::string> note_handshake_refused(const std::string& peer_text);
+  static constexpr int kHandshakeRefusalsToFail = 3;
 
   // Binds the session to the peer's identity token (the first authenticated connection's) or
   // checks a later one against it (constant time). False: another process claims this session.
@@ -280,6 +290,7 @@ class Session {
   Clock::time_point next_dial_;
   Clock::time_point next_probe_{};
   bool refused_since_heard_ = false;    // note_refused() since the last frame from the peer
+  int handshake_refusals_ = 0;          // note_handshake_refused() since the last frame from the peer
   Clock::duration backoff_;
   bool peer_said_goodbye_ = false;      // CLOSE(shutdown) received: no redial until there is data
   bool peer_left_ = false;              // CLOSE(shutdown) ever received (a redial does not undo it)
