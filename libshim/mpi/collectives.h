@@ -3,7 +3,7 @@
 // Open MPI's collective inside each site (on a per-site sub-communicator), one exchange between
 // the sites' leaders over LongPipe, Open MPI's collective inside each site again. Everything else
 // (communicators inside one site, intercommunicators, communicators LongPipe does not know,
-// LONGPIPE_COLLECTIVES=native) goes to PMPI_* unchanged. README.md, "Collectives".
+// LONGPIPE_COLLECTIVES=native) goes to PMPI_* unchanged. docs/mpi-collectives.md.
 //
 // Runs in the application's thread inside the MPI call, like the rest of the front end.
 #pragma once
@@ -178,7 +178,7 @@ class SiteCollectives {
   static int release_site(const SiteLayout& layout, MPI_Comm local, int leader_status, MPI_Comm comm);
 
   // Leaders: each sends its site's partial result to every other leader (or to `root` only) and
-  // combines what arrives in site order (README.md, "Order of reduction") into `result`.
+  // combines what arrives in site order (docs/mpi-collectives.md, "Order of reduction") into `result`.
   int combine_partials(Spanning& spanning, int tag, void* mine, void* result, int count, MPI_Datatype type,
                        MPI_Op op, MPI_Comm comm, int root);
 

@@ -1,5 +1,5 @@
 // SiteCollectives: Alltoall(v/w), Reduce_scatter(_block), Scan and Exscan across sites, each crossing
-// the long link at most once per pair of sites (README.md, "Collectives").
+// the long link at most once per pair of sites (docs/mpi-collectives.md).
 #include <algorithm>
 #include <climits>
 #include <cstring>

@@ -6,7 +6,7 @@
 // the same site through Open MPI (PMPI_Isend/PMPI_Irecv on the site sub-communicator). Every call
 // is a LongPipe request (FrontEnd::start_collective); a blocking call waits for it at once.
 // Everything else (a communicator without topology, one site, LONGPIPE_COLLECTIVES=native, a
-// communicator LongPipe does not know) goes to PMPI_* unchanged. README.md, "Collectives".
+// communicator LongPipe does not know) goes to PMPI_* unchanged. docs/mpi-collectives.md.
 #pragma once
 
 #include "collectives.h"

@@ -1,6 +1,6 @@
 // MPI_Ialltoall across sites: the blocking Alltoall's two levels (collectives_exchange.cpp) as a
 // LongPipe request (site_operation.h), under the posting-order rule of collectives_nonblocking.cpp.
-// README.md, "Collectives".
+// docs/mpi-collectives.md.
 //
 // Every block has the same type signature, so the same packed size: nobody needs to be told sizes.
 // Each rank packs its blocks for the other sites during the call (site order, then rank order) and

@@ -1,6 +1,6 @@
 // MPI_Ialltoallv and MPI_Ialltoallw across sites: the two levels of the blocking Alltoallv/w
 // (collectives_exchange.cpp) as LongPipe requests (site_operation.h), under the posting-order rule
-// of collectives_nonblocking.cpp. README.md, "Collectives".
+// of collectives_nonblocking.cpp. docs/mpi-collectives.md.
 //
 // Block sizes differ from rank to rank and only the sender knows its blocks' counts, so every
 // rank's blocks for the other sites travel behind a header of their packed sizes (int32, one per

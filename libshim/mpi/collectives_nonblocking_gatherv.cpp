@@ -1,6 +1,6 @@
 // MPI_Igatherv across sites: the two levels of the blocking Gatherv (collectives_gather.cpp, the
 // same message) as a LongPipe request (site_operation.h), under the posting-order rule of
-// collectives_nonblocking.cpp. README.md, "Collectives".
+// collectives_nonblocking.cpp. docs/mpi-collectives.md.
 //
 // The root's site gathers straight into the root's buffer (Igatherv with the root's counts,
 // displacements and type; MPI_IN_PLACE passes through). At every other site only each rank knows

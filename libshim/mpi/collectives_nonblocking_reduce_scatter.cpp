@@ -1,6 +1,6 @@
 // MPI_Ireduce_scatter and MPI_Ireduce_scatter_block across sites: the blocking Reduce_scatter's two
 // levels (collectives_exchange.cpp) as a LongPipe request (site_operation.h), under the
-// posting-order rule of collectives_nonblocking.cpp. README.md, "Collectives".
+// posting-order rule of collectives_nonblocking.cpp. docs/mpi-collectives.md.
 //
 // Each site reduces the whole vector to its leader (Ireduce); the leaders send each other site's
 // leader the pieces of its ranks, combine every site's partial of their own site's pieces in site

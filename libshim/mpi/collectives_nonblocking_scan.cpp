@@ -2,7 +2,7 @@
 // (collectives_exchange.cpp) as LongPipe requests (site_operation.h), under the posting-order rule
 // of collectives_nonblocking.cpp. Taken only where each site's ranks are consecutive in the
 // communicator (SiteCollectives::site_path with needs_rank_order), so site order is rank order.
-// README.md, "Collectives".
+// docs/mpi-collectives.md.
 //
 // Every rank posts at once: Open MPI's Iscan (Iexscan) on the site sub-communicator, and, on every
 // site but the last, an Ireduce of the same input to the leader (the site's total; Open MPI keeps

@@ -55,7 +55,7 @@ CHECKED_SOURCES = [
 CHECKED_SCRIPTS = ["longpipe", "netem/*", "apps/**/*"]
 
 # A link to a published result set names its date and commit on purpose.
-RESULT_SET = re.compile(r"docs/results/\d{4}-\d{2}-\d{2}-[0-9a-f]{7,40}/?")
+RESULT_SET = re.compile(r"(docs/)?results/\d{4}-\d{2}-\d{2}-[0-9a-f]{7,40}/?")
 
 RULES = [
     ("a date", re.compile(r"\b(19|20)\d\d-[01]\d-[0-3]\d\b")),
