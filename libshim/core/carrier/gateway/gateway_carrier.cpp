@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "carrier/gateway/gateway_socket.h"
@@ -85,7 +86,27 @@ class GatewayLink : public CarrierLink {
   IoStatus send_failed(std::string& error) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return IoStatus::kOk;
     error = std::string("send: ") + std::strerror(errno);
+    if (auto reason = answered_refusal()) error = *reason;
     return IoStatus::kError;
+  }
+
+  // The gateway's refusal, if its answer line is here. A gateway that refuses CONNECT answers and
+  // closes, so a write can find the stream closed before a read finds the answer that says why.
+  // Leaves room in answer_ for read_answer to read at least one more byte.
+  std::optional<std::string> answered_refusal() {
+    if (answered_) return std::nullopt;
+    char chunk[kMaxGatewayLine];
+    if (answer_.size() + 1 < kMaxGatewayLine) {
+      const ssize_t n = ::recv(fd_.get(), chunk, kMaxGatewayLine - 1 - answer_.size(), MSG_DONTWAIT);
+      if (n > 0) answer_.append(chunk, static_cast<std::size_t>(n));
+    }
+    const auto end = answer_.find('\n');
+    if (end == std::string::npos) return std::nullopt;
+    std::string line = answer_.substr(0, end);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto answer = parse_gateway_answer(line);
+    if (answer && answer->ok) return std::nullopt;
+    return refusal(answer ? answer->text : "it answered '" + line + "'");
   }
 
   // Consumes the answer line; what follows it in the same read is the stream's first bytes.
