@@ -41,9 +41,4 @@ class NeighborCollectives {
   SiteCollectives& collectives_;
 };
 
-// interpose.cpp: the front end and the collectives while LongPipe carries this process's traffic
-// between sites, else nullptr (the interposed neighbourhood collectives: interpose_neighbor.cpp).
-FrontEnd* active_front_end();
-SiteCollectives* active_collectives();
-
 }  // namespace lp::mpi

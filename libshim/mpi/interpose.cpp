@@ -66,9 +66,6 @@ void start_front_end() {
   PMPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-FrontEnd* active_front_end() { return front_end; }
-SiteCollectives* active_collectives() { return collectives; }
-
 }  // namespace lp::mpi
 
 using lp::mpi::FrontEnd;

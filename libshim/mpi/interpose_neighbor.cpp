@@ -1,47 +1,32 @@
 // The interposed neighbourhood collectives (collectives_neighbor.h): MPI_Neighbor_allgather(v),
 // MPI_Neighbor_alltoall(v/w) and their MPI_Ineighbor_* forms. While LongPipe is off, one branch and
-// the PMPI_* call. No exception crosses into C: a failure is reported on stderr, goes through the
-// communicator's error handler and returns MPI_ERR_INTERN (a nonblocking call leaves no request).
-#include <cstdio>
-#include <exception>
-#include <string>
-
-#include "api_lock.h"
+// the PMPI_* call. A failure goes through guarded_on (interpose.h): reported on stderr, through the
+// communicator's error handler, MPI_ERR_INTERN, no request left behind.
 #include "collectives_neighbor.h"
+#include "interpose.h"
 
 namespace lp::mpi {
 namespace {
 
+// guarded_on (interpose.h) with the neighbourhood collectives of this call.
 template <typename Call>
 int neighbor_call(MPI_Comm comm, const char* function, MPI_Request* request, Call call) {
-  const char* what = "unknown error";
-  std::string message;
-  try {
-    NeighborCollectives neighbors(*active_front_end(), *active_collectives());
-    return call(neighbors);
-  } catch (const std::exception& e) {
-    message = e.what();
-    what = message.c_str();
-  } catch (...) {
-  }
-  int rank = 0;
-  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  std::fprintf(stderr, "liblongpipe: MPI rank %d: %s: %s\n", rank, function, what);
-  std::fflush(stderr);
-  if (request) *request = MPI_REQUEST_NULL;
-  PMPI_Comm_call_errhandler(comm, MPI_ERR_INTERN);
-  return MPI_ERR_INTERN;
+  return guarded_on(
+      comm, function,
+      [&](FrontEnd& front_end) {
+        NeighborCollectives neighbors(front_end, *collectives);
+        return call(neighbors);
+      },
+      request);
 }
 
-bool on() { return active_collectives() != nullptr; }
+bool on() { return collectives != nullptr; }
 
 }  // namespace
 }  // namespace lp::mpi
 
 using lp::mpi::neighbor_call;
 using lp::mpi::NeighborCollectives;
-
-#define LP_EXPORT extern "C" __attribute__((visibility("default")))
 
 LP_EXPORT int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
