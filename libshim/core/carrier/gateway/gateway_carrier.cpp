@@ -102,6 +102,11 @@ class GatewayLink : public CarrierLink {
     }
     const auto end = answer_.find('\n');
     if (end == std::string::npos) return std::nullopt;
+    return refusal_in(end);
+  }
+
+  // What the answer line that ends at answer_[end] says: nothing for OK, else the refusal.
+  std::optional<std::string> refusal_in(std::size_t end) const {
     std::string line = answer_.substr(0, end);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     const auto answer = parse_gateway_answer(line);
@@ -129,11 +134,8 @@ class GatewayLink : public CarrierLink {
       error = refusal("its answer is longer than " + std::to_string(kMaxGatewayLine) + " bytes");
       return IoStatus::kError;
     }
-    std::string line = answer_.substr(0, end);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto answer = parse_gateway_answer(line);
-    if (!answer || !answer->ok) {
-      error = refusal(answer ? answer->text : "it answered '" + line + "'");
+    if (auto refused = refusal_in(end)) {
+      error = *refused;
       return IoStatus::kError;
     }
     answered_ = true;
