@@ -34,7 +34,9 @@ endforeach()
 # --- Debian packages (cpack -G DEB in the build tree) ---------------------------------------------
 
 set(LP_PACKAGES liblongpipe longpipe longpiped)
-set(LP_MAINTAINER "LongPipe authors <longpipe@users.noreply.github.com>")
+# A site that builds its own packages names itself: cmake -DLP_MAINTAINER="Name <address>".
+set(LP_MAINTAINER "LongPipe authors <longpipe@users.noreply.github.com>" CACHE STRING
+    "Maintainer field of the Debian packages (Name <address>)")
 
 # Each package's /usr/share/doc/PACKAGE/copyright and changelog.gz (a native package's Debian
 # changelog: one entry for this version, dated by the last commit so that a rebuild gives the same
