@@ -7,21 +7,11 @@
 #include <fstream>
 
 #include "config.h"
+#include "config_error.h"
 #include "job_key.h"
 
 using lp::Config;
-using lp::ConfigError;
-
-namespace {
-std::string error_of(const std::map<std::string, std::string>& variables) {
-  try {
-    Config::from_variables(variables);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using lp::test::config_error_of;
 
 TEST_CASE("defaults are valid and documented") {
   const Config config = Config::from_variables({});
@@ -110,26 +100,26 @@ TEST_CASE("LONGPIPE_BANDWIDTH unset stands in: a floor for the buffers, not a ca
 }
 
 TEST_CASE("bad values name the variable and the accepted range") {
-  CHECK(error_of({{"LONGPIPE_PATH_CACHE", "cache.txt"}}).find("LONGPIPE_PATH_CACHE='cache.txt' is invalid: expected auto, off, or an absolute file name") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_PATH_CACHE", ""}}).find("LONGPIPE_PATH_CACHE") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_RTT", "fast"}}).find("or auto") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "fast"}}).find("LONGPIPE_RTO_MIN_MS='fast'") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "0"}}).find("from 1 to") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_WINDOW_BYTES", "12x"}}).find("LONGPIPE_WINDOW_BYTES") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_WINDOW_FULL", "maybe"}}).find("block, fail, drop-oldest, keep-latest") !=
+  CHECK(config_error_of({{"LONGPIPE_PATH_CACHE", "cache.txt"}}).find("LONGPIPE_PATH_CACHE='cache.txt' is invalid: expected auto, off, or an absolute file name") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_PATH_CACHE", ""}}).find("LONGPIPE_PATH_CACHE") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_RTT", "fast"}}).find("or auto") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_RTO_MIN_MS", "fast"}}).find("LONGPIPE_RTO_MIN_MS='fast'") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_RTO_MIN_MS", "0"}}).find("from 1 to") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_WINDOW_BYTES", "12x"}}).find("LONGPIPE_WINDOW_BYTES") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_WINDOW_FULL", "maybe"}}).find("block, fail, drop-oldest, keep-latest") !=
         std::string::npos);
-  CHECK(error_of({{"LONGPIPE_CONGESTION", "bb r"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_CONGESTION", "cubic,"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_STREAMS", "9"}}).find("from 1 to 8") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_RTO_BACKOFF", "nan"}}).find("from 1 to 16") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_KEY", ""}}).find("LONGPIPE_KEY") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_RTO_MIN_MS", "5000"}, {"LONGPIPE_RTO_MAX_MS", "1000"}}).find("must not exceed") !=
+  CHECK(config_error_of({{"LONGPIPE_CONGESTION", "bb r"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_CONGESTION", "cubic,"}}).find("LONGPIPE_CONGESTION") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_STREAMS", "9"}}).find("from 1 to 8") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_RTO_BACKOFF", "nan"}}).find("from 1 to 16") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_KEY", ""}}).find("LONGPIPE_KEY") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_RTO_MIN_MS", "5000"}, {"LONGPIPE_RTO_MAX_MS", "1000"}}).find("must not exceed") !=
         std::string::npos);
-  CHECK(error_of({{"LONGPIPE_KEEPALIVE_MS", "5000"}, {"LONGPIPE_DEAD_PEER_MS", "4000"}}).find("shorter than") !=
+  CHECK(config_error_of({{"LONGPIPE_KEEPALIVE_MS", "5000"}, {"LONGPIPE_DEAD_PEER_MS", "4000"}}).find("shorter than") !=
         std::string::npos);
-  CHECK(error_of({{"LONGPIPE_WINDOW_MESSAGE", "5"}}).find("not a LongPipe setting") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_PVM_SOMETHING", "5"}}).find("not a LongPipe setting") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_MPI_SITES", "0,1"}}).empty());  // another part's setting, declared
+  CHECK(config_error_of({{"LONGPIPE_WINDOW_MESSAGE", "5"}}).find("not a LongPipe setting") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_PVM_SOMETHING", "5"}}).find("not a LongPipe setting") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITES", "0,1"}}).empty());  // another part's setting, declared
 }
 
 TEST_CASE("a config file supplies values and the environment wins") {
@@ -145,9 +135,9 @@ TEST_CASE("a config file supplies values and the environment wins") {
     std::ofstream file(path);
     file << "RTO_MIN_MS 300\n";
   }
-  CHECK(error_of({{"LONGPIPE_CONFIG", path}}).find("line 1") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_CONFIG", path}}).find("line 1") != std::string::npos);
   std::remove(path.c_str());
-  CHECK(error_of({{"LONGPIPE_CONFIG", "/nonexistent/file"}}).find("LONGPIPE_CONFIG") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_CONFIG", "/nonexistent/file"}}).find("LONGPIPE_CONFIG") != std::string::npos);
 }
 
 TEST_CASE("LONGPIPE_KEY_FILE: a private file of at least 16 bytes; every refusal names the variable") {
@@ -159,36 +149,36 @@ TEST_CASE("LONGPIPE_KEY_FILE: a private file of at least 16 bytes; every refusal
   };
   write_key("0123456789abcdef0123\n", 0600);
   CHECK(Config::from_variables({{"LONGPIPE_KEY_FILE", path}}).key == "0123456789abcdef0123");
-  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}, {"LONGPIPE_KEY", "x"}}).find("both set") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_KEY_FILE", path}, {"LONGPIPE_KEY", "x"}}).find("both set") != std::string::npos);
   write_key("0123456789abcdef0123\n", 0644);
-  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}}).find("LONGPIPE_KEY_FILE='" + path + "' is invalid: group or others") !=
+  CHECK(config_error_of({{"LONGPIPE_KEY_FILE", path}}).find("LONGPIPE_KEY_FILE='" + path + "' is invalid: group or others") !=
         std::string::npos);
   write_key("short\n", 0600);
-  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}}).find("5 bytes of key; expected 16 to 4096") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_KEY_FILE", path}}).find("5 bytes of key; expected 16 to 4096") != std::string::npos);
   std::remove(path.c_str());
-  CHECK(error_of({{"LONGPIPE_KEY_FILE", path}}).find("LONGPIPE_KEY_FILE='" + path + "' is invalid: cannot stat") !=
+  CHECK(config_error_of({{"LONGPIPE_KEY_FILE", path}}).find("LONGPIPE_KEY_FILE='" + path + "' is invalid: cannot stat") !=
         std::string::npos);
-  CHECK(error_of({{"LONGPIPE_KEY_FILE", "."}}).find("not a regular file") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_KEY_FILE", "."}}).find("not a regular file") != std::string::npos);
 }
 
 TEST_CASE("LONGPIPE_ENCRYPTION is on unless set off") {
   CHECK(Config::from_variables({}).encryption);
   CHECK_FALSE(Config::from_variables({{"LONGPIPE_ENCRYPTION", "off"}}).encryption);
-  CHECK(error_of({{"LONGPIPE_ENCRYPTION", "no"}}).find("LONGPIPE_ENCRYPTION='no' is invalid: expected on or off") !=
+  CHECK(config_error_of({{"LONGPIPE_ENCRYPTION", "no"}}).find("LONGPIPE_ENCRYPTION='no' is invalid: expected on or off") !=
         std::string::npos);
 }
 
 TEST_CASE("LONGPIPE_DATAGRAM_FEC is on unless set off") {
   CHECK(Config::from_variables({}).datagram_fec);
   CHECK_FALSE(Config::from_variables({{"LONGPIPE_DATAGRAM_FEC", "off"}}).datagram_fec);
-  CHECK(error_of({{"LONGPIPE_DATAGRAM_FEC", "1"}}).find("LONGPIPE_DATAGRAM_FEC='1' is invalid: expected on or off") !=
+  CHECK(config_error_of({{"LONGPIPE_DATAGRAM_FEC", "1"}}).find("LONGPIPE_DATAGRAM_FEC='1' is invalid: expected on or off") !=
         std::string::npos);
 }
 
 TEST_CASE("LONGPIPE_PACING_CATCH_UP is off unless set on") {
   CHECK_FALSE(Config::from_variables({}).pacing_catch_up);
   CHECK(Config::from_variables({{"LONGPIPE_PACING_CATCH_UP", "on"}}).pacing_catch_up);
-  CHECK(error_of({{"LONGPIPE_PACING_CATCH_UP", "yes"}}).find("LONGPIPE_PACING_CATCH_UP='yes' is invalid: expected on or off") !=
+  CHECK(config_error_of({{"LONGPIPE_PACING_CATCH_UP", "yes"}}).find("LONGPIPE_PACING_CATCH_UP='yes' is invalid: expected on or off") !=
         std::string::npos);
 }
 

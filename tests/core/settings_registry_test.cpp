@@ -8,22 +8,15 @@
 #include <set>
 
 #include "config.h"
+#include "config_error.h"
 #include "settings_registry.h"
 
 using lp::Config;
 using lp::ConfigError;
+using lp::test::config_error_of;
 namespace settings = lp::settings;
 
 namespace {
-
-std::string error_of(const std::map<std::string, std::string>& variables) {
-  try {
-    Config::from_variables(variables);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string refusal(const std::string& name, const std::string& value) {
   const settings::Declaration* declaration = settings::find(name);
@@ -80,49 +73,49 @@ TEST_CASE("every declaration has a name, part, kind, accepted values, a default 
 }
 
 TEST_CASE("an unknown LONGPIPE_ name is an error that suggests the nearest known one") {
-  CHECK(error_of({{"LONGPIPE_WINDOW_BYTE", "5"}}).rfind(
+  CHECK(config_error_of({{"LONGPIPE_WINDOW_BYTE", "5"}}).rfind(
             "LONGPIPE_WINDOW_BYTE is not a LongPipe setting; did you mean LONGPIPE_WINDOW_BYTES?", 0) == 0);
-  CHECK(error_of({{"LONGPIPE_CARIER", "udp"}}).find("did you mean LONGPIPE_CARRIER?") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_RTO_MINMS", "5"}}).find("did you mean LONGPIPE_RTO_MIN_MS?") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_carrier", "udp"}}).find("did you mean LONGPIPE_CARRIER?") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_MPI_SITE", "0,1"}}).find("did you mean LONGPIPE_MPI_SITES?") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_CARIER", "udp"}}).find("did you mean LONGPIPE_CARRIER?") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_RTO_MINMS", "5"}}).find("did you mean LONGPIPE_RTO_MIN_MS?") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_carrier", "udp"}}).find("did you mean LONGPIPE_CARRIER?") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITE", "0,1"}}).find("did you mean LONGPIPE_MPI_SITES?") != std::string::npos);
   // Nothing near: no guess, but the list's command.
-  const std::string far = error_of({{"LONGPIPE_PVM_SOMETHING", "5"}});
+  const std::string far = config_error_of({{"LONGPIPE_PVM_SOMETHING", "5"}});
   CHECK(far.find("LONGPIPE_PVM_SOMETHING is not a LongPipe setting") == 0);
   CHECK(far.find("did you mean") == std::string::npos);
   CHECK(far.find("longpipe config --all") != std::string::npos);
   CHECK(settings::nearest("LONGPIPE_STREAM") == std::optional<std::string>("LONGPIPE_STREAMS"));
   CHECK_FALSE(settings::nearest("LONGPIPE_XYZZY_PLUGH"));
   // Other prefixes are not ours.
-  CHECK(error_of({{"LONGPIPEX", "1"}, {"OTHER_VARIABLE", "1"}}).empty());
+  CHECK(config_error_of({{"LONGPIPEX", "1"}, {"OTHER_VARIABLE", "1"}}).empty());
 }
 
 TEST_CASE("an unknown name in LONGPIPE_CONFIG's file is refused too") {
   const std::string path = "settings_registry_test.conf";
   std::ofstream(path) << "CARRIER=tcp\nWINDOW_MESAGES=10\n";
-  CHECK(error_of({{"LONGPIPE_CONFIG", path}}).find("did you mean LONGPIPE_WINDOW_MESSAGES?") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_CONFIG", path}}).find("did you mean LONGPIPE_WINDOW_MESSAGES?") != std::string::npos);
   std::remove(path.c_str());
 }
 
 TEST_CASE("a bad value of a front-end, tool or test setting is refused at start-up, naming it") {
-  CHECK(error_of({{"LONGPIPE_COLLECTIVES", "tree"}}) ==
+  CHECK(config_error_of({{"LONGPIPE_COLLECTIVES", "tree"}}) ==
         "LONGPIPE_COLLECTIVES='tree' is invalid: expected site or native");
-  CHECK(error_of({{"LONGPIPE_MPI_SITES", "0,,1"}}).find("LONGPIPE_MPI_SITES='0,,1' is invalid") == 0);
-  CHECK(error_of({{"LONGPIPE_MPI_SITES", "a,b"}}).find("LONGPIPE_MPI_SITES") == 0);
-  CHECK(error_of({{"LONGPIPE_MPI_SITES", "0,1,"}}).find("LONGPIPE_MPI_SITES") == 0);
-  CHECK(error_of({{"LONGPIPE_MPI_SITES", "-1,0"}}).find("LONGPIPE_MPI_SITES") == 0);
-  CHECK(error_of({{"LONGPIPE_MPI_SITE_RTT_MS", "0"}}).find("from 0.01 to 100000") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_MPI_SITE_RTT_MS", "fast"}}).find("LONGPIPE_MPI_SITE_RTT_MS='fast'") == 0);
-  CHECK(error_of({{"LONGPIPE_GATEWAY", "relative/socket"}}).find("LONGPIPE_GATEWAY='relative/socket' is invalid") == 0);
-  CHECK(error_of({{"LONGPIPE_GATEWAY", "/" + std::string(200, 'a')}}).find("at most 107 bytes") != std::string::npos);
-  CHECK(error_of({{"LONGPIPE_APP_SECONDS", "soon"}}).find("LONGPIPE_APP_SECONDS") == 0);
-  CHECK(error_of({{"LONGPIPE_MPI_FRONT_END", "yes"}}).find("0 or 1") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITES", "0,,1"}}).find("LONGPIPE_MPI_SITES='0,,1' is invalid") == 0);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITES", "a,b"}}).find("LONGPIPE_MPI_SITES") == 0);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITES", "0,1,"}}).find("LONGPIPE_MPI_SITES") == 0);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITES", "-1,0"}}).find("LONGPIPE_MPI_SITES") == 0);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITE_RTT_MS", "0"}}).find("from 0.01 to 100000") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITE_RTT_MS", "fast"}}).find("LONGPIPE_MPI_SITE_RTT_MS='fast'") == 0);
+  CHECK(config_error_of({{"LONGPIPE_GATEWAY", "relative/socket"}}).find("LONGPIPE_GATEWAY='relative/socket' is invalid") == 0);
+  CHECK(config_error_of({{"LONGPIPE_GATEWAY", "/" + std::string(200, 'a')}}).find("at most 107 bytes") != std::string::npos);
+  CHECK(config_error_of({{"LONGPIPE_APP_SECONDS", "soon"}}).find("LONGPIPE_APP_SECONDS") == 0);
+  CHECK(config_error_of({{"LONGPIPE_MPI_FRONT_END", "yes"}}).find("0 or 1") != std::string::npos);
   // Good values, and an empty one (the front ends read it as unset), pass.
-  CHECK(error_of({{"LONGPIPE_COLLECTIVES", "native"}, {"LONGPIPE_MPI_SITES", "0,0,1,1"},
+  CHECK(config_error_of({{"LONGPIPE_COLLECTIVES", "native"}, {"LONGPIPE_MPI_SITES", "0,0,1,1"},
                   {"LONGPIPE_MPI_SITE_RTT_MS", "0.5"}, {"LONGPIPE_GATEWAY", "/run/longpipe/gateway.sock"},
                   {"LONGPIPE_TEST_SETTING", "two words"}, {"LONGPIPE_BUILD_DIR", "/b"}})
             .empty());
-  CHECK(error_of({{"LONGPIPE_MPI_SITES", "auto"}, {"LONGPIPE_COLLECTIVES", ""}}).empty());
+  CHECK(config_error_of({{"LONGPIPE_MPI_SITES", "auto"}, {"LONGPIPE_COLLECTIVES", ""}}).empty());
   CHECK(refusal("LONGPIPE_COLLECTIVES", "site").empty());
   CHECK(refusal("LONGPIPE_WINDOW_FULL", "sometimes").find("LONGPIPE_WINDOW_FULL='sometimes'") == 0);
 }
