@@ -24,7 +24,8 @@ using namespace lp::cfd;
 const std::string kUsage = std::string("cfd-producer [options]\n") + FrameProducer::kOptionsUsage +
                            "\n"
                            "  --consumers N         consumers to spawn (default 1)\n"
-                           "  --consumer-host HOST  spawn the consumers on HOST (PvmTaskHost)\n"
+                           "  --consumer-host HOST[,HOST...]  spawn the consumers on HOST (PvmTaskHost), or\n"
+                           "                        consumer i on the i-th HOST of a list (one per consumer)\n"
                            "  --consumer-program P  consumer executable (default: cfd-consumer next to this program)\n"
                            "  --route default|direct   PVM route (default: through the pvmds)";
 

@@ -26,7 +26,9 @@ class ConsumerGroup : public FrameSink {
   struct Options {
     ConsumerSettings settings;
     std::string program;          // cfd-consumer, absolute path or a name on the pvmd's search path
-    std::string host;             // spawn there (PvmTaskHost); empty = wherever PVM chooses
+    // Spawn there (PvmTaskHost): one host for every consumer, or a comma list with one host per
+    // consumer (consumers at different sites); empty = wherever PVM chooses.
+    std::string host;
     std::string route = "default";  // PVM route the consumers ask for: default (via pvmd) or direct
   };
 
