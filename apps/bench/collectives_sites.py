@@ -16,6 +16,11 @@ between ranks at different sites. With two sites this is the two-site benchmark'
 """
 
 import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
 
 # Default access-link profiles, cycled when --sites is larger: a satellite, a transatlantic fibre and a
 # thin 2 Mbit/s line, so that the sites differ in delay and in rate.
@@ -130,6 +135,41 @@ def job_argv(wan, run_dir, count, ranks_per_site, placement, mca, exports, progr
     for export in exports:
         argv += ["-x", export]
     return argv + program_argv
+
+
+def measure_rtts(wan, tool, count, ping_count):
+    """{"s1-gw-s2-gw": RTT ms, ...} for every pair of site hosts (ping; tool runs a command)."""
+    hosts = site_hosts(count)
+    rtts = {}
+    for i, source in enumerate(hosts):
+        for target in hosts[i + 1:]:
+            out = tool([wan, "exec", source, "ping", "-n", "-q", "-c", str(ping_count), "-i", "0.2", target])
+            match = re.search(r"= [\d.]+/([\d.]+)/", out)
+            if not match:
+                raise RuntimeError(f"cannot read the RTT from ping:\n{out}")
+            rtts[f"{source}-{target}"] = float(match.group(1))
+    return rtts
+
+
+def run_job(wan, env, count, ranks_per_site, placement, mca, exports, program_argv, timeout):
+    """Runs one job (job_argv) and returns its CompletedProcess (status 124 after `timeout` s). Its
+    processes carry LP_COLLECTIVES_RUN=<run dir>, by which any leftover (a timeout, a crash) is
+    ended before the next job."""
+    run_dir = tempfile.mkdtemp(prefix="lp-coll-run.")
+    argv = job_argv(wan, run_dir, count, ranks_per_site, placement, mca, exports, program_argv)
+    try:
+        return subprocess.run(argv, env=dict(env, LP_COLLECTIVES_RUN=run_dir), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as error:
+        out = error.stdout.decode(errors="replace") if isinstance(error.stdout, bytes) else (error.stdout or "")
+        return subprocess.CompletedProcess(argv, 124, out, f"timed out after {timeout:g} s")
+    finally:
+        for pid in run_pids(run_dir):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def run_pids(tag):
