@@ -44,6 +44,7 @@ int run(int argc, char** argv) {
   args.finish();
   if (group.route != "default" && group.route != "direct") throw std::invalid_argument("--route must be default or direct");
   group.settings = options.consumers;
+  ConsumerGroup::consumer_hosts(group.host, options.consumers.consumers);  // a bad list fails before the warm-up
 
   FrameProducer producer(options);  // checks the flow set-up before any task is spawned
   std::printf("cfd-producer: %s\n", producer.flow().config().describe().c_str());

@@ -29,8 +29,9 @@ std::string tid_text(int tid) {
   return text;
 }
 
-// The host of each of `consumers` consumers: `hosts` is one host for all or a comma list of one each.
-std::vector<std::string> consumer_hosts(const std::string& hosts, int consumers) {
+}  // namespace
+
+std::vector<std::string> ConsumerGroup::consumer_hosts(const std::string& hosts, int consumers) {
   std::vector<std::string> list;
   for (size_t start = 0; start <= hosts.size();) {
     const size_t comma = std::min(hosts.find(',', start), hosts.size());
@@ -47,8 +48,6 @@ std::vector<std::string> consumer_hosts(const std::string& hosts, int consumers)
   }
   return list;
 }
-
-}  // namespace
 
 ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
   options_.settings.check();

@@ -35,6 +35,9 @@ class ConsumerGroup : public FrameSink {
   // Spawns the consumers and waits until each has said it is ready, so that frame timing starts
   // with every receiver in place (and a transport chosen at start-up sees them all).
   explicit ConsumerGroup(Options options);
+  // The host of each of `consumers` consumers: `hosts` (--consumer-host) is one host for all, or a
+  // comma list of one per consumer; std::invalid_argument, naming the option, otherwise.
+  static std::vector<std::string> consumer_hosts(const std::string& hosts, int consumers);
   ~ConsumerGroup() override;
   ConsumerGroup(const ConsumerGroup&) = delete;
   ConsumerGroup& operator=(const ConsumerGroup&) = delete;
