@@ -24,7 +24,8 @@ using namespace lp::cfd;
 const std::string kUsage = std::string("cfd-producer [options]\n") + FrameProducer::kOptionsUsage +
                            "\n"
                            "  --consumers N         consumers to spawn (default 1)\n"
-                           "  --consumer-host HOST  spawn the consumers on HOST (PvmTaskHost)\n"
+                           "  --consumer-host HOST[,HOST...]  spawn the consumers on HOST (PvmTaskHost), or\n"
+                           "                        consumer i on the i-th HOST of a list (one per consumer)\n"
                            "  --consumer-program P  consumer executable (default: cfd-consumer next to this program)\n"
                            "  --route default|direct   PVM route (default: through the pvmds)";
 
@@ -43,6 +44,7 @@ int run(int argc, char** argv) {
   args.finish();
   if (group.route != "default" && group.route != "direct") throw std::invalid_argument("--route must be default or direct");
   group.settings = options.consumers;
+  ConsumerGroup::consumer_hosts(group.host, options.consumers.consumers);  // a bad list fails before the warm-up
 
   FrameProducer producer(options);  // checks the flow set-up before any task is spawned
   std::printf("cfd-producer: %s\n", producer.flow().config().describe().c_str());

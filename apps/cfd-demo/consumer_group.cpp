@@ -3,8 +3,10 @@
 #include <pvm3.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 
 #include "frame.h"
 #include "pvm_call.h"  // lp_pvm_call (apps/pvm-sites)
@@ -29,9 +31,29 @@ std::string tid_text(int tid) {
 
 }  // namespace
 
+std::vector<std::string> ConsumerGroup::consumer_hosts(const std::string& hosts, int consumers) {
+  std::vector<std::string> list;
+  for (size_t start = 0; start <= hosts.size();) {
+    const size_t comma = std::min(hosts.find(',', start), hosts.size());
+    list.push_back(hosts.substr(start, comma - start));
+    start = comma + 1;
+  }
+  if (list.size() == 1) return std::vector<std::string>(static_cast<size_t>(consumers), list.front());
+  if (list.size() != static_cast<size_t>(consumers)) {
+    throw std::invalid_argument("--consumer-host: " + std::to_string(list.size()) + " hosts for " +
+                                std::to_string(consumers) + " consumers (give one host, or one per consumer)");
+  }
+  for (const auto& host : list) {
+    if (host.empty()) throw std::invalid_argument("--consumer-host: an empty host in '" + hosts + "'");
+  }
+  return list;
+}
+
 ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
   options_.settings.check();
+  const std::vector<std::string> hosts = consumer_hosts(options_.host, options_.settings.consumers);
   for (int i = 0; i < options_.settings.consumers; ++i) {
+    std::string host = hosts[static_cast<size_t>(i)];
     const FrameConsumer::Options consumer = options_.settings.for_consumer(i);
     std::vector<std::string> args = {"--index",        std::to_string(i),     "--out",  consumer.output_folder,
                                      "--render-every", std::to_string(consumer.render_every),
@@ -43,11 +65,11 @@ ConsumerGroup::ConsumerGroup(Options options) : options_(std::move(options)) {
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    const int flags = options_.host.empty() ? PvmTaskDefault : PvmTaskHost;
+    const int flags = host.empty() ? PvmTaskDefault : PvmTaskHost;
     int tid = 0;
-    const int started = pvm_spawn(options_.program.data(), argv.data(), flags,
-                                  options_.host.empty() ? nullptr : options_.host.data(), 1, &tid);
-    const std::string what = "pvm_spawn " + options_.program + (options_.host.empty() ? "" : " on " + options_.host);
+    const int started =
+        pvm_spawn(options_.program.data(), argv.data(), flags, host.empty() ? nullptr : host.data(), 1, &tid);
+    const std::string what = "pvm_spawn " + options_.program + (host.empty() ? "" : " on " + host);
     if (started < 0) pvmCall(what, started);
     if (started == 0) pvmCall(what, tid < 0 ? tid : PvmSysErr);
     tids_.push_back(tid);

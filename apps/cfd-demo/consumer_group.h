@@ -26,13 +26,18 @@ class ConsumerGroup : public FrameSink {
   struct Options {
     ConsumerSettings settings;
     std::string program;          // cfd-consumer, absolute path or a name on the pvmd's search path
-    std::string host;             // spawn there (PvmTaskHost); empty = wherever PVM chooses
+    // Spawn there (PvmTaskHost): one host for every consumer, or a comma list with one host per
+    // consumer (consumers at different sites); empty = wherever PVM chooses.
+    std::string host;
     std::string route = "default";  // PVM route the consumers ask for: default (via pvmd) or direct
   };
 
   // Spawns the consumers and waits until each has said it is ready, so that frame timing starts
   // with every receiver in place (and a transport chosen at start-up sees them all).
   explicit ConsumerGroup(Options options);
+  // The host of each of `consumers` consumers: `hosts` (--consumer-host) is one host for all, or a
+  // comma list of one per consumer; std::invalid_argument, naming the option, otherwise.
+  static std::vector<std::string> consumer_hosts(const std::string& hosts, int consumers);
   ~ConsumerGroup() override;
   ConsumerGroup(const ConsumerGroup&) = delete;
   ConsumerGroup& operator=(const ConsumerGroup&) = delete;

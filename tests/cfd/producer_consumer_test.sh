@@ -51,6 +51,8 @@ if "$BIN/cfd-producer" --display sometimes >"$WORK/bad.out" 2>&1; then fail "--d
 grep -q -- "--display must be all or live" "$WORK/bad.out" || fail "the error does not name --display: $(cat "$WORK/bad.out")"
 if "$BIN/cfd-producer" --grid 64x64 --re 5000 >"$WORK/bad.out" 2>&1; then fail "an unstable flow was accepted"; fi
 grep -q "relaxation time" "$WORK/bad.out" || fail "unclear error for an unstable flow: $(cat "$WORK/bad.out")"
+if "$BIN/cfd-producer" --consumers 2 --consumer-host a,b,c >"$WORK/bad.out" 2>&1; then fail "3 hosts for 2 consumers were accepted"; fi
+grep -q -- "--consumer-host: 3 hosts for 2 consumers" "$WORK/bad.out" || fail "the error does not name --consumer-host: $(cat "$WORK/bad.out")"
 if "$BIN/cfd-consumer" --out "$WORK/orphan" >"$WORK/bad.out" 2>&1; then fail "a consumer without a parent ran"; fi
 grep -q "spawned by cfd-producer" "$WORK/bad.out" || fail "unclear error for an orphan consumer: $(cat "$WORK/bad.out")"
 echo "bad input: clear errors"
