@@ -11,7 +11,7 @@
 #            the other gateways show S2 as an up dial-in peer
 #   relay    S1 and S3 cut apart at the core (netem/gateways up --relay S1,S3,S2: the core router
 #            drops their gateways' packets; S1 routes S3 via S2 and S3 routes S1 via S2, S2 relays
-#            them): a numbered echo stream and lp-perf both ways between S1's and S3's compute hosts
+#            them): a numbered echo stream and lp-perf from S1's compute hosts to S3's
 #            through S2; no packet between the gateways of S1 and S3 crossed the core (counted
 #            before the drop), and S2's STATUS shows the relayed stream while it is open
 #
@@ -97,7 +97,7 @@ stop_server() {
 
 client_messages() { echo $((PERF_COUNT * (PERF_BATCHES + 1) + PERF_PINGS)); }
 
-# perf_both SERVER-HOST CLIENT-HOST PEER: one lp-perf server and client, every message once.
+# perf_pair SERVER-HOST CLIENT-HOST PEER: one lp-perf server and client, every message once.
 perf_pair() {
   perf_server "srv-$1" "$1"
   perf_client "cli-$2" "$2" "$3"
@@ -226,12 +226,11 @@ assert any(r["from"] == "S1" and r["to"] == "S3" and r["bytes_forward"] > 0 and 
   wait "$held" || fail "the numbered stream S1->S3 through S2 did not come back whole and in order: $(cat "$WORK/held.out")"
   ((seen)) || fail "S2's STATUS never showed the relayed stream S1->S3: $(cut -c1-1500 "$WORK/s2.json")"
   perf_pair s3-h1 s1-h2 "S3/10.3.0.11:$PERF_PORT"
-  perf_pair s1-h1 s3-h2 "S1/10.1.0.11:$PERF_PORT"
   local direct through
   direct=$(counter s1_s3) through=$(counter via_s2)
   ((direct == 0)) || fail "$direct packets between the gateways of S1 and S3 reached the core"
   ((through > 0)) || fail "no packet from S2's gateway crossed the core"
-  pass "relay: S1<->S3 through S2 (no packet between their gateways; S2 showed the relayed stream); numbered stream in order, lp-perf both ways every message once"
+  pass "relay: S1<->S3 through S2 (no packet between their gateways; S2 showed the relayed stream); numbered stream in order, lp-perf S1->S3 every message once"
 }
 
 case $SCENARIO in
