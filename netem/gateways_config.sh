@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # netem/gateways_config.sh: sourced by netem/gateways. The gateways' configs and the paths between
 # them in multi-site mode: dial-out-only sites (reverse mode) and pairs of sites relayed through a
 # third (netem/README.md, "Multi-site mode").

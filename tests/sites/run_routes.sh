@@ -208,7 +208,7 @@ table inet $COUNT_TABLE {
 NFT
   numbered_stream s1-h1 3 s3-h2 3 >"$WORK/held.out" 2>&1 &
   local held=$!
-  PIDS+=($held)
+  PIDS+=("$held")
   local seen=0
   for _ in $(seq 1 100); do
     if grep -q echoed "$WORK/held.out" 2>/dev/null; then
