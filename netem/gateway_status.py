@@ -21,7 +21,7 @@ def scalar(value):
 
 
 # The fields shown of a long list entry (an engine session has dozens; --json has them all).
-SUMMARY_FIELDS = ("site", "peer", "endpoint", "up", "connected", "streams", "queued_to_peer_bytes",
+SUMMARY_FIELDS = ("site", "peer", "endpoint", "mode", "up", "connected", "streams", "queued_to_peer_bytes",
                   "queued_to_local_bytes", "queued_messages", "in_flight_bytes", "bytes_sent", "bytes_received",
                   "messages_sent", "messages_received", "rtt_ms", "reconnects", "failure", "down_reason", "carrier")
 LONG_ENTRY = 12

@@ -63,6 +63,36 @@ bool engine_setting(const std::string& name) {
   return described.find("\n" + name + "=") != std::string::npos;
 }
 
+// Routes go through a direct peer to a site that is none (one relay hop, no loop); relays join two
+// direct peers.
+void check_routes(const GatewayConfig& config, const std::vector<int>& relay_lines) {
+  const auto peer_line = [&](const std::string& site) {
+    for (const auto& peer : config.peers) {
+      if (peer.site == site) return peer.line;
+    }
+    return 0;
+  };
+  for (const auto& route : config.routes) {
+    const Line line{config.file, route.line, "route"};
+    if (route.site == config.site) line.fail("site " + route.site + " is this gateway's own site");
+    if (route.site == route.via) line.fail("site " + route.site + " routed via itself (a loop)");
+    if (peer_line(route.site) != 0) {
+      line.fail("site " + route.site + " is a direct peer (line " + std::to_string(peer_line(route.site)) + "): route it or peer it, not both");
+    }
+    if (route.via == config.site) line.fail("via " + route.via + ", this gateway's own site (a loop)");
+    if (peer_line(route.via) == 0) {
+      line.fail("via " + route.via + ", which is not a direct peer (a peer line): a stream crosses one relay at most");
+    }
+  }
+  for (std::size_t i = 0; i < config.relays.size(); ++i) {
+    const Line line{config.file, relay_lines[i], "relay"};
+    for (const std::string& site : {config.relays[i].first, config.relays[i].second}) {
+      if (site == config.site) line.fail("site " + site + " is this gateway's own site (a relay joins two other sites)");
+      if (peer_line(site) == 0) line.fail("site " + site + " is not a direct peer (a peer line)");
+    }
+  }
+}
+
 }  // namespace
 
 std::map<std::string, std::string> GatewayConfig::engine_variables() const {
@@ -79,10 +109,17 @@ std::map<std::string, std::string> GatewayConfig::peer_map() const {
   return map;
 }
 
+std::map<std::string, std::string> GatewayConfig::route_map() const {
+  std::map<std::string, std::string> map;
+  for (const Route& route : routes) map[route.site] = route.via;
+  return map;
+}
+
 GatewayConfig parse_config(std::string_view text, const std::string& file) {
   GatewayConfig config;
   config.file = file;
   std::map<std::string, int> seen;  // single-valued keys -> line
+  std::vector<int> relay_lines;
   int number = 0;
   std::size_t start = 0;
   while (start <= text.size()) {
@@ -97,7 +134,7 @@ GatewayConfig parse_config(std::string_view text, const std::string& file) {
     const Line line{file, number, words[0]};
     const std::string& key = words[0];
     const std::vector<std::string> args(words.begin() + 1, words.end());
-    const bool single = key != "peer" && key != "engine" && key != "allow-uid";
+    const bool single = key != "peer" && key != "engine" && key != "allow-uid" && key != "route" && key != "relay";
     if (single) {
       if (seen.contains(key)) line.fail("given twice (first on line " + std::to_string(seen[key]) + ")");
       seen[key] = number;
@@ -122,14 +159,31 @@ GatewayConfig parse_config(std::string_view text, const std::string& file) {
     } else if (key == "max-streams") {
       config.max_streams = parse_size(line, args[0], 1, 65536);
     } else if (key == "peer") {
-      if (args.size() != 2) line.fail("takes a site name and its gateway's host:port");
+      if (args.size() != 2) line.fail("takes a site name and its gateway's host:port (or dial-in)");
       if (!valid_site_name(args[0])) line.fail("'" + args[0] + "' is not a site name (1-32 of A-Z a-z 0-9 _ -)");
-      if (!parse_host_port(args[1])) line.fail("'" + args[1] + "' is not host:port");
+      if (args[1] != "dial-in" && !parse_host_port(args[1])) line.fail("'" + args[1] + "' is not host:port (or dial-in)");
       for (const auto& peer : config.peers) {
         if (peer.site == args[0]) line.fail("site " + args[0] + " is given twice (first on line " + std::to_string(peer.line) + ")");
       }
       if (config.peers.size() >= kMaxPeers) line.fail("more than " + std::to_string(kMaxPeers) + " peers");
-      config.peers.push_back({args[0], args[1], number});
+      config.peers.push_back({args[0], args[1] == "dial-in" ? "" : args[1], number});
+    } else if (key == "route") {
+      if (args.size() != 3 || args[1] != "via") line.fail("takes SITE via PEER");
+      for (const std::string& name : {args[0], args[2]}) {
+        if (!valid_site_name(name)) line.fail("'" + name + "' is not a site name (1-32 of A-Z a-z 0-9 _ -)");
+      }
+      for (const auto& route : config.routes) {
+        if (route.site == args[0]) line.fail("site " + args[0] + " is routed twice (first on line " + std::to_string(route.line) + ")");
+      }
+      config.routes.push_back({args[0], args[2], number});
+    } else if (key == "relay") {
+      if (args.size() != 2) line.fail("takes two site names");
+      for (const std::string& name : args) {
+        if (!valid_site_name(name)) line.fail("'" + name + "' is not a site name (1-32 of A-Z a-z 0-9 _ -)");
+      }
+      if (args[0] == args[1]) line.fail("names site " + args[0] + " twice (a relay joins two sites)");
+      config.relays.emplace_back(args[0], args[1]);
+      relay_lines.push_back(number);
     } else if (key == "allow-uid") {
       if (args.empty()) line.fail("takes one or more uids");
       for (const auto& uid : args) {
@@ -154,7 +208,7 @@ GatewayConfig parse_config(std::string_view text, const std::string& file) {
       check_engine(line, alone);
       config.engine[name] = args[0].substr(equals + 1);
     } else {
-      line.fail("unknown key (site, socket, listen, key-file, peer, stream-window, max-streams, allow-uid, engine)");
+      line.fail("unknown key (site, socket, listen, key-file, peer, route, relay, stream-window, max-streams, allow-uid, engine)");
     }
   }
   for (const char* required : {"site", "socket", "listen", "key-file"}) {
@@ -165,6 +219,7 @@ GatewayConfig parse_config(std::string_view text, const std::string& file) {
       Line{file, peer.line, "peer"}.fail("site " + peer.site + " is this gateway's own site");
     }
   }
+  check_routes(config, relay_lines);
   try {
     lp::Config::from_variables(config.engine_variables());
   } catch (const std::exception& e) {

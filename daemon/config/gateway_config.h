@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lpd {
@@ -22,7 +23,11 @@ class ConfigFileError : public std::runtime_error {
 struct GatewayConfig {
   struct Peer {
     std::string site;
-    std::string address;  // "host:port" of its gateway's `listen`
+    std::string address;  // "host:port" of its gateway's `listen`; empty: `dial-in` (it dials us)
+    int line = 0;
+  };
+  struct Route {  // `route SITE via PEER`: streams to SITE go through PEER's gateway
+    std::string site, via;
     int line = 0;
   };
   std::string file;
@@ -31,6 +36,8 @@ struct GatewayConfig {
   std::string listen;
   std::string key_file;
   std::vector<Peer> peers;
+  std::vector<Route> routes;
+  std::vector<std::pair<std::string, std::string>> relays;  // `relay SITE SITE`: pairs relayed here
   std::size_t stream_window = 16u << 20;
   std::size_t max_streams = 1024;
   std::vector<uid_t> allow_uids;  // empty: the gateway's own uid and root
@@ -39,7 +46,8 @@ struct GatewayConfig {
   // The engine's variables (lp::Config::from_variables): the gateway's defaults for long-haul
   // sessions, `listen`, `key-file`, then the `engine` lines.
   std::map<std::string, std::string> engine_variables() const;
-  std::map<std::string, std::string> peer_map() const;
+  std::map<std::string, std::string> peer_map() const;  // a dial-in peer's address is ""
+  std::map<std::string, std::string> route_map() const;
 };
 
 // The defaults the gateway gives its engine (an `engine` line overrides them): a dead-peer timeout

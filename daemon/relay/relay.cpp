@@ -29,7 +29,9 @@ void Relay::set_peers(const std::map<std::string, std::string>& peers) {
       continue;
     }
     const auto wanted = peers.find(name);
-    if (wanted != peers.end() && wanted->second == it->second.endpoint) {
+    const bool same = wanted != peers.end() && (wanted->second.empty() ? it->second.dial_in
+                                                                         : !it->second.dial_in && wanted->second == it->second.endpoint);
+    if (same) {
       ++it;
       continue;
     }
@@ -41,6 +43,13 @@ void Relay::set_peers(const std::map<std::string, std::string>& peers) {
   for (const auto& [name, endpoint] : peers) {
     if (name == site_ || peers_.contains(name)) continue;
     Peer& peer = peers_[name];
+    if (endpoint.empty()) {
+      // Dial-in: nothing goes to it before its HELLO says where it is.
+      peer.dial_in = true;
+      peer.hello_pending = false;
+      log("peer " + name + " dials in");
+      continue;
+    }
     peer.endpoint = endpoint;
     sites_by_endpoint_[endpoint] = name;
     log("peer " + name + " at " + endpoint);
@@ -50,16 +59,18 @@ void Relay::set_peers(const std::map<std::string, std::string>& peers) {
 Relay::Connected Relay::connect(std::string_view text) {
   const auto target = parse_target(text);
   if (!target) return {0, "bad endpoint (want <site>/<host>:<port>)"};
-  const auto peer = peers_.find(target->site);
+  // A routed site: the stream goes to the relaying peer, its OPEN names the final site.
+  const auto route = routes_.find(target->site);
+  const std::string hop = route == routes_.end() ? target->site : route->second;
+  const auto peer = peers_.find(hop);
   if (peer == peers_.end()) return {0, "unknown site " + target->site};
-  if (!peer->second.down_reason.empty()) {
-    return {0, "site " + target->site + "'s gateway is unreachable (" + peer->second.down_reason + ")"};
+  if (std::string why = usable(hop); !why.empty()) {
+    return {0, route == routes_.end() ? why : why + ", through which site " + target->site + " is routed"};
   }
   if (streams_.size() >= limits_.max_streams) {
     return {0, "too many streams (" + std::to_string(limits_.max_streams) + ")"};
   }
-  while (keys_.contains(Key{target->site, true, next_id_}) || next_id_ == 0) ++next_id_;
-  Stream& stream = add_stream(target->site, true, next_id_++, target->address.text());
+  Stream& stream = add_stream(hop, true, new_id(hop), route == routes_.end() ? target->address.text() : std::string(text));
   stream.connected = true;
   stream.open_pending = true;
   if (peer->second.window > 0) {
@@ -96,7 +107,7 @@ const Relay::Stream* Relay::find(Handle handle) const {
 
 std::size_t Relay::read_budget(Handle handle) const {
   const Stream* stream = find(handle);
-  if (!stream || !stream->connected || stream->local_eof) return 0;
+  if (!stream || !stream->connected || stream->local_eof || stream->spliced) return 0;
   return limits_.outbound_buffer - std::min(limits_.outbound_buffer, stream->out.size());
 }
 
@@ -131,13 +142,13 @@ void Relay::on_dialled(Handle handle) {
 
 std::span<const std::byte> Relay::pending_output(Handle handle) const {
   const Stream* stream = find(handle);
-  if (!stream || !stream->connected) return {};
+  if (!stream || !stream->connected || stream->spliced) return {};  // a spliced one has no socket
   return stream->in.front();
 }
 
 void Relay::on_written(Handle handle, std::size_t bytes) {
   Stream* stream = find(handle);
-  if (!stream) return;
+  if (!stream || stream->spliced) return;
   bytes = std::min(bytes, stream->in.size());
   stream->in.consume(bytes);
   stream->written += bytes;
@@ -150,15 +161,22 @@ void Relay::end_stream(Stream& stream, bool reset, const std::string& reason, bo
   if (reset && tell_peer) {
     control(stream.site, make_frame(FrameKind::kClose, stream.id, stream.mine ? 0 : kOpenedByReceiver, 1, reason));
   }
-  LocalAction close{LocalAction::Kind::kClose, stream.handle, {}, reset, {}};
-  if (reset && stream.connected) stream.in.take(stream.in.size(), close.last_bytes);
-  local_.push_back(std::move(close));
+  if (!stream.spliced) {
+    LocalAction close{LocalAction::Kind::kClose, stream.handle, {}, reset, {}};
+    if (reset && stream.connected) stream.in.take(stream.in.size(), close.last_bytes);
+    local_.push_back(std::move(close));
+  }
   log("stream " + std::to_string(stream.handle) + (stream.mine ? " to " : " from ") + stream.site +
-      (stream.mine ? "/" : " to ") + stream.target + " closed: " + reason + " (" + std::to_string(stream.sent) +
-      " bytes sent, " + std::to_string(stream.received) + " received)");
+      (stream.mine ? "/" : " to ") + stream.target + (stream.spliced ? " (relayed)" : "") + " closed: " + reason +
+      " (" + std::to_string(stream.sent) + " bytes sent, " + std::to_string(stream.received) + " received)");
   keys_.erase(Key{stream.site, stream.mine, stream.id});
-  const Handle handle = stream.handle;
+  const Handle handle = stream.handle, partner = stream.partner;
   streams_.erase(handle);  // `stream` is gone
+  if (Stream* other = partner != 0 ? find(partner) : nullptr) {
+    other->partner = 0;
+    // A reset of either half resets both; a half that ended whole leaves the other to finish.
+    if (reset) end_stream(*other, true, reason, true);
+  }
 }
 
 void Relay::reset_site(const std::string& site, const std::string& reason) {
@@ -172,7 +190,9 @@ void Relay::reset_site(const std::string& site, const std::string& reason) {
   for (const auto& [handle, stream] : streams_) {
     if (stream.site == site) gone.push_back(handle);
   }
-  for (Handle handle : gone) end_stream(streams_.at(handle), true, reason, tell_peer);
+  for (Handle handle : gone) {
+    if (Stream* stream = find(handle)) end_stream(*stream, true, reason, tell_peer);  // a partner may be gone
+  }
   peer->second.ready.clear();
 }
 
@@ -215,6 +235,7 @@ std::optional<lp::Message> Relay::stream_frame(Stream& stream) {
     stream.out.take(n, frame.body);
     stream.sent += n;
     dirty_.push_back(stream.handle);
+    if (Stream* partner = stream.spliced && stream.partner != 0 ? find(stream.partner) : nullptr) pass_on(*partner);
     return frame;
   }
   if (stream.local_eof && stream.out.empty() && !stream.fin_sent) {
@@ -253,7 +274,12 @@ std::optional<lp::Message> Relay::next_frame(const std::string& site, Peer& peer
 void Relay::maybe_finish(Stream& stream) {
   if (stream.fin_received && stream.in.empty() && stream.connected && !stream.shutdown_done) {
     stream.shutdown_done = true;
-    local_.push_back(LocalAction{LocalAction::Kind::kShutdownWrite, stream.handle, {}, false, {}});
+    if (!stream.spliced) {
+      local_.push_back(LocalAction{LocalAction::Kind::kShutdownWrite, stream.handle, {}, false, {}});
+    } else if (Stream* partner = stream.partner != 0 ? find(stream.partner) : nullptr) {
+      partner->local_eof = true;  // the FIN goes on after the last byte
+      refresh(*partner);
+    }
   }
   if (stream.fin_sent && stream.shutdown_done) end_stream(stream, false, "ended", false);
 }
@@ -267,7 +293,7 @@ std::optional<Transmit> Relay::poll_transmit() {
       if (start == peers_.end()) start = peers_.begin();
       const std::string site = start->first;
       Peer& peer = start->second;
-      if (peer.blocked) continue;
+      if (peer.blocked || (site != site_ && peer.endpoint.empty())) continue;  // a dial-in peer not heard yet
       auto frame = next_frame(site, peer);
       if (!frame) continue;
       cursor_ = site;

@@ -25,6 +25,17 @@
 // Fairness: poll_transmit takes one frame per destination site in turn (skipping sites whose
 // session is full, set_blocked), and within a site one frame per stream in turn.
 //
+// Reverse mode: a peer configured without an address (dial-in) is never sent to before its HELLO
+// comes; its gateway dials us, and the endpoint that HELLO came from is where frames for it go (the
+// engine sends them on the session the peer opened).
+//
+// Routes: a CONNECT to a site reached through another (route C via B) becomes an OPEN to B whose
+// body names the final site, "C/<host>:<port>". B, if allowed to relay between the two sites
+// (relay A C), opens a stream of its own to C and splices the two: bytes taken off one stream's
+// receive queue enter the other's send queue only as far as that queue has room (outbound_buffer),
+// so credit flows end to end and memory per relayed pair stays bounded; a FIN passes on after the
+// last byte, a reset of either resets both. A relayed OPEN to C names no site: one hop at most.
+//
 // Peers: a HELLO with a new instance id (the peer gateway restarted) or a peer failure resets every
 // stream with that site; its processes see a dropped connection and their sessions re-dial.
 // Frames that break these rules are refused (counted, logged), never trusted: a stream's peer that
@@ -40,6 +51,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "message.h"
@@ -91,7 +103,12 @@ class Relay {
 
   // The other sites' gateways: name -> engine endpoint. A site no longer listed, or listed at
   // another address, has its streams reset. Each new one gets our HELLO.
+  // An empty endpoint: a dial-in peer (its address is learnt from its HELLO).
   void set_peers(const std::map<std::string, std::string>& peers);
+  // Final site -> the peer site whose gateway relays to it. Applies to new CONNECTs.
+  void set_routes(const std::map<std::string, std::string>& routes) { routes_ = routes; }
+  // Pairs of sites (either order) whose streams this gateway relays. Applies to new OPENs.
+  void set_relays(const std::vector<std::pair<std::string, std::string>>& pairs);
 
   // --- the local side ---
   // A process's CONNECT "<site>/<host>:<port>": a handle (the connection is now a stream) or the
@@ -132,6 +149,7 @@ class Relay {
 
   std::string status_json() const;
   std::size_t stream_count() const { return streams_.size(); }
+  std::size_t relayed_count() const;  // pairs of spliced streams
   std::uint64_t refused_frames() const { return refused_frames_; }
   const std::string& site() const { return site_; }
 
@@ -154,6 +172,9 @@ class Relay {
     std::uint64_t received = 0, written = 0, grants_sent = 0;
     bool fin_received = false, shutdown_done = false;
     bool queued = false;  // in its site's ready list
+    // Relayed through this gateway: the other half of the pair (0 once it ended); no socket.
+    bool spliced = false;
+    Handle partner = 0;
     std::size_t send_credit() const { return static_cast<std::size_t>(peer_window + granted - sent); }
   };
   struct Peer {
@@ -165,6 +186,7 @@ class Relay {
     std::deque<Handle> ready;
     std::uint64_t frames_sent = 0, frames_received = 0, bytes_sent = 0, bytes_received = 0;
     std::string down_reason;
+    bool dial_in = false;  // no address configured: its HELLO tells where it is
   };
   using Key = std::tuple<std::string, bool, std::uint32_t>;
 
@@ -178,6 +200,10 @@ class Relay {
   std::optional<lp::Message> stream_frame(Stream& stream);
   std::optional<lp::Message> next_frame(const std::string& site, Peer& peer);
   void maybe_finish(Stream& stream);
+  void pass_on(Stream& from);  // a spliced stream's received bytes (and FIN) into its partner
+  std::uint32_t new_id(const std::string& site);
+  std::string usable(const std::string& site) const;  // why no stream may go to the site now, or ""
+  void open_relayed(const std::string& from, std::uint32_t id, const Target& target);
   void control(const std::string& site, lp::Message frame);
   void refuse(const std::string& from, const std::string& why);
   void log(std::string line) { log_.push_back(std::move(line)); }
@@ -193,6 +219,8 @@ class Relay {
   const RelayLimits limits_;
   std::map<std::string, Peer> peers_;          // includes our own site (loopback)
   std::map<std::string, std::string> sites_by_endpoint_;
+  std::map<std::string, std::string> routes_;  // final site -> via
+  std::vector<std::pair<std::string, std::string>> relays_;
   std::map<Handle, Stream> streams_;
   std::map<Key, Handle> keys_;
   Handle next_handle_ = 1;

@@ -98,8 +98,13 @@ void Relay::on_hello(const std::string& endpoint, const lp::Message& frame) {
     refuse(endpoint, "HELLO as site " + site + " from the gateway of site " + mapped->second);
     return;
   }
-  sites_by_endpoint_[endpoint] = site;
   Peer& peer = peer_it->second;
+  if (peer.dial_in && peer.endpoint != endpoint) {
+    // A dial-in peer is where its HELLO comes from; frames go back on the session it opened.
+    if (!peer.endpoint.empty()) sites_by_endpoint_.erase(peer.endpoint);
+    peer.endpoint = endpoint;
+  }
+  sites_by_endpoint_[endpoint] = site;
   if (peer.instance && *peer.instance != instance) {
     log("peer " + site + " restarted (instance " + hex(instance) + ")");
     reset_site(site, "peer gateway " + site + " restarted");
@@ -135,7 +140,17 @@ void Relay::on_open(const std::string& site, const lp::Message& frame) {
     return;
   }
   const Peer& peer = peers_.at(site);
-  const auto address = frame.body.size() <= 300 ? parse_host_port(printable(frame)) : std::nullopt;
+  const std::string body = frame.body.size() <= 300 ? printable(frame) : "";
+  if (body.find('/') != std::string::npos && peer.window != 0) {
+    if (const auto target = parse_target(body)) {
+      open_relayed(site, id, *target);
+    } else {
+      reply("bad endpoint");
+      refuse(site, "OPEN with a bad endpoint");
+    }
+    return;
+  }
+  const auto address = parse_host_port(body);
   if (peer.window == 0) {
     reply("no HELLO from " + site + " before its OPEN");
   } else if (streams_.size() >= limits_.max_streams) {
@@ -178,6 +193,7 @@ void Relay::on_stream_frame(const std::string& site, const lp::Message& frame) {
       stream.in.append(frame.body);
       stream.received += frame.body.size();
       dirty_.push_back(stream.handle);
+      if (stream.spliced) pass_on(stream);
     }
   } else if (kind == FrameKind::kCredit) {
     if (frame.context <= 0 || stream.granted + static_cast<std::uint64_t>(frame.context) > stream.sent) {
@@ -214,8 +230,8 @@ void Relay::on_peer_failed(const std::string& endpoint, const std::string& reaso
     peer.down_reason = reason;  // cleared by its next HELLO
     peer.blocked = true;        // no frames for it while blocked
     peer.control.clear();
-  } else {
-    peer.hello_pending = true;  // a fresh session: ask who is there
+  } else if (!peer.dial_in) {
+    peer.hello_pending = true;  // a fresh session: ask who is there (a dial-in peer asks us)
   }
 }
 

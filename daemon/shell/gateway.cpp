@@ -54,6 +54,8 @@ Gateway::Gateway(GatewayConfig config, std::string config_path, Resolver::Lookup
   listener_ = listen_unix(config_.socket);
   epoll_ = lp::FileDescriptor(lp::SystemCall("epoll_create1", ::epoll_create1(EPOLL_CLOEXEC)));
   relay_->set_peers(config_.peer_map());
+  relay_->set_routes(config_.route_map());
+  relay_->set_relays(config_.relays);
   const std::string status = relay_->status_json();
   const auto instance = status.find("\"instance\":\"");
   log("site " + config_.site + " gateway at " + engine_->local_endpoint() + ", socket " + config_.socket + ", " +
@@ -186,12 +188,18 @@ void Gateway::reload() {
     if (fresh.site != config_.site || fresh.socket != config_.socket || fresh.listen != config_.listen ||
         fresh.key_file != config_.key_file || fresh.stream_window != config_.stream_window ||
         fresh.max_streams != config_.max_streams || fresh.engine != config_.engine) {
-      log("reload: only peer and allow-uid lines apply at once; the other changes need a restart");
+      log("reload: only peer, route, relay and allow-uid lines apply at once; the other changes need a restart");
     }
+    // Routes and relays apply to new streams; the streams already open keep their path.
     relay_->set_peers(fresh.peer_map());
+    relay_->set_routes(fresh.route_map());
+    relay_->set_relays(fresh.relays);
     config_.peers = fresh.peers;
+    config_.routes = fresh.routes;
+    config_.relays = fresh.relays;
     config_.allow_uids = fresh.allow_uids;
-    log("reloaded " + config_path_ + ": " + std::to_string(config_.peers.size()) + " peers");
+    log("reloaded " + config_path_ + ": " + std::to_string(config_.peers.size()) + " peers, " +
+        std::to_string(config_.routes.size()) + " routes");
   } catch (const std::exception& e) {
     log("reload failed, keeping the running config: " + std::string(e.what()));
   }

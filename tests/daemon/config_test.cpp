@@ -110,3 +110,28 @@ TEST_CASE("read_config names a file it cannot read") {
     CHECK(std::string(e.what()) == "/no/such/dir/gw.conf: cannot be read");
   }
 }
+
+TEST_CASE("dial-in peers, routes and relays are read; bad ones name the line and why") {
+  KeyFile key;
+  const std::string good = base(key);  // lines 1-4
+  const auto config = parse_config(good + "peer B dial-in\npeer C 10.0.0.3:7400\nroute D via C\nrelay B C\n", "gw.conf");
+  CHECK(config.peer_map().at("B").empty());  // dial-in: no address
+  CHECK(config.route_map().at("D") == "C");
+  REQUIRE(config.relays.size() == 1);
+  CHECK(config.relays[0] == std::pair<std::string, std::string>{"B", "C"});
+  const std::string peers = good + "peer B h:1\npeer C h:2\n";  // lines 5-6
+  CHECK(error_of(good + "peer B dial-out\n").find("gw.conf:5: peer: 'dial-out' is not host:port (or dial-in)") == 0);
+  CHECK(error_of(peers + "route D by B\n").find("gw.conf:7: route: takes SITE via PEER") == 0);
+  CHECK(error_of(peers + "route D via E\n").find("gw.conf:7: route: via E, which is not a direct peer (a peer line): a stream crosses one relay at most") == 0);
+  CHECK(error_of(peers + "route D via D\n").find("gw.conf:7: route: site D routed via itself (a loop)") == 0);
+  CHECK(error_of(peers + "route C via B\n").find("gw.conf:7: route: site C is a direct peer (line 6)") == 0);
+  CHECK(error_of(peers + "route A via B\n").find("gw.conf:7: route: site A is this gateway's own site") == 0);
+  CHECK(error_of(peers + "route D via A\n").find("gw.conf:7: route: via A, this gateway's own site (a loop)") == 0);
+  CHECK(error_of(peers + "route D via B\nroute D via C\n").find("gw.conf:8: route: site D is routed twice (first on line 7)") == 0);
+  CHECK(error_of(peers + "relay B\n").find("gw.conf:7: relay: takes two site names") == 0);
+  CHECK(error_of(peers + "relay B B\n").find("gw.conf:7: relay: names site B twice") == 0);
+  CHECK(error_of(peers + "relay B D\n").find("gw.conf:7: relay: site D is not a direct peer") == 0);
+  CHECK(error_of(peers + "relay A B\n").find("gw.conf:7: relay: site A is this gateway's own site") == 0);
+  // A route line before its peer line is fine: the checks see the whole file.
+  CHECK(error_of(good + "route D via B\npeer B h:1\n").empty());
+}
