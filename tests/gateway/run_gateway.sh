@@ -50,10 +50,10 @@ readonly STREAM_COUNT=300 STREAM_PAUSE_MS=10 RESTART_A_AT=80 RESTART_B_AT=180
 readonly PERF_PORT=7447
 # How long a client with another job key than its server's may take to be refused (a few handshakes).
 readonly WRONG_KEY_SECONDS=20
-# The slow destination's messages and their size: more messages than its MPI front end takes from
-# the engine unclaimed (64), and more bytes than a gateway stream's credit (16 MiB), so that its
-# data backs up behind the destination, into its engine and the gateways.
-readonly SLOW_COUNT=200 SLOW_SIZE=262144
+# The slow destination's messages and their size, and its job's engine window: 50 MiB, more than
+# its MPI front end (64 messages unclaimed), its engine (the window) and the path between can hold,
+# so that its backlog reaches back through the gateways and holds its sender.
+readonly SLOW_COUNT=200 SLOW_SIZE=262144 SLOW_WINDOW_BYTES=4194304 SLOW_MAX_MESSAGE=1048576
 # The outage scenario: its default length, and the point of the stream at which it begins.
 readonly OUTAGE_SECONDS=30 OUTAGE_AT=80
 
@@ -295,7 +295,8 @@ scenario_slow_destination() {
   : "${LONGPIPE_GATEWAY:?slow-destination runs with LONGPIPE_GATEWAY set}"
   local program=${GATEWAY_SLOW_READER:?GATEWAY_SLOW_READER must name slow_reader}
   export LONGPIPE_GATEWAY
-  "$MPI_SITES" -n 1 --timeout "$RUN_SECONDS" --preload "$LIBRARY" --mca mpi_yield_when_idle 1 -- \
+  LONGPIPE_WINDOW_BYTES=$SLOW_WINDOW_BYTES LONGPIPE_MAX_MESSAGE=$SLOW_MAX_MESSAGE \
+    "$MPI_SITES" -n 1 --timeout "$RUN_SECONDS" --preload "$LIBRARY" --mca mpi_yield_when_idle 1 -- \
     "$program" "$SLOW_COUNT" "$SLOW_SIZE" "$WORK/go" "$WORK/sent" </dev/null >"$WORK/slow.out" 2>"$WORK/slow.err" &
   local slow=$!
   PIDS+=("$slow")
@@ -312,7 +313,8 @@ scenario_slow_destination() {
   sent=$(cat "$WORK/sent")
   kill -0 "$slow" 2>/dev/null || fail "the slow job ended while its destination read nothing: $(cat "$WORK/slow.out")"
   ! grep -q '^slow:' "$WORK/slow.out" || fail "the slow destination received before it was told to read"
-  say "fast stream complete while the slow destination has read none of $sent sent (of $SLOW_COUNT)"
+  ((sent < SLOW_COUNT)) || fail "the slow job's sender sent all $SLOW_COUNT: its destination's backlog did not reach back to it"
+  say "fast stream complete while the slow destination has read none of its messages (its sender held at $sent of $SLOW_COUNT)"
   say "site b, TCP receive queues: $("$WAN" exec b ss -Htn | awk '$2 > 0 {printf "%s ", $2}')"
   touch "$WORK/go"
   local status=0
