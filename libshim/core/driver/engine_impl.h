@@ -58,8 +58,8 @@ class Engine::Impl {
   MailboxSlot& slot(Session& session);
   // Carries out what the endpoint decided: opens links, retunes, writes, closes.
   void drain_commands(Clock::time_point now);
-  // Opens the connection's link once its peer's address is known (names_); until then it waits in
-  // awaiting_name_, its attempt deadline running.
+  // Opens the connection's link once its peer's address is known (names_); while the name is looked
+  // up it waits in awaiting_name_, its attempt deadline running.
   void dial(Connection& connection, Clock::time_point now);
   void dial_awaiting_names(Clock::time_point now);
   void flush(Connection& connection, Clock::time_point now);
