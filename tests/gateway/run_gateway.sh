@@ -21,14 +21,19 @@
 #   two-jobs      two numbered streams at once through the same gateways (each MPI job makes its
 #                 own key): both deliver; and an lp-perf client with another key than its server's
 #                 is refused through the gateways, while one with the server's key is answered
+#   slow-destination  a destination that stops reading (slow_reader.c: rank 1 on site-b reads
+#                 nothing until told) beside a numbered stream through the same gateways: the
+#                 numbered stream completes, in order both ways, while the slow one's data waits
+#                 unread; told to read, the slow destination receives it all, in order
 #   status        netem/gateways status: text and --json name both gateways' sites; ask answers
 #                 an unknown request with ERR
 #
 # Environment: LONGPIPE_LIBRARY (liblongpipe.so), GATEWAY_NUMBERED_STREAM (numbered_stream),
-# LP_PERF (lp-perf), LP_GATEWAYS (netem/gateways), LONGPIPE_GATEWAY (the sites' socket path).
+# GATEWAY_SLOW_READER (slow_reader), LP_PERF (lp-perf), LP_GATEWAYS (netem/gateways),
+# LONGPIPE_GATEWAY (the sites' socket path).
 set -euo pipefail
 
-SCENARIO=${1:?usage: run_gateway.sh through|restart|outage|no-gateway|two-jobs|status [ARGS...]}
+SCENARIO=${1:?usage: run_gateway.sh through|restart|outage|no-gateway|two-jobs|slow-destination|status [ARGS...]}
 shift
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -45,6 +50,10 @@ readonly STREAM_COUNT=300 STREAM_PAUSE_MS=10 RESTART_A_AT=80 RESTART_B_AT=180
 readonly PERF_PORT=7447
 # How long a client with another job key than its server's may take to be refused (a few handshakes).
 readonly WRONG_KEY_SECONDS=20
+# The slow destination's messages and their size, and its job's engine window: 50 MiB, more than
+# its MPI front end (64 messages unclaimed), its engine (the window) and the path between can hold,
+# so that its backlog reaches back through the gateways and holds its sender.
+readonly SLOW_COUNT=200 SLOW_SIZE=262144 SLOW_WINDOW_BYTES=4194304 SLOW_MAX_MESSAGE=1048576
 # The outage scenario: its default length, and the point of the stream at which it begins.
 readonly OUTAGE_SECONDS=30 OUTAGE_AT=80
 
@@ -282,6 +291,40 @@ scenario_two_jobs() {
   pass "two-jobs: both streams delivered; another key refused, the right key answered"
 }
 
+scenario_slow_destination() {
+  : "${LONGPIPE_GATEWAY:?slow-destination runs with LONGPIPE_GATEWAY set}"
+  local program=${GATEWAY_SLOW_READER:?GATEWAY_SLOW_READER must name slow_reader}
+  export LONGPIPE_GATEWAY
+  LONGPIPE_WINDOW_BYTES=$SLOW_WINDOW_BYTES LONGPIPE_MAX_MESSAGE=$SLOW_MAX_MESSAGE \
+    "$MPI_SITES" -n 1 --timeout "$RUN_SECONDS" --preload "$LIBRARY" --mca mpi_yield_when_idle 1 -- \
+    "$program" "$SLOW_COUNT" "$SLOW_SIZE" "$WORK/go" "$WORK/sent" </dev/null >"$WORK/slow.out" 2>"$WORK/slow.err" &
+  local slow=$!
+  PIDS+=("$slow")
+  # The slow job's first message is on its way before the fast one starts.
+  local deadline=$((SECONDS + 60))
+  until [[ -s $WORK/sent ]]; do
+    kill -0 "$slow" 2>/dev/null || { tail -n 20 "$WORK/slow.err" >&2; fail "the slow job ended before sending"; }
+    ((SECONDS < deadline)) || fail "the slow job sent nothing within 60 s"
+    sleep 0.05
+  done
+  stream_job fast "$WORK/fast.progress"
+  finish_stream fast
+  local sent
+  sent=$(cat "$WORK/sent")
+  kill -0 "$slow" 2>/dev/null || fail "the slow job ended while its destination read nothing: $(cat "$WORK/slow.out")"
+  ! grep -q '^slow:' "$WORK/slow.out" || fail "the slow destination received before it was told to read"
+  ((sent < SLOW_COUNT)) || fail "the slow job's sender sent all $SLOW_COUNT: its destination's backlog did not reach back to it"
+  say "fast stream complete while the slow destination has read none of its messages (its sender held at $sent of $SLOW_COUNT)"
+  say "site b, TCP receive queues: $("$WAN" exec b ss -Htn | awk '$2 > 0 {printf "%s ", $2}')"
+  touch "$WORK/go"
+  local status=0
+  wait "$slow" || status=$?
+  ((status == 0)) || { tail -n 30 "$WORK/slow.err" >&2; fail "the slow job exited with status $status: $(cat "$WORK/slow.out")"; }
+  grep -qx "slow: $SLOW_COUNT messages in order" "$WORK/slow.out" ||
+    fail "the slow destination did not receive its messages in order: $(cat "$WORK/slow.out")"
+  pass "slow-destination: $STREAM_COUNT messages in order both ways beside a destination that read nothing, then its $SLOW_COUNT in order"
+}
+
 scenario_status() {
   local text json
   text=$("$GATEWAYS" status) || fail "netem/gateways status failed: $text"
@@ -303,6 +346,7 @@ case $SCENARIO in
   outage) scenario_outage "$@" ;;
   no-gateway) scenario_no_gateway ;;
   two-jobs) scenario_two_jobs ;;
+  slow-destination) scenario_slow_destination ;;
   status) scenario_status ;;
   *) fail "unknown scenario '$SCENARIO'" ;;
 esac

@@ -86,6 +86,7 @@ Engine::Impl::Impl(Config config)
   loop_.add(carrier_->listen_fd(), &listen_tag_, true, false);
   loop_.add(mailbox_.wake_fd(), &wake_tag_, true, false);
   loop_.add(stats_signal_fd_.get(), &stats_tag_, true, false);
+  loop_.add(names_.event_fd(), &names_tag_, true, false);
   if (config_.carrier != CarrierChoice::kTcp) {
     try {
       datagrams_ = std::make_unique<DatagramPort>(config_, carrier_->port());
@@ -108,13 +109,14 @@ Engine::Impl::Impl(Config config)
                          : std::optional(std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
     return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer), rtt, dialler);
   }, [this](const std::string& peer) {
-    // The key the connection will have (its peer's address), resolved as the dial will resolve it.
+    // The key the connection will have (its peer's address), as the dial will resolve it. A name
+    // not yet looked up (names_ never waits) or that does not resolve: nothing is known of the path.
     try {
-      socklen_t length = 0;
-      const sockaddr_storage address = resolve(parse_host_port(peer, true), length);
-      return path_keeper_.judge_before_dial(path_cache_key(address_text(address), peer));
+      const auto resolved = names_.find(parse_host_port(peer, true), Clock::now());
+      if (!resolved || !resolved->ok()) return DialJudgement::kAtHandshake;
+      return path_keeper_.judge_before_dial(path_cache_key(address_text(resolved->address), peer));
     } catch (const std::exception&) {
-      return DialJudgement::kAtHandshake;  // the dial will fail and say why; nothing is known of the path
+      return DialJudgement::kAtHandshake;  // the dial will fail and say why
     }
   });
   if (!config_.stats_path.empty()) {

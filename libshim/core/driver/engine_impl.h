@@ -11,6 +11,7 @@
 #include "driver/datagram_port.h"
 #include "driver/event_loop.h"
 #include "driver/mailbox.h"
+#include "driver/name_resolver.h"
 #include "driver/path_keeper.h"
 #include "driver/thread_pinning.h"
 #include "session/endpoint.h"
@@ -47,7 +48,7 @@ class Engine::Impl {
 
  private:
   // Tags for event-loop sources that are not connections.
-  enum class Source { kListen, kWake, kStatsSignal, kDatagrams };
+  enum class Source { kListen, kWake, kStatsSignal, kDatagrams, kNames };
 
   void run();
   void handle_event(const LoopEvent& event, Clock::time_point now);
@@ -57,6 +58,10 @@ class Engine::Impl {
   MailboxSlot& slot(Session& session);
   // Carries out what the endpoint decided: opens links, retunes, writes, closes.
   void drain_commands(Clock::time_point now);
+  // Opens the connection's link once its peer's address is known (names_); while the name is looked
+  // up it waits in awaiting_name_, its attempt deadline running.
+  void dial(Connection& connection, Clock::time_point now);
+  void dial_awaiting_names(Clock::time_point now);
   void flush(Connection& connection, Clock::time_point now);
   void set_interest(Connection& connection);
   void sweep_closed();
@@ -71,7 +76,9 @@ class Engine::Impl {
   PinPlan pin_plan_;
   std::thread thread_;
   Source listen_tag_ = Source::kListen, wake_tag_ = Source::kWake, stats_tag_ = Source::kStatsSignal;
-  Source datagram_tag_ = Source::kDatagrams;
+  Source datagram_tag_ = Source::kDatagrams, names_tag_ = Source::kNames;
+  NameResolver names_;                    // peers' host names, looked up off this thread
+  std::vector<Connection*> awaiting_name_;  // dials whose peer's name is being looked up
   bool datagrams_blocked_ = false;  // the UDP socket was full: watching for writability
   std::string udp_note_;            // auto: why the UDP socket could not be bound
   bool reading_paused_ = false;

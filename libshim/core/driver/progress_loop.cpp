@@ -4,11 +4,15 @@
 #include "driver/engine_impl.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
+#include <vector>
 #include <unistd.h>
 
 #include "system_call.h"
 #include "carrier/tcp/tcp_path_info.h"
 #include "carrier/tcp/tcp_socket.h"
+#include "wire/host_port.h"
 
 namespace lp {
 namespace {
@@ -117,6 +121,8 @@ void Engine::Impl::handle_event(const LoopEvent& event, Clock::time_point now) {
       datagrams_->on_readable(endpoint_, endpoint_.received());  // delivered by drain_commands
     }
     if (event.writable) flush_datagrams();
+  } else if (event.tag == &names_tag_) {
+    dial_awaiting_names(now);
   } else if (event.tag == &stats_tag_) {
     std::uint64_t value = 0;
     [[maybe_unused]] auto ignored = ::read(stats_signal_fd_.get(), &value, sizeof value);
@@ -203,15 +209,7 @@ void Engine::Impl::service(Session& session, Clock::time_point now, bool reading
 
 void Engine::Impl::drain_commands(Clock::time_point now) {
   for (Connection* connection : endpoint_.take_dials()) {
-    if (connection->state == ConnectionState::kClosed) continue;
-    try {
-      connection->link = carrier_->dial(connection->peer_endpoint, connection->stream);
-      connection->writable_interest = true;
-      loop_.add(connection->link->poll_fd(), connection, true, true);
-    } catch (const std::exception& e) {
-      connection->link.reset();
-      endpoint_.on_dial_failed(*connection, e.what(), now);
-    }
+    if (connection->state != ConnectionState::kClosed) dial(*connection, now);
   }
   for (Connection* connection : endpoint_.take_retunes()) {
     if (connection->state != ConnectionState::kClosed && connection->link) connection->link->use_stream(connection->stream);
@@ -228,6 +226,38 @@ void Engine::Impl::drain_commands(Clock::time_point now) {
   // IDENTIFY) would else reach the application while the endpoint's slot is still the failed one
   // of the process before it, and the application's answer would go to that slot.
   mailbox_.deliver(endpoint_.received());
+}
+
+void Engine::Impl::dial(Connection& connection, Clock::time_point now) {
+  std::string target = connection.peer_endpoint;
+  try {
+    // A peer behind a site's gateway is reached through the gateway's socket: no name to look up.
+    if (site_of_endpoint(target).empty()) {
+      const auto resolved = names_.find(parse_host_port(target, true), now);
+      if (!resolved) {
+        awaiting_name_.push_back(&connection);  // dial_awaiting_names, or the attempt deadline
+        return;
+      }
+      if (!resolved->ok()) throw std::runtime_error(resolved->error);
+      target = numeric_endpoint(*resolved);
+    }
+    connection.link = carrier_->dial(target, connection.stream);
+    connection.writable_interest = true;
+    loop_.add(connection.link->poll_fd(), &connection, true, true);
+  } catch (const std::exception& e) {
+    connection.link.reset();
+    std::string why = e.what();
+    if (target != connection.peer_endpoint) why += " (" + connection.peer_endpoint + ")";
+    endpoint_.on_dial_failed(connection, why, now);
+  }
+}
+
+void Engine::Impl::dial_awaiting_names(Clock::time_point now) {
+  if (!names_.take_answers(now)) return;
+  std::vector<Connection*> waiting = std::exchange(awaiting_name_, {});
+  for (Connection* connection : waiting) {
+    if (connection->state == ConnectionState::kConnecting && !connection->link) dial(*connection, now);
+  }
 }
 
 void Engine::Impl::flush(Connection& connection, Clock::time_point now) {
@@ -283,6 +313,7 @@ void Engine::Impl::sweep_closed() {
       loop_.remove(connection->link->poll_fd());
       connection->link.reset();
     }
+    std::erase(awaiting_name_, connection);
     endpoint_.erase(connection);
   }
   const EndpointStatistics statistics = endpoint_statistics();
