@@ -62,10 +62,13 @@ const Route* Routes::find(std::uint32_t address) const {
 std::optional<std::vector<Route>> parse_routes(std::string_view text, std::string& error) {
   std::vector<Route> routes;
   while (!text.empty()) {
-    const auto separator = text.find_first_of(", ");
+    const auto separator = text.find(',');
     const std::string_view entry = text.substr(0, separator);
     text = separator == std::string_view::npos ? std::string_view{} : text.substr(separator + 1);
-    if (entry.empty()) continue;
+    if (entry.empty() || (separator != std::string_view::npos && text.empty())) {
+      error = "an empty entry";
+      return std::nullopt;
+    }
     auto route = parse_route(entry, error);
     if (!route) return std::nullopt;
     for (const auto& other : routes) {

@@ -27,8 +27,8 @@ struct Routes {
   const Route* find(std::uint32_t address) const;
 };
 
-// Parses `SITE=A.B.C.D/N[@G.H.I.J],...` (sites separated by commas or spaces). nullopt and a reason
-// in `error` for a malformed list, a site named twice or overlapping networks.
+// Parses `SITE=A.B.C.D/N[@G.H.I.J],...`. nullopt and a reason in `error` for a malformed list (an
+// empty entry too), a site named twice or overlapping networks.
 std::optional<std::vector<Route>> parse_routes(std::string_view text, std::string& error);
 
 // Marks the site whose network holds one of `addresses` (this host's IPv4 addresses) as local.

@@ -37,6 +37,9 @@ CORE_NS=lp-$INSTANCE-core
 
 unset LD_PRELOAD LONGPIPE_GATEWAY
 WORK=$(mktemp -d /tmp/lp-mpi-sites-test.XXXXXX)
+# The job's key: every rank's engine needs the same one.
+(umask 077 && openssl rand -hex 32 >"$WORK/job.key")
+export LONGPIPE_KEY_FILE=$WORK/job.key
 remove_counters() { ip netns exec "$CORE_NS" nft delete table inet "$COUNT_TABLE" 2>/dev/null || true; }
 finish() {
   local status=$?
@@ -70,11 +73,13 @@ counter() {
   ip netns exec "$CORE_NS" nft list counter inet "$COUNT_TABLE" "$1" | awk '/packets/ {for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1)}'
 }
 
-# streams_opened FILE: each gateway's count of streams opened so far, as "S1=n S2=n S3=n".
+# gateway_streams: each gateway's count of streams opened so far, as "S1=n S2=n S3=n".
 gateway_streams() {
-  "$GATEWAYS" status --json | /usr/bin/python3 -c '
+  "$GATEWAYS" status --json >"$WORK/gateways.json" || fail "netem/gateways status: the gateways are not up"
+  /usr/bin/python3 -c '
 import json, sys
-print(" ".join(f"{site}={status.get(\"streams_opened\", 0)}" for site, status in sorted(json.load(sys.stdin).items())))'
+statuses = json.load(open(sys.argv[1]))
+print(" ".join("%s=%d" % (site, status.get("streams_opened", 0)) for site, status in sorted(statuses.items())))' "$WORK/gateways.json"
 }
 
 # reference NAME PROGRAM RANKS ARGS...: the program on one compute host (s1-h1), Open MPI alone.
