@@ -8,8 +8,11 @@
 #
 #   open-mpi    mpi_exchange, 6 ranks (one per compute host of sites 1-3), Open MPI alone: its
 #               out-of-band network, PMIx wire-up and TCP BTL cross the sites through the gateways
-#   longpipe    mpi_exchange and mpi_collectives (two-level collectives), 6 ranks on the same hosts,
-#               with liblongpipe.so: LongPipe's engine carries the inter-site MPI traffic
+#   longpipe    mpi_exchange, 6 ranks on the same hosts, with liblongpipe.so: LongPipe's engine
+#               carries the inter-site MPI traffic, its collectives are two-level
+#   command     mpi_collectives (two-level collectives on split and reordered communicators), 6
+#               ranks, started with `./longpipe mpirun` in s1-h1 with LONGPIPE_SITE_ROUTES set: the
+#               command itself loads the dial library into mpirun, the orteds and the ranks
 #   two-site-16 mpi_exchange, 16 ranks, 4 on each compute host of sites 1 and 2, with liblongpipe.so
 #
 # Environment: LP_DIAL (liblongpipe-dial.so), LONGPIPE_LIBRARY (liblongpipe.so), MPI_EXCHANGE,
@@ -17,7 +20,7 @@
 # LONGPIPE_WAN, SITES_OPEN_PORT.
 set -euo pipefail
 
-SCENARIO=${1:?usage: run_mpi_sites.sh open-mpi|longpipe|two-site-16}
+SCENARIO=${1:?usage: run_mpi_sites.sh open-mpi|longpipe|command|two-site-16}
 HERE=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../lib/itest_common.sh
@@ -139,14 +142,46 @@ scenario_open_mpi() {
 
 scenario_longpipe() {
   reference exchange "$EXCHANGE" 6
-  reference collectives "$COLLECTIVES" 6 0,0,1,1,2,2
   install_counters
   local before
   before=$(gateway_streams)
   across exchange --sites 1,2,3 --hosts 2 --preload "$LIBRARY" -- "$EXCHANGE"
-  across collectives --sites 1,2,3 --hosts 2 --preload "$LIBRARY" -- "$COLLECTIVES" 0,0,1,1,2,2
   check_crossing "$before" S1,S2,S3
-  pass "longpipe: point-to-point and two-level collectives, 6 ranks on 3 sites with LongPipe, transcripts as on one host; only gateway-to-gateway packets crossed"
+  pass "longpipe: point-to-point and two-level collectives, 6 ranks on 3 sites with LongPipe, transcript as on one host; only gateway-to-gateway packets crossed"
+}
+
+# ./longpipe mpirun in s1-h1, as a user on a private host would run it (a hostfile of the site
+# hosts, the rsh agent, the routes); its processes carry LP_MPI_SITES_RUN for the clean-up.
+scenario_command() {
+  local sites=0,0,1,1,2,2 status=0 routes=""
+  mkdir "$WORK/markers.reference" "$WORK/markers"
+  reference collectives "$COLLECTIVES" 6 "$sites" "$WORK/markers.reference"
+  printf 's%d-h%d slots=1\n' 1 1 1 2 2 1 2 2 3 1 3 2 >"$WORK/hostfile"
+  for site in 1 2 3; do routes+=${routes:+,}S$site=10.$site.0.0/24@10.$site.0.1; done
+  install_counters
+  local before
+  before=$(gateway_streams)
+  # shellcheck source=../../apps/mpi-sites/job_processes.sh
+  source "$ROOT/apps/mpi-sites/job_processes.sh"
+  TERM_GRACE_SECONDS=3   # shellcheck disable=SC2034  # read by end_run
+  mkdir "$WORK/run"
+  trap 'end_run "$WORK/run"; finish' EXIT
+  LP_MPI_SITES_RUN=$WORK/run LONGPIPE_SITE_ROUTES=$routes LONGPIPE_MPI_SITES=$sites LONGPIPE_WAN=$WAN \
+    LONGPIPE_BUILD_DIR=$(dirname "$(dirname "$LIBRARY")") \
+    "$WAN" exec s1-h1 timeout "$JOB_SECONDS" "$ROOT/longpipe" mpirun --allow-run-as-root --oversubscribe \
+    --bind-to none --hostfile "$WORK/hostfile" -np 6 --map-by slot --mca plm_rsh_agent "$ROOT/apps/mpi-sites/mpi-rsh" \
+    --mca oob_tcp_if_include 10.0.0.0/8 --mca btl_tcp_if_include 10.0.0.0/8 --mca btl tcp,vader,self \
+    "$COLLECTIVES" "$sites" "$WORK/markers" >"$WORK/collectives.out" 2>"$WORK/collectives.err" </dev/null || status=$?
+  end_run "$WORK/run"
+  ((status == 0)) || fail "./longpipe mpirun across the sites exited with status $status: $(tail -n 15 "$WORK/collectives.err")"
+  # A floating-point sum's rounding depends on the reduction's order: those lines are apart
+  # (tests/mpi/collectives.c); every other line must be the same.
+  diff -u <(grep -v '^order-sensitive' "$WORK/collectives.reference") <(grep -v '^order-sensitive' "$WORK/collectives.out") \
+    >"$WORK/collectives.diff" ||
+    fail "collectives: the transcript across the sites differs from the one-host run: $(head -n 20 "$WORK/collectives.diff")"
+  grep -q . "$WORK/collectives.out" || fail "collectives: no transcript"
+  check_crossing "$before" S1,S2,S3
+  pass "command: ./longpipe mpirun with LONGPIPE_SITE_ROUTES, two-level collectives on 6 ranks of 3 sites, transcript as on one host; only gateway-to-gateway packets crossed"
 }
 
 scenario_two_site_16() {
@@ -162,6 +197,7 @@ scenario_two_site_16() {
 case $SCENARIO in
   open-mpi) scenario_open_mpi ;;
   longpipe) scenario_longpipe ;;
+  command) scenario_command ;;
   two-site-16) scenario_two_site_16 ;;
   *) fail "unknown scenario '$SCENARIO'" ;;
 esac
