@@ -43,6 +43,11 @@ WORK=$(mktemp -d /tmp/lp-mpi-sites-test.XXXXXX)
 # The job's key: every rank's engine needs the same one.
 (umask 077 && openssl rand -hex 32 >"$WORK/job.key")
 export LONGPIPE_KEY_FILE=$WORK/job.key
+# shellcheck source=../../apps/mpi-sites/job_processes.sh
+source "$ROOT/apps/mpi-sites/job_processes.sh"   # end_run: the command scenario's processes
+# shellcheck disable=SC2034  # read by end_run
+TERM_GRACE_SECONDS=3
+RUN_TAG=""
 remove_counters() { ip netns exec "$CORE_NS" nft delete table inet "$COUNT_TABLE" 2>/dev/null || true; }
 finish() {
   local status=$?
@@ -50,6 +55,7 @@ finish() {
   # mpi-private ends its job's processes itself (also on timeout); a job still running here was
   # started by a failed step: end it through its own clean-up.
   [[ -n ${JOB_PID:-} ]] && kill -TERM "$JOB_PID" 2>/dev/null && wait "$JOB_PID" 2>/dev/null
+  [[ -n $RUN_TAG ]] && end_run "$RUN_TAG"
   remove_work_unless_failed "$status"
   exit "$status"
 }
@@ -161,18 +167,16 @@ scenario_command() {
   install_counters
   local before
   before=$(gateway_streams)
-  # shellcheck source=../../apps/mpi-sites/job_processes.sh
-  source "$ROOT/apps/mpi-sites/job_processes.sh"
-  TERM_GRACE_SECONDS=3   # shellcheck disable=SC2034  # read by end_run
-  mkdir "$WORK/run"
-  trap 'end_run "$WORK/run"; finish' EXIT
-  LP_MPI_SITES_RUN=$WORK/run LONGPIPE_SITE_ROUTES=$routes LONGPIPE_MPI_SITES=$sites LONGPIPE_WAN=$WAN \
+  RUN_TAG=$WORK/run
+  mkdir "$RUN_TAG"
+  LP_MPI_SITES_RUN=$RUN_TAG LONGPIPE_SITE_ROUTES=$routes LONGPIPE_MPI_SITES=$sites LONGPIPE_WAN=$WAN \
     LONGPIPE_BUILD_DIR=$(dirname "$(dirname "$LIBRARY")") \
     "$WAN" exec s1-h1 timeout "$JOB_SECONDS" "$ROOT/longpipe" mpirun --allow-run-as-root --oversubscribe \
     --bind-to none --hostfile "$WORK/hostfile" -np 6 --map-by slot --mca plm_rsh_agent "$ROOT/apps/mpi-sites/mpi-rsh" \
     --mca oob_tcp_if_include 10.0.0.0/8 --mca btl_tcp_if_include 10.0.0.0/8 --mca btl tcp,vader,self \
     "$COLLECTIVES" "$sites" "$WORK/markers" >"$WORK/collectives.out" 2>"$WORK/collectives.err" </dev/null || status=$?
-  end_run "$WORK/run"
+  end_run "$RUN_TAG"
+  RUN_TAG=""
   ((status == 0)) || fail "./longpipe mpirun across the sites exited with status $status: $(tail -n 15 "$WORK/collectives.err")"
   # A floating-point sum's rounding depends on the reduction's order: those lines are apart
   # (tests/mpi/collectives.c); every other line must be the same.
