@@ -49,8 +49,9 @@ std::optional<Redirected> lookup(int fd);
 int dial_through_gateway(int fd, const Route& route, const sockaddr_in& destination);
 
 // For a connection just accepted from the local gateway's address: reads the dialler's preamble
-// (bounded wait) and returns the original source, or nullopt (the connection is left as it was).
-std::optional<sockaddr_in> read_preamble(int fd);
+// (waiting a bounded time for it when `wait`) and returns the original source, or nullopt (the
+// connection is left as it was).
+std::optional<sockaddr_in> read_preamble(int fd, bool wait);
 
 // The preamble a dialler sends right after its CONNECT request: "LONGPIPE-DIAL/1 FROM A.B.C.D:PORT\n".
 inline constexpr char kPreamblePrefix[] = "LONGPIPE-DIAL/1 FROM ";

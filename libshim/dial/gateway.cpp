@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 
 #include "dial.h"
@@ -122,15 +123,14 @@ int dial_through_gateway(int fd, const Route& route, const sockaddr_in& destinat
   return 0;
 }
 
-std::optional<sockaddr_in> read_preamble(int fd) {
-  const auto deadline = std::chrono::steady_clock::now() + kPreambleWait;
+std::optional<sockaddr_in> read_preamble(int fd, bool wait) {
+  const auto deadline = std::chrono::steady_clock::now() + (wait ? kPreambleWait : std::chrono::milliseconds(0));
   const std::size_t prefix_length = sizeof kPreamblePrefix - 1;
   char buffer[64];
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    pollfd wait{fd, POLLIN, 0};
-    const int ready = poll(&wait, 1, static_cast<int>(left.count()));
+    pollfd readable{fd, POLLIN, 0};
+    const int ready = poll(&readable, 1, static_cast<int>(std::max<long long>(left.count(), 0)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) return std::nullopt;
     const ssize_t n = recv(fd, buffer, sizeof buffer - 1, MSG_PEEK | MSG_DONTWAIT);
@@ -140,7 +140,7 @@ std::optional<sockaddr_in> read_preamble(int fd) {
     if (std::memcmp(buffer, kPreamblePrefix, have < prefix_length ? have : prefix_length) != 0) return std::nullopt;
     const auto* end = static_cast<const char*>(std::memchr(buffer, '\n', have));
     if (end == nullptr) {
-      if (have == sizeof buffer - 1) return std::nullopt;
+      if (have == sizeof buffer - 1 || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
       const timespec pause{0, 1'000'000};  // the rest of the line is on its way
       nanosleep(&pause, nullptr);
       continue;

@@ -90,7 +90,9 @@ int accept_connection(int listener, sockaddr* address, socklen_t* length, int fl
   if (peer.ss_family == AF_INET && local >= 0 && config.routes.sites[local].gateway) {
     auto& peer_in = reinterpret_cast<sockaddr_in&>(peer);
     if (ntohl(peer_in.sin_addr.s_addr) == *config.routes.sites[local].gateway) {
-      if (const auto source = read_preamble(fd)) {
+      // A caller that does not ask for the address (LongPipe's engine, the gateway) is not kept
+      // waiting: only a preamble already there is taken.
+      if (const auto source = read_preamble(fd, address != nullptr)) {
         Redirected entry;
         entry.peer = *source;
         remember(fd, entry);
