@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "dial.h"
 
@@ -57,11 +58,11 @@ Settings read_settings() {
   return result;
 }
 
-// True when `fd` is a TCP socket (a stream socket of the IPv4 family).
+// True when `fd` is a TCP socket.
 bool is_tcp(int fd) {
-  int type = 0;
-  socklen_t length = sizeof type;
-  return real().getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) == 0 && type == SOCK_STREAM;
+  int protocol = 0;
+  socklen_t length = sizeof protocol;
+  return real().getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &protocol, &length) == 0 && protocol == IPPROTO_TCP;
 }
 
 int redirect_or_connect(int fd, const sockaddr* address, socklen_t length) {
@@ -135,7 +136,11 @@ const Settings& settings() {
 }
 
 void log_line(const std::string& text) {
-  if (settings().log) std::fprintf(stderr, "longpipe-dial[%d]: %s\n", static_cast<int>(getpid()), text.c_str());
+  if (!settings().log) return;
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  std::fprintf(stderr, "longpipe-dial[%d] %lld.%03ld: %s\n", static_cast<int>(getpid()), static_cast<long long>(now.tv_sec),
+               now.tv_nsec / 1'000'000, text.c_str());
 }
 
 }  // namespace lp::dial
