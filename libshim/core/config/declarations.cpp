@@ -159,11 +159,14 @@ std::vector<Declaration> other_declarations() {
       // hosts are private; liblongpipe.so only checks its values.
       declare("SITE_ROUTES", Part::kTools, Kind::kUser,
               "comma-separated SITE=A.B.C.D/N[@GATEWAY] entries (e.g. S2=10.2.0.0/24@10.2.0.1)", "(none)",
-              "liblongpipe-dial.so: each site's network; a TCP connect() to another site's network goes "
-              "through LONGPIPE_GATEWAY, and @GATEWAY is the address the site gateway dials from",
+              "the dial preload (liblongpipe-dial.so): each site's network; a TCP connect() to another "
+              "site's network goes through LONGPIPE_GATEWAY, and @GATEWAY is the address the site gateway "
+              "dials from",
               site_routes()),
       declare("DIAL_LOG", Part::kTools, Kind::kUser, "0 or 1", "0",
-              "liblongpipe-dial.so: 1 = one line on stderr per connection it redirects or accepts", one_of({"0", "1"})),
+              "the dial preload (liblongpipe-dial.so): 1 = one line on stderr per connection it redirects or "
+              "accepts",
+              one_of({"0", "1"})),
       // The `longpipe` command, netem and the benchmarks.
       declare("BUILD_DIR", Part::kTools, Kind::kTool, "a directory", "build in the checkout",
               "the build tree that `longpipe`, netem/wan and the benchmarks use", any_text()),
