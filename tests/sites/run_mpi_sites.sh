@@ -136,24 +136,31 @@ for site in sys.argv[3].split(","):
 PY
 }
 
-scenario_open_mpi() {
-  reference exchange "$EXCHANGE" 6
+# exchange_job RANKS GATEWAYS MPI-PRIVATE-ARGS...: mpi_exchange on one host, then across the sites
+# with MPI-PRIVATE-ARGS under the core's counters; GATEWAYS (S1,S2,...) must all carry streams.
+exchange_job() {
+  local ranks=$1 gateways=$2 before
+  shift 2
+  reference exchange "$EXCHANGE" "$ranks"
   install_counters
-  local before
   before=$(gateway_streams)
-  across exchange --sites 1,2,3 --hosts 2 --preload "" -- "$EXCHANGE"
-  check_crossing "$before" S1,S2,S3
+  across exchange "$@" -- "$EXCHANGE"
+  check_crossing "$before" "$gateways"
+}
+
+scenario_open_mpi() {
+  exchange_job 6 S1,S2,S3 --sites 1,2,3 --hosts 2 --preload ""
   pass "open-mpi: 6 ranks on the private hosts of 3 sites, Open MPI's runtime and TCP BTL through the gateways; transcript as on one host; only gateway-to-gateway packets on port $OPEN_PORT crossed"
 }
 
 scenario_longpipe() {
-  reference exchange "$EXCHANGE" 6
-  install_counters
-  local before
-  before=$(gateway_streams)
-  across exchange --sites 1,2,3 --hosts 2 --preload "$LIBRARY" -- "$EXCHANGE"
-  check_crossing "$before" S1,S2,S3
+  exchange_job 6 S1,S2,S3 --sites 1,2,3 --hosts 2 --preload "$LIBRARY"
   pass "longpipe: point-to-point and two-level collectives, 6 ranks on 3 sites with LongPipe, transcript as on one host; only gateway-to-gateway packets crossed"
+}
+
+scenario_two_site_16() {
+  exchange_job 16 S1,S2 --sites 1,2 --hosts 2 -n 4 --preload "$LIBRARY"
+  pass "two-site-16: 16 ranks on 2 sites (4 per host) with LongPipe, transcript as on one host; only gateway-to-gateway packets crossed"
 }
 
 # ./longpipe mpirun in s1-h1, as a user on a private host would run it (a hostfile of the site
@@ -186,16 +193,6 @@ scenario_command() {
   grep -q . "$WORK/collectives.out" || fail "collectives: no transcript"
   check_crossing "$before" S1,S2,S3
   pass "command: ./longpipe mpirun with LONGPIPE_SITE_ROUTES, two-level collectives on 6 ranks of 3 sites, transcript as on one host; only gateway-to-gateway packets crossed"
-}
-
-scenario_two_site_16() {
-  reference exchange "$EXCHANGE" 16
-  install_counters
-  local before
-  before=$(gateway_streams)
-  across exchange --sites 1,2 --hosts 2 -n 4 --preload "$LIBRARY" -- "$EXCHANGE"
-  check_crossing "$before" S1,S2
-  pass "two-site-16: 16 ranks on 2 sites (4 per host) with LongPipe, transcript as on one host; only gateway-to-gateway packets crossed"
 }
 
 case $SCENARIO in
