@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <regex>
 #include <sstream>
 
 #include "config.h"
@@ -93,6 +94,21 @@ Rule socket_path() {
   });
 }
 
+// LONGPIPE_SITE_ROUTES: SITE=A.B.C.D/N[@A.B.C.D] entries, separated by commas (libshim/dial).
+Rule site_routes() {
+  return rule([](const std::string& value) {
+    static const std::regex entry(
+        R"([^=,\s]+=(\d{1,3}\.){3}\d{1,3}/\d{1,2}(@(\d{1,3}\.){3}\d{1,3})?)");
+    std::stringstream in(value);
+    bool any = false;
+    for (std::string item; std::getline(in, item, ',');) {
+      if (!std::regex_match(item, entry)) return false;
+      any = true;
+    }
+    return any && value.back() != ',';
+  });
+}
+
 Rule any_text() {
   return rule([](const std::string&) { return true; });
 }
@@ -139,6 +155,18 @@ std::vector<Declaration> other_declarations() {
               "MPI collectives across sites: site = in two levels (one exchange per site pair over the long "
               "link), native = Open MPI's own algorithms",
               one_of({"site", "native"})),
+      // The dial library (libshim/dial, liblongpipe-dial.so), in every process of a job whose
+      // hosts are private; liblongpipe.so only checks its values.
+      declare("SITE_ROUTES", Part::kTools, Kind::kUser,
+              "comma-separated SITE=A.B.C.D/N[@GATEWAY] entries (e.g. S2=10.2.0.0/24@10.2.0.1)", "(none)",
+              "the dial preload (liblongpipe-dial.so): each site's network; a TCP connect() to another "
+              "site's network goes through LONGPIPE_GATEWAY, and @GATEWAY is the address the site gateway "
+              "dials from",
+              site_routes()),
+      declare("DIAL_LOG", Part::kTools, Kind::kUser, "0 or 1", "0",
+              "the dial preload (liblongpipe-dial.so): 1 = one line on stderr per connection it redirects or "
+              "accepts",
+              one_of({"0", "1"})),
       // The `longpipe` command, netem and the benchmarks.
       declare("BUILD_DIR", Part::kTools, Kind::kTool, "a directory", "build in the checkout",
               "the build tree that `longpipe`, netem/wan and the benchmarks use", any_text()),
