@@ -7,6 +7,8 @@
 # to the command's own folder, so that the tree works wherever it is installed.
 file(RELATIVE_PATH LP_BIN_TO_LIBDIR /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBDIR})
 file(RELATIVE_PATH LP_BIN_TO_LIBEXECDIR /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBEXECDIR})
+file(READ packaging/run_commands.sh LP_RUN_COMMANDS)   # the run and mpirun commands, shared with ./longpipe
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS packaging/run_commands.sh)
 configure_file(packaging/longpipe.in ${PROJECT_BINARY_DIR}/packaging/longpipe @ONLY)
 install(PROGRAMS ${PROJECT_BINARY_DIR}/packaging/longpipe DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT longpipe)
 
