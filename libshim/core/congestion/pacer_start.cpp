@@ -96,7 +96,7 @@ bool DatagramPacer::seed_worth_taking(double rate, ArqDuration min_rtt) {
 }
 
 bool DatagramPacer::seed(double rate, ArqDuration min_rtt) {
-  if (seed_state_ != Seed::kNone || delivered_ > 0 || lost_bytes_ > 0 || !seed_worth_taking(rate, min_rtt)) {
+  if (seed_state_ != Seed::kNone || sampler_.delivered() > 0 || lost_bytes_ > 0 || !seed_worth_taking(rate, min_rtt)) {
     return false;
   }
   initial_rtt_ = min_rtt;
@@ -112,27 +112,28 @@ void DatagramPacer::start_seeded(double rate) {
   window_gain_ = kSeedWindowGain;
 }
 
+DatagramPacer::SeedVerdict DatagramPacer::seed_verdict(const SeedEvidence& e) {
+  const double rate = e.span > ArqDuration::zero() ? e.delivered / seconds_of(e.span) : 0;
+  // Heavy loss: the seed overfills the bottleneck's queue; the ACKs came at the bottleneck's rate.
+  const double total = e.lost + e.delivered;
+  if (total >= kSeedEvidenceDatagrams * kDatagramBytes && e.lost > kHeavyLossFraction * total) {
+    return {Seed::kRejected, std::min(rate, e.seed_rate)};
+  }
+  if (e.span < e.round_trip) return {Seed::kSeeded, rate};
+  if (rate >= kSeedConfirmShare * e.seed_rate) return {Seed::kConfirmed, rate};
+  // An application that sent less than the seed says nothing of the path: the next busy round
+  // trip is judged (kNone).
+  return {e.application_limited ? Seed::kNone : Seed::kRejected, rate};
+}
+
 void DatagramPacer::judge_seed(ArqTime now) {
   if (seed_state_ != Seed::kSeeded || !seed_judged_from_) return;
-  const double delivered = static_cast<double>(delivered_ - seed_delivered_from_);
-  const double lost = static_cast<double>(lost_bytes_ - seed_lost_from_);
-  const ArqDuration span = duration_cast<ArqDuration>(now - *seed_judged_from_);
-  const double rate = span > ArqDuration::zero() ? delivered / seconds_of(span) : 0;
-  // Heavy loss: the seed overfills the bottleneck's queue; the ACKs came at the bottleneck's rate.
-  if (lost + delivered >= kSeedEvidenceDatagrams * kDatagramBytes && lost > kHeavyLossFraction * (lost + delivered)) {
-    end_seed(Seed::kRejected, std::min(rate, seed_rate_));
-    return;
-  }
-  if (span < min_rtt_.value_or(initial_rtt_)) return;
-  if (rate >= kSeedConfirmShare * seed_rate_) {
-    end_seed(Seed::kConfirmed, rate);
-  } else if (!seed_application_limited_) {
-    end_seed(Seed::kRejected, rate);
-  } else {
-    // The application sent less than the seed: that says nothing of the path. Judge the next
-    // busy round trip.
-    seed_judged_from_.reset();
-  }
+  const SeedVerdict verdict = seed_verdict({static_cast<double>(sampler_.delivered() - seed_delivered_from_),
+                                            static_cast<double>(lost_bytes_ - seed_lost_from_),
+                                            duration_cast<ArqDuration>(now - *seed_judged_from_),
+                                            rtt_.min().value_or(initial_rtt_), seed_rate_, seed_application_limited_});
+  if (verdict.state == Seed::kNone) seed_judged_from_.reset();
+  if (verdict.state == Seed::kConfirmed || verdict.state == Seed::kRejected) end_seed(verdict.state, verdict.rate);
 }
 
 void DatagramPacer::end_seed(Seed verdict, double delivered_rate) {
@@ -140,8 +141,7 @@ void DatagramPacer::end_seed(Seed verdict, double delivered_rate) {
   if (verdict == Seed::kConfirmed) {
     // The path carries the seed: start-up goes on from what it delivered (a seed too low still
     // doubles per round trip from there, as a cold start would from its first window).
-    double& slot = round_max_[filter_round_ % kRing];
-    slot = std::max(slot, delivered_rate);
+    rate_filter_.offer(delivered_rate);
     full_bandwidth_ = bandwidth();
     flat_rounds_ = 0;
     pacing_gain_ = kSeedStartupGain;
@@ -151,8 +151,7 @@ void DatagramPacer::end_seed(Seed verdict, double delivered_rate) {
   // The path delivered far less than the seed: its rate is what it delivered, and the queue the
   // seed built drains before cruising at it.
   train_floor_open_ = false;
-  round_max_.fill(0);
-  round_max_[filter_round_ % kRing] = std::max(delivered_rate, kMinPacingRate);
+  rate_filter_.reset(std::max(delivered_rate, kMinPacingRate));
   full_bandwidth_ = bandwidth();
   enter_drain();
 }
