@@ -1,6 +1,6 @@
 // The datagram controller's pure parts on a fake clock: delivery-rate sampling, the min-RTT and
 // max-rate filters (congestion/delivery_rate.h, congestion/path_filters.h), the verdict on a warm
-// start or a jump (DatagramPacer::seed_verdict).
+// start or a jump (DatagramPacer::seed_verdict), the kinds of kernel congestion control.
 #include <catch2/catch.hpp>
 
 #include "congestion/datagram_pacer.h"
@@ -134,4 +134,14 @@ TEST_CASE("seed verdict: heavy loss rejects at once, at no more than the seed") 
   few.delivered = 6 * 1472;
   few.lost = 4 * 1472;  // ten datagrams say too little
   CHECK(Pacer::seed_verdict(few).state == Pacer::Seed::kSeeded);
+}
+
+TEST_CASE("kernel congestion kinds: one enum for the tcp carrier's choice") {
+  using lp::CongestionKind;
+  CHECK(lp::kernel_congestion_kind("cubic") == CongestionKind::kKernelCubic);
+  CHECK(lp::kernel_congestion_kind("bbr") == CongestionKind::kKernelBbr);
+  CHECK(lp::kernel_congestion_kind("bbr2") == CongestionKind::kKernelBbr);
+  CHECK(lp::kernel_congestion_kind("reno") == CongestionKind::kKernelOther);
+  CHECK(std::string(lp::kernel_congestion_name(CongestionKind::kKernelBbr)) == "bbr");
+  CHECK(std::string(lp::kernel_congestion_name(CongestionKind::kKernelCubic)) == "cubic");
 }

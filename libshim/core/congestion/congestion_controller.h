@@ -2,8 +2,10 @@
 // ngtcp2_cc, quinn-proto's congestion::Controller). Sans-I/O: the caller passes the time; the
 // controller reads no clock and owns no socket.
 //
-// The datagram carrier's controller (DatagramPacer) implements it; on the tcp carrier's streams the
-// kernel keeps window and pacing (tcp_path_info.h reads them from TCP_INFO). The datagram
+// Kinds of controller run LongPipe's traffic (CongestionKind): the datagram carrier's own
+// (DatagramPacer, this interface), and the kernel's TCP stack on the tcp carrier's streams, whose
+// window and pacing the kernel keeps (tcp_path_info.h reads them from TCP_INFO): the engine only
+// chooses that kind (idle_restart.h, resolve_congestion) and judges its window by it. The datagram
 // controller's pure parts have their own tests: delivery-rate sampling (delivery_rate.h), the
 // min-RTT and max-rate filters (path_filters.h), the verdict on a seed (DatagramPacer::seed_verdict).
 #pragma once
@@ -13,10 +15,24 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 
 #include "arq/arq_types.h"
 
 namespace lp {
+
+enum class CongestionKind {
+  kDatagram,     // DatagramPacer
+  kKernelCubic,  // the kernel's (TCP_CONGESTION) cubic: restarts its window after idle (PLATFORM.md)
+  kKernelBbr,    // ... bbr (bbr2, bbr3 alike): paces every write itself, keeps its window across idle
+  kKernelOther,  // ... any other name (reno, htcp): as cubic
+};
+// The kind of the kernel's congestion control named `name`, and the name of a kernel kind.
+inline CongestionKind kernel_congestion_kind(std::string_view name) {
+  if (name.starts_with("bbr")) return CongestionKind::kKernelBbr;
+  return name == "cubic" ? CongestionKind::kKernelCubic : CongestionKind::kKernelOther;
+}
+inline const char* kernel_congestion_name(CongestionKind kind) { return kind == CongestionKind::kKernelBbr ? "bbr" : "cubic"; }
 
 class CongestionController {
  public:
