@@ -1,10 +1,12 @@
 // The datagram controller's pure parts on a fake clock: delivery-rate sampling, the min-RTT and
 // max-rate filters (congestion/delivery_rate.h, congestion/path_filters.h), the verdict on a warm
-// start or a jump (DatagramPacer::seed_verdict), the kinds of kernel congestion control.
+// start or a jump (DatagramPacer::seed_verdict), start-up's packet train (congestion/packet_train.h),
+// the kinds of kernel congestion control.
 #include <catch2/catch.hpp>
 
 #include "congestion/datagram_pacer.h"
 #include "congestion/delivery_rate.h"
+#include "congestion/packet_train.h"
 #include "congestion/path_filters.h"
 
 using namespace std::chrono_literals;
@@ -144,4 +146,43 @@ TEST_CASE("kernel congestion kinds: one enum for the tcp carrier's choice") {
   CHECK(lp::kernel_congestion_kind("reno") == CongestionKind::kKernelOther);
   CHECK(std::string(lp::kernel_congestion_name(CongestionKind::kKernelBbr)) == "bbr");
   CHECK(std::string(lp::kernel_congestion_name(CongestionKind::kKernelCubic)) == "cubic");
+}
+
+namespace {
+// A train of `count` datagrams sent `send_gap` apart, each ACKed alone on arrival `arrival_gap` apart.
+lp::PacketTrain::Reading run_train(int count, lp::ArqDuration send_gap, lp::ArqDuration arrival_gap) {
+  lp::PacketTrain train;
+  REQUIRE(train.idle());
+  train.open();
+  std::vector<lp::PacketTrain::Place> places;
+  for (int i = 0; i < count; ++i) places.push_back(train.on_sent(at(i * send_gap), 1472, false));
+  CHECK(train.on_sent(at(count * send_gap), 1472, true).train == 0);  // a re-send joins no train
+  for (int i = 0; i < count; ++i) {
+    CHECK_FALSE(train.complete());
+    const ArqTime arrived = at(100ms + i * arrival_gap);
+    train.begin_ack();
+    train.on_delivered(places[i], 1472);
+    train.close();
+    train.time_arrivals(arrived, lp::CongestionController::Arrivals{arrived.time_since_epoch(), arrived.time_since_epoch(), 1});
+  }
+  REQUIRE(train.complete());
+  const auto reading = train.measure();
+  CHECK(train.idle());
+  return reading;
+}
+}  // namespace
+
+TEST_CASE("packet train: the arrivals' spread measures the bottleneck") {
+  const auto reading = run_train(64, 10us, 76us);  // 1472 B per 76 us: ~155 Mbit/s
+  CHECK_FALSE(reading.refusal);
+  CHECK(reading.sender_paced == 0);
+  CHECK(reading.rate == Approx(1472 / 76e-6));
+}
+
+TEST_CASE("packet train: bunched arrivals, a slow sender or a short train measure nothing") {
+  CHECK(run_train(64, 0us, 10us).refusal == lp::PacketTrain::Refusal::kShortSpan);  // 0.63 ms of arrivals
+  const auto paced = run_train(64, 60us, 76us);  // arrivals hardly more spread than the sends
+  CHECK(paced.sender_paced == 1);
+  CHECK(paced.refusal == lp::PacketTrain::Refusal::kFewDatagrams);
+  CHECK(run_train(10, 10us, 76us).refusal == lp::PacketTrain::Refusal::kFewDatagrams);
 }

@@ -88,44 +88,22 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
       mark_lost(it);
     } else {
       in_flight_ -= it->second.bytes;
-      leave_train(it->second);
+      train_.leave(it->second.train);
       send_order_.erase(it->second.send_index);
       outstanding_.erase(it);
     }
   }
   if (!highest_id_sent_ || id > *highest_id_sent_) highest_id_sent_ = id;
   round_sent_bytes_ += bytes;
-  // A new path's first datagrams leave as a packet train (up to kTrainDatagrams), in bursts: what
-  // the sender has leaves back to back, and a send after a pause (more than kTrainGap) begins the
-  // train's next burst. The bottleneck spreads each burst to its own rate, so each is measured on
-  // its own (measure_train): a program's small first message before its frames adds a burst that
-  // measures nothing, and frames smaller than the train make one train of several bursts.
-  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone && !train_open_ &&
-      train_outstanding_ == 0 && !train_acked_) {
-    ++train_generation_;
-    train_open_ = true;
-    train_sent_ = 0;
-    train_bursts_.clear();
+  // A new path's first datagrams leave as a packet train (packet_train.h).
+  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone && train_.idle()) {
+    train_.open();
   }
-  const std::uint64_t train = train_open_ && !retransmission ? train_generation_ : 0;
-  if (train) {
-    if (train_bursts_.empty() || now - train_bursts_.back().last_sent > kTrainGap) {
-      TrainBurst burst;
-      burst.first_sent = now;
-      train_bursts_.push_back(burst);
-    }
-    TrainBurst& burst = train_bursts_.back();
-    ++burst.sent;
-    burst.sent_bytes += bytes;
-    burst.last_sent = now;
-    ++train_sent_;
-    ++train_outstanding_;
-    if (train_sent_ >= kTrainDatagrams) train_open_ = false;
-  }
+  const PacketTrain::Place place = train_.on_sent(now, bytes, retransmission);
+  const bool train = place.train != 0;
   const std::uint64_t index = next_send_index_++;
   // Nothing in flight: the next delivery-rate interval starts now, not at the last delivery.
-  outstanding_[id] = Sent{index, now, bytes, sampler_.on_sent(now, in_flight_), retransmission, train,
-                          train ? train_bursts_.size() - 1 : 0};
+  outstanding_[id] = Sent{index, now, bytes, sampler_.on_sent(now, in_flight_), retransmission, place};
   send_order_[index] = id;
   in_flight_ += bytes;
   const ArqTime start = std::max(next_send_, now - catch_up());
@@ -137,10 +115,6 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   }
   ran_dry_ = false;
   next_send_ = train ? start : start + gap;  // a train's datagrams leave back to back
-}
-
-void DatagramPacer::leave_train(const Sent& sent) {
-  if (sent.train == train_generation_ && sent.train != 0 && train_outstanding_ > 0) --train_outstanding_;
 }
 
 ArqDuration DatagramPacer::catch_up() const {
@@ -168,10 +142,7 @@ void DatagramPacer::forget_in_flight() {
   outstanding_.clear();
   send_order_.clear();
   in_flight_ = 0;
-  train_outstanding_ = 0;  // a train sealed under the old keys measures nothing
-  train_open_ = false;
-  train_acked_ = false;
-  train_bursts_.clear();
+  train_.forget();  // a train sealed under the old keys measures nothing
 }
 
 void DatagramPacer::on_application_limited() {

@@ -52,6 +52,7 @@
 #include "arq/arq_types.h"
 #include "congestion/congestion_controller.h"
 #include "congestion/delivery_rate.h"
+#include "congestion/packet_train.h"
 #include "congestion/path_filters.h"
 
 namespace lp {
@@ -123,11 +124,7 @@ class DatagramPacer final : public CongestionController {
   // The bottleneck rate the packet train measured (bytes per second; 0 = none yet).
   double train_rate() const { return train_rate_; }
   std::uint64_t trains() const { return trains_; }
-  // Why bursts and trains were not taken for a measurement of the bottleneck (measure_train), for
-  // the statistics: a burst whose arrivals were no more spread than its sends; a train whose
-  // passing bursts held too few datagrams, or whose measured arrivals covered too little of it or
-  // too short a time; one slower than start-up already paced.
-  enum class TrainRefusal { kSenderPaced, kFewDatagrams, kLittleMeasured, kShortSpan, kSlowerThanStartup, kCount };
+  using TrainRefusal = PacketTrain::Refusal;
   std::uint64_t train_refusals(TrainRefusal why) const { return train_refusals_[static_cast<std::size_t>(why)]; }
   double bandwidth() const;                       // bytes per second (estimate of the bottleneck)
   double pacing_rate() const override;                  // bytes per second
@@ -168,23 +165,8 @@ class DatagramPacer final : public CongestionController {
     std::size_t bytes;
     DeliveryRateSampler::AtSend at_send;
     bool retransmission;              // its id was sent before: no RTT sample (Karn)
-    std::uint64_t train;              // the packet train it belongs to (0: none)
-    std::size_t burst;                // ... and its burst (TrainBurst)
+    PacketTrain::Place train;
   };
-  // One burst of a packet train: datagrams sent back to back, and when they arrived (the ACKs'
-  // Arrivals): `measured_bytes` arrived after `arrivals_from` until `arrivals_to`.
-  struct TrainBurst {
-    ArqTime first_sent{}, last_sent{};
-    std::uint64_t sent = 0, sent_bytes = 0;
-    std::optional<std::chrono::nanoseconds> arrivals_from;
-    std::chrono::nanoseconds arrivals_to{0};
-    std::uint64_t measured_bytes = 0;
-  };
-  struct AckedInBurst {
-    std::uint64_t datagrams = 0, bytes = 0;
-  };
-  void time_train_arrivals(ArqTime now, const std::optional<Arrivals>& arrivals);
-
   void deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest);
   void mark_lost(std::map<std::uint64_t, Sent>::iterator it);
   void end_round(ArqTime now);
@@ -197,7 +179,6 @@ class DatagramPacer final : public CongestionController {
   void judge_seed(ArqTime now);
   void end_seed(Seed verdict, double delivered_rate);
   void start_seeded(double rate);
-  void leave_train(const Sent& sent);
   void measure_train();
   void refuse_train(TrainRefusal why);
 
@@ -254,14 +235,7 @@ class DatagramPacer final : public CongestionController {
 
   // The packet train of the start-up jump: its bursts, and the ACKs that came for them.
   Jump jump_state_;
-  bool train_open_ = false;             // the datagrams sent now join the train
-  bool train_acked_ = false;            // an ACK came for the current train
-  std::uint64_t train_generation_ = 0;  // the current train (Sent::train)
-  std::uint64_t train_sent_ = 0;        // datagrams of the current train
-  std::uint64_t train_outstanding_ = 0; // neither delivered nor lost yet
-  std::vector<TrainBurst> train_bursts_;
-  std::vector<AckedInBurst> ack_bursts_;  // of the ACK being handled, by burst
-  std::uint64_t acked_outside_train_ = 0;  // ... and its datagrams of no burst (re-sends, later ones)
+  PacketTrain train_;
   double train_rate_ = 0;
   bool train_floor_open_ = true;        // train_floor() applies (no busy cruise round, back-off or rejection yet)
   std::uint64_t trains_ = 0;

@@ -13,7 +13,7 @@ using std::chrono::duration_cast;
 
 void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
   in_flight_ -= it->second.bytes;
-  leave_train(it->second);
+  train_.leave(it->second.train);
   round_lost_bytes_ += it->second.bytes;
   ++round_lost_datagrams_;
   lost_bytes_ += it->second.bytes;
@@ -27,13 +27,7 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
   sampler_.on_delivered(now, sent.bytes);
   round_delivered_bytes_ += sent.bytes;
   in_flight_ -= sent.bytes;
-  if (sent.train != 0 && sent.train == train_generation_) {
-    leave_train(sent);
-    ++ack_bursts_[sent.burst].datagrams;
-    ack_bursts_[sent.burst].bytes += sent.bytes;
-  } else {
-    ++acked_outside_train_;
-  }
+  train_.on_delivered(sent.train, sent.bytes);
   // A re-sent datagram's ACK may be for its earlier copy (Karn): it dates nothing.
   if (!sent.retransmission && (!newest || sent.send_index > newest->send_index)) newest = sent;
   // ... but an ACK sooner than a round trip after the re-send was for the earlier copy: that
@@ -49,8 +43,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
                            std::optional<Arrivals> arrivals) {
   std::optional<Sent> newest;
   const std::uint64_t delivered_before = sampler_.delivered();
-  ack_bursts_.assign(train_bursts_.size(), {});
-  acked_outside_train_ = 0;
+  train_.begin_ack();
   while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
   for (const ArqSackRange& range : sack) {
     for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
@@ -59,8 +52,8 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
       it = next;
     }
   }
-  if (sampler_.delivered() > delivered_before) train_open_ = false;  // later datagrams are paced by what the ACKs show
-  time_train_arrivals(now, arrivals);
+  if (sampler_.delivered() > delivered_before) train_.close();  // later datagrams are paced by what the ACKs show
+  train_.time_arrivals(now, arrivals);
   if (!newest) {
     // Only re-sent datagrams were acknowledged (a loss episode): no sample, but rounds go on.
     if (sampler_.delivered() > delivered_before && now - round_started_ >= rtt_.min().value_or(initial_rtt_)) end_round(now);
@@ -81,7 +74,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   {
     const ArqDuration rtt = duration_cast<ArqDuration>(now - newest->sent_at);
     // A packet train queues behind itself at the bottleneck: its RTTs say nothing of a queue that stands.
-    const bool queue_test = newest->train == 0;
+    const bool queue_test = newest->train.train == 0;
     if (queue_test) round_min_rtt_ = std::min(round_min_rtt_.value_or(rtt), rtt);
     // RFC 6298's smoothing (1/8, 1/4): the path's jitter, for the window and the queue test.
     rtt_.on_sample(now, rtt);
@@ -125,7 +118,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     seed_application_limited_ = false;
   }
   judge_seed(now);
-  if (jump_state_ == Jump::kWaiting && train_acked_ && train_outstanding_ == 0 && !train_open_) measure_train();
+  if (jump_state_ == Jump::kWaiting && train_.complete()) measure_train();
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
   // leave only re-sent datagrams to date it, one minimum RTT.
   if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * rtt_.min().value_or(initial_rtt_)) {
