@@ -4,6 +4,7 @@
 #include "congestion/datagram_pacer.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "congestion/pacer_tuning.h"
 
@@ -13,43 +14,26 @@ using namespace pacer_tuning;
 using std::chrono::duration_cast;
 
 const char* pacer_seed_name(DatagramPacer::Seed seed) {
-  switch (seed) {
-    case DatagramPacer::Seed::kNone: return "none";
-    case DatagramPacer::Seed::kSeeded: return "seeded";
-    case DatagramPacer::Seed::kConfirmed: return "confirmed";
-    case DatagramPacer::Seed::kRejected: return "rejected";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"none", "seeded", "confirmed", "rejected"};
+  return kNames[static_cast<std::size_t>(seed)];
 }
 
 const char* train_refusal_name(DatagramPacer::TrainRefusal why) {
-  switch (why) {
-    case DatagramPacer::TrainRefusal::kSenderPaced: return "sender_paced";
-    case DatagramPacer::TrainRefusal::kFewDatagrams: return "few_datagrams";
-    case DatagramPacer::TrainRefusal::kLittleMeasured: return "little_measured";
-    case DatagramPacer::TrainRefusal::kShortSpan: return "short_span";
-    case DatagramPacer::TrainRefusal::kSlowerThanStartup: return "slower_than_startup";
-    case DatagramPacer::TrainRefusal::kCount: break;
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"sender_paced", "few_datagrams", "little_measured", "short_span",
+                                           "slower_than_startup"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(DatagramPacer::TrainRefusal::kCount));
+  return kNames[static_cast<std::size_t>(why)];
 }
 
 const char* pacer_jump_name(const DatagramPacer& pacer) {
-  switch (pacer.jump_state()) {
-    case DatagramPacer::Jump::kOff: return "off";
-    case DatagramPacer::Jump::kWaiting: return "waiting";
-    case DatagramPacer::Jump::kTaken: return pacer_seed_name(pacer.seed_state());
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"off", "waiting"};
+  if (pacer.jump_state() == DatagramPacer::Jump::kTaken) return pacer_seed_name(pacer.seed_state());
+  return kNames[static_cast<std::size_t>(pacer.jump_state())];
 }
 
 const char* pacer_phase_name(DatagramPacer::Phase phase) {
-  switch (phase) {
-    case DatagramPacer::Phase::kStartup: return "startup";
-    case DatagramPacer::Phase::kDrain: return "drain";
-    case DatagramPacer::Phase::kCruise: return "cruise";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"startup", "drain", "cruise"};
+  return kNames[static_cast<std::size_t>(phase)];
 }
 
 DatagramPacer::DatagramPacer(ArqDuration initial_rtt, bool start_jump, bool refill_catch_up)
@@ -59,19 +43,17 @@ DatagramPacer::DatagramPacer(ArqDuration initial_rtt, bool start_jump, bool refi
       jump_state_(start_jump ? Jump::kWaiting : Jump::kOff),
       refill_catch_up_(refill_catch_up) {}
 
-double DatagramPacer::round_bandwidth_max() const { return *std::max_element(round_max_.begin(), round_max_.end()); }
-
 double DatagramPacer::train_floor() const {
   if (!train_floor_open_ || phase_ == Phase::kStartup) return 0;
   return kTrainFloorShare * train_rate_;
 }
 
 double DatagramPacer::bandwidth() const {
-  const double measured = std::max(round_bandwidth_max(), train_floor());
+  const double measured = std::max(rate_filter_.max(), train_floor());
   if (seed_state_ == Seed::kSeeded) return std::max(measured, seed_rate_);
   // A cold start-up never goes below its first window per round trip: the first ACKs (one
   // datagram's sample) measure far less, and would hold the second round below the first.
-  const double first_window_rate = kInitialWindowBytes / seconds_of(min_rtt_.value_or(initial_rtt_));
+  const double first_window_rate = kInitialWindowBytes / seconds_of(rtt_.min().value_or(initial_rtt_));
   if (phase_ == Phase::kStartup && seed_state_ == Seed::kNone) return std::max(measured, first_window_rate);
   if (measured > 0) return measured;
   return first_window_rate;  // nothing measured yet
@@ -86,12 +68,12 @@ double DatagramPacer::pacing_rate() const {
 }
 
 std::size_t DatagramPacer::window_bytes() const {
-  if (round_bandwidth_max() <= 0 && seed_state_ != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
-  const ArqDuration min_rtt = min_rtt_.value_or(initial_rtt_);
+  if (rate_filter_.max() <= 0 && seed_state_ != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
+  const ArqDuration min_rtt = rtt_.min().value_or(initial_rtt_);
   if (phase_ == Phase::kStartup && seed_state_ != Seed::kSeeded) {
     return static_cast<std::size_t>(std::max(kMinWindowBytes, kStartupWindowGain * bandwidth() * seconds_of(min_rtt)));
   }
-  const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
+  const ArqDuration rtt = std::clamp(rtt_.smoothed().value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
   const double bdp = bandwidth() * seconds_of(rtt);
   return static_cast<std::size_t>(std::max(kMinWindowBytes, window_gain_ * bdp));
 }
@@ -106,49 +88,22 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
       mark_lost(it);
     } else {
       in_flight_ -= it->second.bytes;
-      leave_train(it->second);
+      train_.leave(it->second.train);
       send_order_.erase(it->second.send_index);
       outstanding_.erase(it);
     }
   }
   if (!highest_id_sent_ || id > *highest_id_sent_) highest_id_sent_ = id;
-  if (in_flight_ == 0) {
-    // Nothing in flight: the next delivery-rate interval starts now, not at the last delivery.
-    first_sent_time_ = now;
-    delivered_time_ = now;
-  }
   round_sent_bytes_ += bytes;
-  // A new path's first datagrams leave as a packet train (up to kTrainDatagrams), in bursts: what
-  // the sender has leaves back to back, and a send after a pause (more than kTrainGap) begins the
-  // train's next burst. The bottleneck spreads each burst to its own rate, so each is measured on
-  // its own (measure_train): a program's small first message before its frames adds a burst that
-  // measures nothing, and frames smaller than the train make one train of several bursts.
-  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone && !train_open_ &&
-      train_outstanding_ == 0 && !train_acked_) {
-    ++train_generation_;
-    train_open_ = true;
-    train_sent_ = 0;
-    train_bursts_.clear();
+  // A new path's first datagrams leave as a packet train (packet_train.h).
+  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone && train_.idle()) {
+    train_.open();
   }
-  const std::uint64_t train = train_open_ && !retransmission ? train_generation_ : 0;
-  if (train) {
-    if (train_bursts_.empty() || now - train_bursts_.back().last_sent > kTrainGap) {
-      TrainBurst burst;
-      burst.first_sent = now;
-      train_bursts_.push_back(burst);
-    }
-    TrainBurst& burst = train_bursts_.back();
-    ++burst.sent;
-    burst.sent_bytes += bytes;
-    burst.last_sent = now;
-    ++train_sent_;
-    ++train_outstanding_;
-    if (train_sent_ >= kTrainDatagrams) train_open_ = false;
-  }
+  const PacketTrain::Place place = train_.on_sent(now, bytes, retransmission);
+  const bool train = place.train != 0;
   const std::uint64_t index = next_send_index_++;
-  outstanding_[id] = Sent{index, now, bytes, delivered_, delivered_time_, first_sent_time_,
-                          application_limited_until_ != 0, retransmission, train,
-                          train ? train_bursts_.size() - 1 : 0};
+  // Nothing in flight: the next delivery-rate interval starts now, not at the last delivery.
+  outstanding_[id] = Sent{index, now, bytes, sampler_.on_sent(now, in_flight_), retransmission, place};
   send_order_[index] = id;
   in_flight_ += bytes;
   const ArqTime start = std::max(next_send_, now - catch_up());
@@ -162,19 +117,15 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   next_send_ = train ? start : start + gap;  // a train's datagrams leave back to back
 }
 
-void DatagramPacer::leave_train(const Sent& sent) {
-  if (sent.train == train_generation_ && sent.train != 0 && train_outstanding_ > 0) --train_outstanding_;
-}
-
 ArqDuration DatagramPacer::catch_up() const {
-  if (!refill_catch_up_ || ran_dry_ || phase_ != Phase::kCruise || !min_rtt_) return kCatchUp;
+  if (!refill_catch_up_ || ran_dry_ || phase_ != Phase::kCruise || !rtt_.min()) return kCatchUp;
   // The pipe as ACKs see it (the smoothed RTT: a loaded receiver's late ACKs keep more in flight),
   // up to kCatchUpRttCap minimum RTTs.
-  const ArqDuration rtt = std::clamp(smoothed_rtt_.value_or(*min_rtt_), *min_rtt_,
-                                     duration_cast<ArqDuration>(*min_rtt_ * kCatchUpRttCap));
+  const ArqDuration rtt = std::clamp(rtt_.smoothed().value_or(*rtt_.min()), *rtt_.min(),
+                                     duration_cast<ArqDuration>(*rtt_.min() * kCatchUpRttCap));
   const double room = bandwidth() * seconds_of(rtt) - static_cast<double>(in_flight_);
   const auto refill = duration_cast<ArqDuration>(std::chrono::duration<double>(std::max(0.0, room) / pacing_rate()));
-  const ArqDuration most = std::min(kMaxCatchUp, duration_cast<ArqDuration>(*min_rtt_ * kCruiseCatchUpRttShare));
+  const ArqDuration most = std::min(kMaxCatchUp, duration_cast<ArqDuration>(*rtt_.min() * kCruiseCatchUpRttShare));
   return std::max(kCatchUp, std::min(refill, most));
 }
 
@@ -191,14 +142,11 @@ void DatagramPacer::forget_in_flight() {
   outstanding_.clear();
   send_order_.clear();
   in_flight_ = 0;
-  train_outstanding_ = 0;  // a train sealed under the old keys measures nothing
-  train_open_ = false;
-  train_acked_ = false;
-  train_bursts_.clear();
+  train_.forget();  // a train sealed under the old keys measures nothing
 }
 
 void DatagramPacer::on_application_limited() {
-  application_limited_until_ = std::max<std::uint64_t>(delivered_ + in_flight_, 1);
+  sampler_.on_application_limited(in_flight_);
   ran_dry_ = true;
   round_application_limited_ = true;
   seed_application_limited_ = true;

@@ -50,10 +50,14 @@
 #include <vector>
 
 #include "arq/arq_types.h"
+#include "congestion/congestion_controller.h"
+#include "congestion/delivery_rate.h"
+#include "congestion/packet_train.h"
+#include "congestion/path_filters.h"
 
 namespace lp {
 
-class DatagramPacer {
+class DatagramPacer final : public CongestionController {
  public:
   enum class Phase { kStartup, kDrain, kCruise };
   // A warm start's fate: none offered, pacing at the seed, the path delivered it, or not.
@@ -61,6 +65,20 @@ class DatagramPacer {
   // The start-up jump: switched off, waiting for a packet train's ACKs, or taken (its fate is then
   // the seed's: seeded until judged, confirmed or rejected).
   enum class Jump { kOff, kWaiting, kTaken };
+  // The verdict on a seed (pure): `delivered` and `lost` bytes over `span` of a busy round trip's
+  // ACKs, `round_trip` the minimum RTT. kSeeded: too early to say; kNone: the application sent too
+  // little to say, judge the next busy round trip; else the seed's fate, and the rate delivered.
+  struct SeedEvidence {
+    double delivered = 0, lost = 0;
+    ArqDuration span{0}, round_trip{0};
+    double seed_rate = 0;
+    bool application_limited = false;
+  };
+  struct SeedVerdict {
+    Seed state;
+    double rate;
+  };
+  static SeedVerdict seed_verdict(const SeedEvidence& evidence);
 
   // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
   // `start_jump`: LONGPIPE_START_JUMP.
@@ -73,25 +91,14 @@ class DatagramPacer {
   // When pacing lets the next datagram go (it may already have passed).
   ArqTime next_send_time() const { return next_send_ - kPacingSlack; }
 
-  // A datagram of `bytes` carrying ARQ sequence `id` left at `now`.
-  void on_sent(ArqTime now, std::uint64_t id, std::size_t bytes);
+  // CongestionController; `id` is the ARQ sequence number.
+  void on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) override;
   // A datagram no ACK will name (a repair symbol, tail_fec.h) left at `now`: it takes its share of
   // the pacing rate, not of the window (it is never acknowledged, so it would stay in flight).
   void on_unacknowledged_sent(ArqTime now, std::size_t bytes);
-  // When the datagrams an ACK answers arrived, by the receiver's clock (wire_frame.h,
-  // AckArrivals): the newest DATA datagram's arrival, the first one's since the receiver's previous
-  // ACK, and how many arrived since that ACK (0: `first` says nothing).
-  struct Arrivals {
-    std::chrono::nanoseconds newest{0};
-    std::chrono::nanoseconds first{0};
-    std::uint32_t count = 0;
-  };
-  // An ACK: everything below `cumulative` and in `sack` is delivered. Without `arrivals`, the
-  // datagrams are taken to have arrived when the ACK did (a receiver that answers at once).
   void on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack,
-              std::optional<Arrivals> arrivals = std::nullopt);
-  // The ARQ's retransmission timer expired: everything in flight is presumed lost.
-  void on_timeout();
+              std::optional<Arrivals> arrivals = std::nullopt) override;
+  void on_timeout() override;
   // The session's datagram keys changed (a new control connection): what is in flight was sealed
   // under keys the peer drops, so it will never be acknowledged. Stops counting it in flight
   // without calling it loss (the path lost nothing; no back-off, no loss statistics).
@@ -106,7 +113,7 @@ class DatagramPacer {
   static bool seed_worth_taking(double rate, ArqDuration min_rtt);
   // The sender has nothing more to send although it may: rate samples until what is in flight now
   // is delivered measure the application, not the path.
-  void on_application_limited();
+  void on_application_limited() override;
 
   // The state, for the statistics and the tests.
   Phase phase() const { return phase_; }
@@ -117,17 +124,13 @@ class DatagramPacer {
   // The bottleneck rate the packet train measured (bytes per second; 0 = none yet).
   double train_rate() const { return train_rate_; }
   std::uint64_t trains() const { return trains_; }
-  // Why bursts and trains were not taken for a measurement of the bottleneck (measure_train), for
-  // the statistics: a burst whose arrivals were no more spread than its sends; a train whose
-  // passing bursts held too few datagrams, or whose measured arrivals covered too little of it or
-  // too short a time; one slower than start-up already paced.
-  enum class TrainRefusal { kSenderPaced, kFewDatagrams, kLittleMeasured, kShortSpan, kSlowerThanStartup, kCount };
+  using TrainRefusal = PacketTrain::Refusal;
   std::uint64_t train_refusals(TrainRefusal why) const { return train_refusals_[static_cast<std::size_t>(why)]; }
   double bandwidth() const;                       // bytes per second (estimate of the bottleneck)
-  double pacing_rate() const;                     // bytes per second
-  std::size_t window_bytes() const;
+  double pacing_rate() const override;                  // bytes per second
+  std::size_t window_bytes() const override;
   std::size_t in_flight() const { return in_flight_; }
-  std::optional<ArqDuration> min_rtt() const { return min_rtt_; }
+  std::optional<ArqDuration> min_rtt() const { return rtt_.min(); }
   std::uint64_t rounds() const { return round_count_; }
   std::uint64_t backoffs_for_delay() const { return backoffs_for_delay_; }
   std::uint64_t backoffs_for_loss() const { return backoffs_for_loss_; }
@@ -160,28 +163,10 @@ class DatagramPacer {
     std::uint64_t send_index;         // order of transmission (ids of re-sent datagrams are old)
     ArqTime sent_at;
     std::size_t bytes;
-    std::uint64_t delivered_at_send;  // delivered_ when it left
-    ArqTime delivered_time_at_send;   // when delivered_ last grew before it left
-    ArqTime first_sent_at_send;       // send time of the datagram most recently delivered then
-    bool application_limited;
+    DeliveryRateSampler::AtSend at_send;
     bool retransmission;              // its id was sent before: no RTT sample (Karn)
-    std::uint64_t train;              // the packet train it belongs to (0: none)
-    std::size_t burst;                // ... and its burst (TrainBurst)
+    PacketTrain::Place train;
   };
-  // One burst of a packet train: datagrams sent back to back, and when they arrived (the ACKs'
-  // Arrivals): `measured_bytes` arrived after `arrivals_from` until `arrivals_to`.
-  struct TrainBurst {
-    ArqTime first_sent{}, last_sent{};
-    std::uint64_t sent = 0, sent_bytes = 0;
-    std::optional<std::chrono::nanoseconds> arrivals_from;
-    std::chrono::nanoseconds arrivals_to{0};
-    std::uint64_t measured_bytes = 0;
-  };
-  struct AckedInBurst {
-    std::uint64_t datagrams = 0, bytes = 0;
-  };
-  void time_train_arrivals(ArqTime now, const std::optional<Arrivals>& arrivals);
-
   void deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest);
   void mark_lost(std::map<std::uint64_t, Sent>::iterator it);
   void end_round(ArqTime now);
@@ -190,12 +175,10 @@ class DatagramPacer {
   void leave_startup_on_queue();
   ArqDuration reorder_window() const;
   bool queue_seen(ArqDuration smallest_rtt) const;  // start-up's queue (HyStart's delay test)
-  double round_bandwidth_max() const;
   double train_floor() const;  // kTrainFloorShare x the train's rate, until the path was measured busy
   void judge_seed(ArqTime now);
   void end_seed(Seed verdict, double delivered_rate);
   void start_seeded(double rate);
-  void leave_train(const Sent& sent);
   void measure_train();
   void refuse_train(TrainRefusal why);
 
@@ -209,20 +192,15 @@ class DatagramPacer {
   std::size_t in_flight_ = 0;
   ArqTime next_send_{};
 
-  // Delivery-rate bookkeeping (BBR's "delivered", "delivered_time", "first_sent_time").
-  std::uint64_t delivered_ = 0;
-  ArqTime delivered_time_{};
-  ArqTime first_sent_time_{};
-  std::uint64_t application_limited_until_ = 0;  // delivered_ mark; 0 = not limited
+  DeliveryRateSampler sampler_;
+  RttFilter rtt_;
+  MaxRateFilter rate_filter_;  // over the rounds in which the sender was not application-limited
 
   // Rounds: one ends when a datagram sent after the previous end is acknowledged.
   std::uint64_t round_count_ = 0;
-  std::uint64_t filter_round_ = 0;               // rounds in which the sender was not application-limited
   bool round_application_limited_ = false;       // the sender ran out of data during this round
   std::uint64_t next_round_send_index_ = 0;
   ArqTime round_started_{};
-  static constexpr std::size_t kRing = 10;       // = kBandwidthWindowRounds (checked in the .cpp)
-  std::array<double, kRing> round_max_{};        // per-round largest delivery-rate sample
   std::uint64_t round_delivered_bytes_ = 0;
   std::uint64_t round_lost_bytes_ = 0;
   std::uint64_t round_lost_datagrams_ = 0;
@@ -231,10 +209,6 @@ class DatagramPacer {
   std::uint32_t stretch_samples_ = 0;
   ArqTime stretch_started_{};
 
-  std::optional<ArqDuration> min_rtt_;
-  std::optional<ArqDuration> smoothed_rtt_;
-  ArqDuration rtt_deviation_{0};
-  ArqTime min_rtt_stamp_{};
   double full_bandwidth_ = 0;                    // start-up: the rate to beat
   double startup_calm_rate_ = 0;                 // start-up's largest rate sample without a queue
   double drain_rate_cap_ = 0;                    // samples above it during the drain after start-up are its queue's
@@ -261,14 +235,7 @@ class DatagramPacer {
 
   // The packet train of the start-up jump: its bursts, and the ACKs that came for them.
   Jump jump_state_;
-  bool train_open_ = false;             // the datagrams sent now join the train
-  bool train_acked_ = false;            // an ACK came for the current train
-  std::uint64_t train_generation_ = 0;  // the current train (Sent::train)
-  std::uint64_t train_sent_ = 0;        // datagrams of the current train
-  std::uint64_t train_outstanding_ = 0; // neither delivered nor lost yet
-  std::vector<TrainBurst> train_bursts_;
-  std::vector<AckedInBurst> ack_bursts_;  // of the ACK being handled, by burst
-  std::uint64_t acked_outside_train_ = 0;  // ... and its datagrams of no burst (re-sends, later ones)
+  PacketTrain train_;
   double train_rate_ = 0;
   bool train_floor_open_ = true;        // train_floor() applies (no busy cruise round, back-off or rejection yet)
   std::uint64_t trains_ = 0;

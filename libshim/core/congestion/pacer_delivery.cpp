@@ -13,7 +13,7 @@ using std::chrono::duration_cast;
 
 void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
   in_flight_ -= it->second.bytes;
-  leave_train(it->second);
+  train_.leave(it->second.train);
   round_lost_bytes_ += it->second.bytes;
   ++round_lost_datagrams_;
   lost_bytes_ += it->second.bytes;
@@ -24,24 +24,17 @@ void DatagramPacer::mark_lost(std::map<std::uint64_t, Sent>::iterator it) {
 
 void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator it, std::optional<Sent>& newest) {
   const Sent& sent = it->second;
-  delivered_ += sent.bytes;
+  sampler_.on_delivered(now, sent.bytes);
   round_delivered_bytes_ += sent.bytes;
   in_flight_ -= sent.bytes;
-  if (sent.train != 0 && sent.train == train_generation_) {
-    leave_train(sent);
-    ++ack_bursts_[sent.burst].datagrams;
-    ack_bursts_[sent.burst].bytes += sent.bytes;
-  } else {
-    ++acked_outside_train_;
-  }
+  train_.on_delivered(sent.train, sent.bytes);
   // A re-sent datagram's ACK may be for its earlier copy (Karn): it dates nothing.
   if (!sent.retransmission && (!newest || sent.send_index > newest->send_index)) newest = sent;
   // ... but an ACK sooner than a round trip after the re-send was for the earlier copy: that
   // re-send was spurious (a late wake-up's timeout, deep reordering), not the path's loss.
-  if (sent.retransmission && now - sent.sent_at >= kResendAckRttShare * min_rtt_.value_or(initial_rtt_)) {
+  if (sent.retransmission && now - sent.sent_at >= kResendAckRttShare * rtt_.min().value_or(initial_rtt_)) {
     round_resent_bytes_ += sent.bytes;
   }
-  delivered_time_ = now;
   send_order_.erase(sent.send_index);
   outstanding_.erase(it);
 }
@@ -49,9 +42,8 @@ void DatagramPacer::deliver(ArqTime now, std::map<std::uint64_t, Sent>::iterator
 void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<const ArqSackRange> sack,
                            std::optional<Arrivals> arrivals) {
   std::optional<Sent> newest;
-  const std::uint64_t delivered_before = delivered_;
-  ack_bursts_.assign(train_bursts_.size(), {});
-  acked_outside_train_ = 0;
+  const std::uint64_t delivered_before = sampler_.delivered();
+  train_.begin_ack();
   while (!outstanding_.empty() && outstanding_.begin()->first < cumulative) deliver(now, outstanding_.begin(), newest);
   for (const ArqSackRange& range : sack) {
     for (auto it = outstanding_.lower_bound(range.begin); it != outstanding_.end() && it->first < range.end;) {
@@ -60,15 +52,14 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
       it = next;
     }
   }
-  if (delivered_ > delivered_before) train_open_ = false;  // later datagrams are paced by what the ACKs show
-  time_train_arrivals(now, arrivals);
+  if (sampler_.delivered() > delivered_before) train_.close();  // later datagrams are paced by what the ACKs show
+  train_.time_arrivals(now, arrivals);
   if (!newest) {
     // Only re-sent datagrams were acknowledged (a loss episode): no sample, but rounds go on.
-    if (delivered_ > delivered_before && now - round_started_ >= min_rtt_.value_or(initial_rtt_)) end_round(now);
+    if (sampler_.delivered() > delivered_before && now - round_started_ >= rtt_.min().value_or(initial_rtt_)) end_round(now);
     return;
   }
-  first_sent_time_ = newest->sent_at;
-  if (application_limited_until_ != 0 && delivered_ > application_limited_until_) application_limited_until_ = 0;
+  sampler_.on_newest_delivered(newest->sent_at);
 
   // Lost: sent kReorderThreshold sends and a reordering window before the newest delivered one
   // (RACK's rule: reordering within a quarter of the minimum RTT is not loss).
@@ -83,21 +74,10 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   {
     const ArqDuration rtt = duration_cast<ArqDuration>(now - newest->sent_at);
     // A packet train queues behind itself at the bottleneck: its RTTs say nothing of a queue that stands.
-    const bool queue_test = newest->train == 0;
+    const bool queue_test = newest->train.train == 0;
     if (queue_test) round_min_rtt_ = std::min(round_min_rtt_.value_or(rtt), rtt);
     // RFC 6298's smoothing (1/8, 1/4): the path's jitter, for the window and the queue test.
-    if (!smoothed_rtt_) {
-      smoothed_rtt_ = rtt;
-      rtt_deviation_ = rtt / 2;
-    } else {
-      const ArqDuration error = rtt > *smoothed_rtt_ ? rtt - *smoothed_rtt_ : *smoothed_rtt_ - rtt;
-      rtt_deviation_ = (3 * rtt_deviation_ + error) / 4;
-      smoothed_rtt_ = (7 * *smoothed_rtt_ + rtt) / 8;
-    }
-    if (!min_rtt_ || rtt <= *min_rtt_) {
-      min_rtt_ = rtt;
-      min_rtt_stamp_ = now;
-    }
+    rtt_.on_sample(now, rtt);
     // Start-up's delay test, within the round: the smallest RTT of each stretch of
     // kStartupDelayStretch. A round's smallest RTT is its first ACKs', sent before this round's
     // doubling queued anything: judged by it, the test came a round late, when start-up had
@@ -107,7 +87,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
       stretch_min_rtt_ = std::min(stretch_min_rtt_.value_or(rtt), rtt);
       ++stretch_samples_;
     }
-    if (stretch_min_rtt_ && now - stretch_started_ >= std::max(kStartupDelayMin, *min_rtt_ / kStartupDelayStretch) &&
+    if (stretch_min_rtt_ && now - stretch_started_ >= std::max(kStartupDelayMin, *rtt_.min() / kStartupDelayStretch) &&
         stretch_samples_ >= kStartupDelaySamples) {
       const bool queue = queue_seen(*stretch_min_rtt_);
       stretch_min_rtt_.reset();
@@ -117,21 +97,18 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   }
   // The delivery rate over the datagram's flight (the longer of its send and ACK intervals, so
   // that neither a burst of sends nor a burst of ACKs inflates it).
-  const auto interval = std::max(newest->sent_at - newest->first_sent_at_send, now - newest->delivered_time_at_send);
-  if (interval > ArqTime::duration::zero() && (!min_rtt_ || interval >= *min_rtt_)) {
-    double rate = static_cast<double>(delivered_ - newest->delivered_at_send) /
-                  std::chrono::duration<double>(interval).count();
+  if (const auto sample = sampler_.rate(now, newest->sent_at, newest->at_send, rtt_.min())) {
+    double rate = *sample;
     // Until the drain is over, ACKs still come for what start-up sent into its queue.
     if (phase_ == Phase::kDrain && drain_rate_cap_ > 0) rate = std::min(rate, drain_rate_cap_);
-    double& slot = round_max_[filter_round_ % kRing];
-    if (!newest->application_limited || rate > round_bandwidth_max()) {
-      slot = std::max(slot, rate);
+    if (!newest->at_send.application_limited || rate > rate_filter_.max()) {
+      rate_filter_.offer(rate);
       if (phase_ == Phase::kStartup && !queue_seen(duration_cast<ArqDuration>(now - newest->sent_at))) {
         startup_calm_rate_ = std::max(startup_calm_rate_, rate);
       }
     }
   }
-  if (seed_state_ == Seed::kSeeded && !seed_judged_from_ && !newest->application_limited &&
+  if (seed_state_ == Seed::kSeeded && !seed_judged_from_ && !newest->at_send.application_limited &&
       newest->send_index >= seed_from_send_index_) {
     // The seed is judged over the round trip of ACKs that starts with the first datagram sent while
     // the sender was busy: ACKs of pings before a burst, or of a burst's first part, measure less.
@@ -141,22 +118,22 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     seed_application_limited_ = false;
   }
   judge_seed(now);
-  if (jump_state_ == Jump::kWaiting && train_acked_ && train_outstanding_ == 0 && !train_open_) measure_train();
+  if (jump_state_ == Jump::kWaiting && train_.complete()) measure_train();
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
   // leave only re-sent datagrams to date it, one minimum RTT.
-  if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * min_rtt_.value_or(initial_rtt_)) {
+  if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * rtt_.min().value_or(initial_rtt_)) {
     end_round(now);
   }
 }
 
 bool DatagramPacer::queue_seen(ArqDuration smallest_rtt) const {
-  return min_rtt_ && smallest_rtt > *min_rtt_ + std::clamp(*min_rtt_ / 8, kStartupDelayMin, kStartupDelayMax);
+  return rtt_.min() && smallest_rtt > *rtt_.min() + std::clamp(*rtt_.min() / 8, kStartupDelayMin, kStartupDelayMax);
 }
 
 ArqDuration DatagramPacer::reorder_window() const {
   // RACK's quarter of the minimum RTT, widened to the path's jitter (kReorderDeviations mean
   // deviations: packets that left a few hundred microseconds apart swap places under jitter).
-  return std::max({kMinReorderWindow, min_rtt_ ? *min_rtt_ / 4 : ArqDuration::zero(), kReorderDeviations * rtt_deviation_});
+  return std::max({kMinReorderWindow, rtt_.min() ? *rtt_.min() / 4 : ArqDuration::zero(), kReorderDeviations * rtt_.deviation()});
 }
 
 std::int64_t DatagramPacer::loss_ppm() const {

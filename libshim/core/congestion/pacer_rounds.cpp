@@ -13,8 +13,7 @@ using namespace pacer_tuning;
 
 void DatagramPacer::back_off(double new_rate) {
   train_floor_open_ = false;
-  round_max_.fill(0);
-  round_max_[(filter_round_ + 1) % kRing] = std::max(new_rate, kMinPacingRate);
+  rate_filter_.reset(std::max(new_rate, kMinPacingRate), true);
   rounds_since_backoff_ = 0;
   phase_ = Phase::kDrain;
   drain_rounds_ = 0;
@@ -29,9 +28,8 @@ void DatagramPacer::leave_startup_on_queue() {
   // probes find the rest.
   // Only after a jump: doubling's last calm samples lag a round behind (half the rate), and a cold
   // start-up's estimate is left as it was.
-  if (jump_state_ == Jump::kTaken && startup_calm_rate_ > 0 && startup_calm_rate_ < round_bandwidth_max()) {
-    round_max_.fill(0);
-    round_max_[filter_round_ % kRing] = startup_calm_rate_;
+  if (jump_state_ == Jump::kTaken && startup_calm_rate_ > 0 && startup_calm_rate_ < rate_filter_.max()) {
+    rate_filter_.reset(startup_calm_rate_);
     drain_rate_cap_ = startup_calm_rate_;
   }
   enter_drain();
@@ -46,15 +44,15 @@ void DatagramPacer::enter_drain() {
 }
 
 void DatagramPacer::end_round(ArqTime now) {
-  const double this_round = round_max_[filter_round_ % kRing];
+  const double this_round = rate_filter_.current();
   const double lost = static_cast<double>(round_lost_bytes_);
   const double total = lost + static_cast<double>(round_delivered_bytes_);
   const bool heavy_loss = total > 0 && lost / total > kHeavyLossFraction;
   heavy_loss_rounds_ = heavy_loss ? heavy_loss_rounds_ + 1 : 0;
   const bool startup_overfilled = heavy_loss && round_lost_datagrams_ >= kHeavyLossMinDatagrams;
   const bool delayed =
-      min_rtt_ && round_min_rtt_ &&
-      *round_min_rtt_ > *min_rtt_ + standing_queue_margin(*min_rtt_);
+      rtt_.min() && round_min_rtt_ &&
+      *round_min_rtt_ > *rtt_.min() + standing_queue_margin(*rtt_.min());
   delayed_rounds_ = delayed ? delayed_rounds_ + 1 : 0;
   // A probe's gain shows as room only without a queue in its round and the next: in a FIFO shared
   // with another flow, sending 1.25 x more always delivers more (a larger share of the queue),
@@ -67,7 +65,7 @@ void DatagramPacer::end_round(ArqTime now) {
   // which the carrier choice weighs; a full queue's drops are left out. Not the loss counted
   // above: the ARQ's fast retransmit re-sends most random losses inside the reordering window,
   // which counts them as reordering.
-  if (min_rtt_ && round_min_rtt_ && *round_min_rtt_ < *min_rtt_ * PathEstimator::kQueueRttRatio) {
+  if (rtt_.min() && round_min_rtt_ && *round_min_rtt_ < *rtt_.min() * PathEstimator::kQueueRttRatio) {
     calm_sent_bytes_ += round_sent_bytes_;
     calm_resent_bytes_ += round_resent_bytes_;
   }
@@ -76,10 +74,7 @@ void DatagramPacer::end_round(ArqTime now) {
   // Only while cruising: start-up's queue is drained by the drain phase anyway.
   const bool queueing = phase_ == Phase::kCruise && delayed_rounds_ >= kQueueRounds && rounds_since_backoff_ >= kBackoffHoldRounds;
   // Forget a minimum RTT not seen again for kMinRttWindow: the path itself got longer.
-  if (min_rtt_ && round_min_rtt_ && now - min_rtt_stamp_ > kMinRttWindow) {
-    min_rtt_ = round_min_rtt_;
-    min_rtt_stamp_ = now;
-  }
+  rtt_.expire(now, round_min_rtt_, kMinRttWindow);
   ++round_count_;
   ++rounds_since_backoff_;
   next_round_send_index_ = next_send_index_;
@@ -90,11 +85,8 @@ void DatagramPacer::end_round(ArqTime now) {
   const bool busy_round = !round_application_limited_;
   if (busy_round && phase_ == Phase::kCruise) train_floor_open_ = false;  // the path measured while busy
   if (busy_round && phase_ != Phase::kStartup && seed_state_ != Seed::kSeeded) path_rate_ = std::max(path_rate_, bandwidth());
-  if (busy_round) {
-    ++filter_round_;
-    round_max_[filter_round_ % kRing] = 0;
-  }
-  round_application_limited_ = application_limited_until_ != 0;
+  if (busy_round) rate_filter_.advance();
+  round_application_limited_ = sampler_.application_limited();
   round_delivered_bytes_ = round_lost_bytes_ = round_lost_datagrams_ = 0;
   round_min_rtt_.reset();
   // A seed is judged by judge_seed alone: start-up's exits would drain to the unjudged seed.
@@ -135,7 +127,7 @@ void DatagramPacer::end_round(ArqTime now) {
       }
       break;
     case Phase::kDrain:
-      if (static_cast<double>(in_flight_) <= bandwidth() * seconds_of(min_rtt_.value_or(initial_rtt_)) ||
+      if (static_cast<double>(in_flight_) <= bandwidth() * seconds_of(rtt_.min().value_or(initial_rtt_)) ||
           ++drain_rounds_ >= kMaxDrainRounds) {
         phase_ = Phase::kCruise;
         drain_rate_cap_ = 0;

@@ -15,7 +15,7 @@ namespace lp::pacer_tuning {
 inline constexpr double kDatagramBytes = 1472;
 // The rate estimate is the largest sample of this many rounds: long enough to ride out a round or
 // two of ACK compression or a slow receiver, short enough to follow a narrowing path (BBR uses 10).
-inline constexpr std::size_t kBandwidthWindowRounds = 10;
+inline constexpr std::size_t kBandwidthWindowRounds = MaxRateFilter::kRounds;
 // 2/ln 2: the smallest gain that doubles what is delivered every round trip (BBR's start-up).
 inline constexpr double kStartupGain = 2.885;
 // Start-up ends when the rate grew less than this over kStartupFlatRounds rounds: the pipe is full.
@@ -194,8 +194,6 @@ inline constexpr double kJumpCeilingGain = 1.25;
 // at the path's rate without a queue of its own. The first busy round while cruising, a back-off
 // or a rejected seed ends the floor.
 inline constexpr double kTrainFloorShare = 0.9;
-
-static_assert(kBandwidthWindowRounds == 10, "DatagramPacer::kRing holds kBandwidthWindowRounds");
 
 inline double seconds_of(std::chrono::duration<double> d) { return d.count(); }
 

@@ -45,18 +45,21 @@ StreamWindow window_for_next_write(const TcpWindowSample& sample, bool restarts_
   return out;
 }
 
-bool congestion_restarts_after_idle(const std::string& congestion) { return !congestion.starts_with("bbr"); }
+bool congestion_restarts_after_idle(const std::string& congestion) { return !congestion_paces_itself(congestion); }
 
 std::uint64_t bbr_initial_pacing_rate(std::uint32_t cwnd_segments, std::uint32_t mss, std::uint32_t srtt_us) {
   if (srtt_us == 0) return 0;
   return static_cast<std::uint64_t>(kBbrInitialPacingGain * cwnd_segments * mss * 1e6 / srtt_us);
 }
 
-bool congestion_paces_itself(const std::string& congestion) { return congestion.starts_with("bbr"); }
+bool congestion_paces_itself(const std::string& congestion) {
+  return kernel_congestion_kind(congestion) == CongestionKind::kKernelBbr;
+}
 
 std::string resolve_congestion(const std::string& configured, bool host_restarts_idle, bool send_buffer_fixed) {
   if (configured != kAutoCongestion) return configured;
-  return !host_restarts_idle && send_buffer_fixed ? "cubic" : "bbr";
+  return kernel_congestion_name(!host_restarts_idle && send_buffer_fixed ? CongestionKind::kKernelCubic
+                                                                          : CongestionKind::kKernelBbr);
 }
 
 bool large_frames_need_pacing(const std::string& congestion, bool small_frames) {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "carrier/carrier.h"  // StreamWindow
+#include "congestion/congestion_controller.h"  // CongestionKind
 
 namespace lp {
 

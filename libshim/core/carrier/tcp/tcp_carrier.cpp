@@ -92,7 +92,7 @@ class TcpLink : public CarrierLink {
     StreamWindow window = stream_window_from(
         info, host_restarts_idle_connections() && congestion_restarts_after_idle(next),
         tuning_.small_frames && congestion_paces_itself(next), next != tuning_.congestion && congestion_paces_itself(next));
-    if (tuning_.congestion == "bbr") {
+    if (congestion_paces_itself(tuning_.congestion)) {
       window.window /= kBbrWindowPerRoundTrip;
       window.round_trip_window /= kBbrWindowPerRoundTrip;
     }
