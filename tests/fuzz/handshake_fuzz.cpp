@@ -68,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                         deadline);
   lp::EarlyGate gate(0);
   if (early && dialler) handshake.enable_early(5000, "site-b:7602");
-  if (early && !dialler) handshake.enable_early_gate(&gate, "site-b:7602");
+  if (early && !dialler) handshake.enable_early_gate(&gate, {"site-b:7602"});
   handshake.set_wall_time(5000);
   std::vector<std::byte> out;
   if (dialler) handshake.start(out);

@@ -82,11 +82,12 @@ class Handshake {
   // Dialler, before start(): the first flight carries 0-RTT data (only with Protection::kEncrypt;
   // otherwise ignored). `timestamp_ms`: our wall clock; `dialled_endpoint`: the peer's name.
   void enable_early(std::uint64_t timestamp_ms, std::string dialled_endpoint);
-  // Acceptor: admits 0-RTT data addressed to `local_endpoint` through `gate` (which outlives the
+  // Acceptor: admits 0-RTT data addressed to one of `local_names` (our endpoint; the address the
+  // connection arrived at, with our site prefix if we have one) through `gate` (which outlives the
   // handshake). Without it every 0-RTT flight falls back. set_wall_time() before each frame.
-  void enable_early_gate(EarlyGate* gate, std::string local_endpoint) {
+  void enable_early_gate(EarlyGate* gate, std::vector<std::string> local_names) {
     gate_ = gate;
-    local_endpoint_ = std::move(local_endpoint);
+    local_names_ = std::move(local_names);
   }
   void set_wall_time(EarlyGate::WallMs now) { wall_now_ = now; }
 
@@ -203,7 +204,7 @@ class Handshake {
   bool early_accepted_ = false;
   std::string early_refusal_;
   EarlyGate* gate_ = nullptr;      // acceptor
-  std::string local_endpoint_;     // acceptor: what a 0-RTT flight must have dialled
+  std::vector<std::string> local_names_;  // acceptor: what a 0-RTT flight must have dialled
   EarlyGate::WallMs wall_now_ = 0;
 };
 

@@ -1,5 +1,6 @@
 // The 0-RTT parts of the handshake (handshake.h): the dialler's first flight with data, and the
 // acceptor's verdict on it.
+#include <algorithm>
 #include <stdexcept>
 
 #include "carrier/carrier_choice.h"
@@ -40,8 +41,8 @@ HandshakeStep Handshake::on_early_proof(const FrameView& frame, std::vector<std:
   // Only a flight addressed to this endpoint reaches the gate: the register holds admitted nonces only.
   if (gate_ == nullptr) {
     early_refusal_ = "0-RTT data not taken here";
-  } else if (early_->dialled_endpoint != local_endpoint_) {
-    early_refusal_ = "dialled as " + early_->dialled_endpoint + ", not " + local_endpoint_;
+  } else if (std::find(local_names_.begin(), local_names_.end(), early_->dialled_endpoint) == local_names_.end()) {
+    early_refusal_ = "dialled as " + early_->dialled_endpoint + ", not a name of this process";
   } else if (const auto verdict = gate_->admit(client_nonce_, early_->timestamp_ms, wall_now_);
              verdict != EarlyGate::Verdict::kAdmitted) {
     early_refusal_ = early_verdict_name(verdict);

@@ -81,7 +81,15 @@ Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time
   // CHALLENGE carries our carrier offer, decided when HELLO names the peer.
   connection.handshake().decide_offer_with(
       [this, &connection](const std::string& peer) { return challenge_offer(connection, peer).encode(); });
-  connection.handshake().enable_early_gate(&early_gate_, local_endpoint_);
+  // A 0-RTT flight names us as its dialler did: our endpoint, or (through a site gateway, or by
+  // address) where the connection arrived. A flight recorded on its way to another process names
+  // that one, and is refused here.
+  std::vector<std::string> names{local_endpoint_};
+  if (const std::string arrived = connection.link ? connection.link->local_address() : ""; !arrived.empty()) {
+    const auto site_end = local_endpoint_.find('/');
+    names.push_back((site_end == std::string::npos ? "" : local_endpoint_.substr(0, site_end + 1)) + arrived);
+  }
+  connection.handshake().enable_early_gate(&early_gate_, std::move(names));
   ++statistics_.accepted;
   ++handshaking_accepted_;
   return &connection;
