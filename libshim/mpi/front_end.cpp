@@ -110,9 +110,7 @@ std::unique_ptr<FrontEnd::Request> FrontEnd::make_request(RequestKind kind, bool
                                                           int count, MPI_Datatype type, int peer, int tag,
                                                           MPI_Comm comm, SendMode mode) {
   auto r = std::make_unique<Request>();
-  r->kind = kind;
-  r->persistent = persistent;
-  r->active = !persistent;  // a persistent request is inactive until MPI_Start
+  r->create(kind, persistent);  // a persistent request is inactive until MPI_Start
   if (kind == Request::Kind::kSend) {
     r->send_buffer = buffer;
   } else {
@@ -187,8 +185,7 @@ int FrontEnd::send_init(const void* buffer, int count, MPI_Datatype type, int de
 
 // Starts a send or receive request of ours (new, or a persistent one being started).
 int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
-  r.active = true;
-  r.complete = false;
+  r.start();
   r.error = MPI_SUCCESS;
   r.native = MPI_REQUEST_NULL;
   set_status(&r.status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
@@ -199,7 +196,7 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   r.active = false;  // until it is under way: a persistent send that failed to start stays inactive
   if (failed_world_ranks_.count(dest_world)) return report_error(r.comm, MPI_ERR_OTHER, unreachable(dest_world));
   const bool synchronous = r.mode == SendMode::kSynchronous;
-  r.sync_id = synchronous ? next_sync_id_++ : 0;
+  r.sync_id = synchronous ? sync_sends_.next_id() : 0;
   // Complete once wholly in the engine (which holds its own copy) and, if synchronous, matched.
   // Meanwhile it waits in pending_sends_ (never blocking the caller), referencing the buffer.
   PendingSends<Request>::Entry entry;
@@ -216,14 +213,14 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   r.sent = false;
   r.acknowledged = false;
   r.shared_error = MPI_SUCCESS;
-  if (synchronous) awaiting_match_[r.sync_id] = &r;  // before it can go: its match may come at once
+  if (synchronous) sync_sends_.await(r.sync_id, &r);  // before it can go: its match may come at once
   pending_sends_.push(dest_world, std::move(entry));
   pump_locked(true);
   if (r.sent || !window_full_fails_) return MPI_SUCCESS;
   // LONGPIPE_WINDOW_FULL=fail: what the window does not take whole at once fails at once (nothing
   // waits before it: every earlier send went whole or failed the same way).
   pending_sends_.discard(dest_world);
-  if (synchronous) awaiting_match_.erase(r.sync_id);
+  if (synchronous) sync_sends_.forget(r.sync_id);
   if (r.listed) std::erase(settled_, &r);
   r.listed = false;
   r.active = false;
@@ -259,17 +256,16 @@ void FrontEnd::set_status(MPI_Status* status, int source, int tag, int error, MP
 
 void FrontEnd::finalize() {
   // Acknowledgements (and sends, in an erroneous program) still waiting for a window go first.
-  const auto deadline = std::chrono::steady_clock::now() + kFinalizeFlushTimeout;
-  int idle_rounds = 0;
-  for (;;) {
-    {
-      std::lock_guard lock(mutex_);
-      if (pending_acks_.empty() && pending_sends_.empty()) break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) break;
-    progress(false);
-    idle(&idle_rounds, false);
-  }
+  wait_rounds(
+      [&] {
+        {
+          std::lock_guard lock(mutex_);
+          if (pending_acks_.empty() && pending_sends_.empty()) return WaitRound::kDone;
+        }
+        progress(false);
+        return WaitRound::kWaiting;
+      },
+      std::chrono::steady_clock::now() + kFinalizeFlushTimeout);  // then the engine's flush reports it
   progress_thread_.reset();
   if (!engine_->flush(kFinalizeFlushTimeout)) {
     std::fprintf(stderr, "liblongpipe: MPI rank %d: messages not acknowledged after %lld s at MPI_Finalize\n",

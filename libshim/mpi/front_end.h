@@ -33,7 +33,11 @@
 #include "pending_sends.h"
 #include "progress_thread.h"
 #include "receive_matcher.h"
+#include "request_lifecycle.h"
+#include "segment_arrivals.h"
 #include "site_map.h"
+#include "synchronous_sends.h"
+#include "wait_loop.h"
 #include "wire_format.h"
 
 namespace lp::mpi {
@@ -42,8 +46,6 @@ namespace lp::mpi {
 // further messages are left in the engine (memory then bounded by LONGPIPE_WINDOW_*), unless a
 // LongPipe request is being waited for in the application's thread (its match may be behind them).
 inline constexpr std::size_t kUnexpectedBound = 64;
-// Rounds of a wait loop without progress before it starts giving the core away.
-inline constexpr int kSpinsBeforeYield = 64;
 // While only LongPipe requests are waited for, the wait sleeps this long on the progress thread's
 // completion signal (and the engine's event fd) between calls that drive Open MPI's own progress
 // (its other operations must not stall meanwhile).
@@ -52,7 +54,6 @@ inline constexpr int kIdlePollMs = 1;
 inline constexpr std::chrono::milliseconds kFinalizeFlushTimeout{60000};
 
 enum class SendMode { kStandard, kBuffered, kReady, kSynchronous };
-enum class RequestKind { kSend, kReceive, kCollective };
 
 // A nonblocking collective in flight (collectives_nonblocking.cpp), held by a LongPipe request of
 // kind kCollective: every poll of the request, and every progress step while it is under way,
@@ -178,9 +179,7 @@ class FrontEnd {
 
  private:
   struct Request;
-  struct ArrivedMessage;
   struct MatchedMessage;
-  struct SegmentedArrival;
 
   FrontEnd(SiteMap sites, int world_rank, int world_size, MPI_Comm internal);
 
@@ -274,15 +273,14 @@ class FrontEnd {
   int wait_native(MPI_Request* request, MPI_Status* status);
   // Copies the result out and frees (or, if persistent, deactivates) the request.
   int finish(MPI_Request* slot, MPI_Status* status);
-  // One round of a wait loop found nothing: spin, yield or sleep on the progress thread's signal.
-  void idle(int* idle_rounds, bool native_pending);
-  // The one wait loop (front_end_completion.cpp): every wait, probe and progress_until runs rounds
-  // of `round` (progress, then a look at what it waits for) and idles between them as a round says:
-  // kAdvanced restarts the spinning, kWaiting may sleep on the progress thread's signal (only
-  // LongPipe can complete it), kWaitingOnOpenMpi only yields (Open MPI must keep moving).
-  enum class WaitRound { kDone, kAdvanced, kWaiting, kWaitingOnOpenMpi };
+  // Carries out the wait loop's idle step (wait_loop.h): spin, yield or sleep on the progress
+  // thread's signal.
+  void idle(IdleStep step);
+  // The one wait loop (wait_loop.h): every wait, probe, progress_until, collective transfer and the
+  // flush at MPI_Finalize runs rounds of `round` and idles between them as a round says. With a
+  // deadline: false if it passed first.
   void wait_rounds(const std::function<WaitRound()>& round);
-  static WaitRound waiting(bool native_pending);
+  bool wait_rounds(const std::function<WaitRound()>& round, std::chrono::steady_clock::time_point deadline);
 
   static std::unique_ptr<Request> make_request(RequestKind kind, bool persistent, const void* buffer, int count,
                                                MPI_Datatype type, int peer, int tag, MPI_Comm comm, SendMode mode);
@@ -340,15 +338,14 @@ class FrontEnd {
 
   HandleTable<Request> requests_;
   HandleTable<MatchedMessage> messages_;
-  std::uint64_t next_sync_id_ = 1;
   std::list<std::uintptr_t> collectives_in_flight_;  // requests of kind kCollective not complete yet
 
   // Shared with the progress thread, guarded by mutex_ (as are the Request fields marked so).
   std::mutex mutex_;
   // LongPipe-side receives not matched yet, in posting order, and the unexpected messages.
   ReceiveMatcher<Request, std::shared_ptr<ArrivedMessage>> matcher_;
-  std::unordered_map<std::uint64_t, Request*> awaiting_match_;  // synchronous sends by id
-  std::unordered_map<int, std::unique_ptr<SegmentedArrival>> arriving_;  // segmented messages by source
+  SynchronousSends<Request> sync_sends_;  // waiting for their match (next_id(): application thread only)
+  SegmentedArrivals<Request> segmented_;  // segmented messages still arriving, by source
   std::vector<Request*> settled_;  // matched, sent or acknowledged since the application last looked
   PendingSends<Request> pending_sends_;  // sends to other sites waiting for their window, per peer
   std::deque<std::pair<int, Message>> pending_acks_;  // acknowledgements waiting for a window

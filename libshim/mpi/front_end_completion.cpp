@@ -11,7 +11,7 @@ namespace lp::mpi {
 // Completion
 
 bool FrontEnd::poll(Request& r) {
-  if (r.complete || !r.active) return true;
+  if (!r.pending()) return true;
   settle();  // what the progress thread matched or sent
   if (r.complete) return true;
   if (r.kind == Request::Kind::kCollective) {
@@ -44,10 +44,6 @@ int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
   const auto handle = reinterpret_cast<std::uintptr_t>(*slot);
   Request& r = *requests_.get(handle);
   if (r.kind == Request::Kind::kCollective) collectives_in_flight_.remove(handle);
-  if (!r.active) {  // inactive persistent request: empty status
-    if (status != MPI_STATUS_IGNORE) set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
-    return MPI_SUCCESS;
-  }
   if (status != MPI_STATUS_IGNORE) {
     *status = r.status;
     status->MPI_ERROR = r.error;
@@ -55,12 +51,16 @@ int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
   const int error = r.error;
   const MPI_Comm comm = r.comm;
   const int peer_world = r.peer_world;
-  if (r.persistent) {
-    r.active = false;
-    r.complete = false;
-  } else {
-    remove_request(handle);
-    *slot = MPI_REQUEST_NULL;
+  switch (r.finish()) {
+    case RequestLifecycle::Finish::kEmptyStatus:  // an inactive persistent request
+      if (status != MPI_STATUS_IGNORE) set_status(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, false);
+      return MPI_SUCCESS;
+    case RequestLifecycle::Finish::kDeactivate:
+      break;
+    case RequestLifecycle::Finish::kRemove:
+      remove_request(handle);
+      *slot = MPI_REQUEST_NULL;
+      break;
   }
   if (error == MPI_SUCCESS) return MPI_SUCCESS;
   if (error == MPI_ERR_TRUNCATE) return report_error(comm, error, "message truncated");
@@ -71,26 +71,12 @@ int FrontEnd::finish(MPI_Request* slot, MPI_Status* status) {
 }
 
 void FrontEnd::wait_rounds(const std::function<WaitRound()>& round) {
-  int idle_rounds = 0;
-  for (;;) {
-    switch (round()) {
-      case WaitRound::kDone:
-        return;
-      case WaitRound::kAdvanced:
-        idle_rounds = 0;
-        break;
-      case WaitRound::kWaiting:
-        idle(&idle_rounds, false);
-        break;
-      case WaitRound::kWaitingOnOpenMpi:
-        idle(&idle_rounds, true);
-        break;
-    }
-  }
+  run_wait_rounds(round, [this](IdleStep step) { idle(step); });
 }
 
-FrontEnd::WaitRound FrontEnd::waiting(bool native_pending) {
-  return native_pending ? WaitRound::kWaitingOnOpenMpi : WaitRound::kWaiting;
+bool FrontEnd::wait_rounds(const std::function<WaitRound()>& round, std::chrono::steady_clock::time_point deadline) {
+  return run_wait_rounds(round, [this](IdleStep step) { idle(step); }, deadline,
+                         [] { return std::chrono::steady_clock::now(); });
 }
 
 int FrontEnd::wait(MPI_Request* request, MPI_Status* status) {

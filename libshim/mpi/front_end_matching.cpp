@@ -1,7 +1,7 @@
 // LongPipe's matching of messages from the engine, under FrontEnd::mutex_, in either thread (the
 // progress thread's, or the application's inside an MPI call): binds each message to the oldest
 // posted receive that matches it, or queues it as unexpected; assembles segmented messages
-// (segments.h). Nothing here calls MPI: settle() (front_end_progress.cpp) delivers in the
+// (segment_arrivals.h). Nothing here calls MPI: settle() (front_end_progress.cpp) delivers in the
 // application's thread.
 #include "front_end.h"
 #include "front_end_request.h"
@@ -12,11 +12,10 @@ bool FrontEnd::handle_incoming_locked(Message message) {
   if (message.flags & kFlagMatched) {
     std::uint64_t id = 0;
     if (!strip_sync_id(message.body, &id)) return false;
-    auto it = awaiting_match_.find(id);
-    if (it == awaiting_match_.end()) return false;
-    it->second->acknowledged = true;
-    settle_later_locked(it->second);
-    awaiting_match_.erase(it);
+    Request* send = sync_sends_.acknowledge(id);
+    if (!send) return false;  // it failed meanwhile
+    send->acknowledged = true;
+    settle_later_locked(send);
     return true;
   }
   if (message.flags & kFlagContinuation) {
@@ -30,17 +29,7 @@ bool FrontEnd::handle_incoming_locked(Message message) {
   const Envelope envelope{message.context, static_cast<int>(message.source), message.tag};
   abandon_segmented_locked(envelope.source_world, MPI_ERR_OTHER);  // one cut short by a failed send: never completes
   arrived->size = arrived->body.size();
-  if (message.flags & kFlagSegmented) {
-    auto assembly = MessageAssembly::start(std::move(arrived->body));
-    if (!assembly) return false;  // malformed: dropped
-    arrived->size = assembly->total();
-    arrived->complete = assembly->complete();
-    if (arrived->complete) {
-      arrived->body = assembly->take();
-    } else {
-      arriving_[envelope.source_world].reset(new SegmentedArrival{arrived, std::move(*assembly), envelope, nullptr});
-    }
-  }
+  if ((message.flags & kFlagSegmented) && !segmented_.begin(envelope.source_world, arrived)) return false;  // malformed
   // The oldest posted receive that matches takes it, else it waits as unexpected.
   Request* r = matcher_.arrive(envelope, arrived);
   if (!r) return false;
@@ -53,43 +42,27 @@ void FrontEnd::bind_locked(Request& r, const Envelope& envelope, const std::shar
   r.matched = true;
   r.matched_envelope = envelope;
   r.matched_message = message;
-  if (!message->complete) {
-    // Its last segments are still on their way: straight into the buffer if the type is flat (a
-    // copy, no MPI call), else assembled and delivered at the end. Gone from arriving_: cut short
-    // (a failed send or peer).
-    auto arrival = arriving_.find(envelope.source_world);
-    if (arrival == arriving_.end() || arrival->second->message != message) {
-      r.shared_error = MPI_ERR_OTHER;
-    } else {
-      arrival->second->receive = &r;
-      if (r.flat) arrival->second->assembly.redirect(static_cast<std::byte*>(r.receive_buffer), r.capacity);
-    }
+  // Its last segments still on their way: straight into the buffer if the type is flat (a copy, no
+  // MPI call), else assembled and delivered at the end. Unknown to segmented_: cut short (a failed
+  // send or peer).
+  if (!message->complete &&
+      !segmented_.bind(envelope.source_world, message, &r, r.flat, static_cast<std::byte*>(r.receive_buffer),
+                       r.capacity)) {
+    r.shared_error = MPI_ERR_OTHER;
   }
   settle_later_locked(&r);  // delivered there once complete
 }
 
 bool FrontEnd::continue_segmented_locked(int source_world, const std::vector<std::byte>& body) {
-  auto it = arriving_.find(source_world);
-  if (it == arriving_.end()) return false;  // the rest of a message cut short: dropped
-  SegmentedArrival& arrival = *it->second;
-  if (!arrival.assembly.add(body)) return abandon_segmented_locked(source_world, MPI_ERR_INTERN);
-  if (!arrival.assembly.complete()) return false;
-  const std::unique_ptr<SegmentedArrival> done = std::move(it->second);
-  arriving_.erase(it);
-  ArrivedMessage& message = *done->message;
-  message.in_place = done->assembly.redirected();
-  if (!message.in_place) message.body = done->assembly.take();
-  message.complete = true;
-  if (!done->receive) return false;  // still unexpected: complete now for whoever takes it
-  settle_later_locked(done->receive);
+  const SegmentOutcome<Request> outcome = segmented_.add(source_world, body);
+  if (!outcome.receive) return false;  // more to come, still unexpected, or the rest of one cut short
+  if (outcome.event == SegmentEvent::kMalformed) outcome.receive->shared_error = MPI_ERR_INTERN;
+  settle_later_locked(outcome.receive);
   return true;
 }
 
 bool FrontEnd::abandon_segmented_locked(int source_world, int error) {
-  auto it = arriving_.find(source_world);
-  if (it == arriving_.end()) return false;
-  Request* r = it->second->receive;
-  arriving_.erase(it);  // an unexpected one stays incomplete: a receive that takes it fails at once
+  Request* r = segmented_.abandon(source_world);
   if (!r) return false;
   r->shared_error = error;
   settle_later_locked(r);

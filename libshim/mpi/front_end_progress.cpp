@@ -96,15 +96,11 @@ void FrontEnd::took_unexpected_locked() {
 
 void FrontEnd::wait_for_send_queue(int dest_world) {
   // No full progress step here: a collective's transfer (send_bytes) comes from inside one.
-  int idle_rounds = 0;
-  for (;;) {
-    {
-      std::lock_guard lock(mutex_);
-      pump_locked(true);
-      if (pending_sends_.empty(dest_world)) return;
-    }
-    idle(&idle_rounds, false);
-  }
+  wait_rounds([&] {
+    std::lock_guard lock(mutex_);
+    pump_locked(true);
+    return pending_sends_.empty(dest_world) ? WaitRound::kDone : WaitRound::kWaiting;
+  });
 }
 
 void FrontEnd::settle() {
@@ -131,12 +127,11 @@ void FrontEnd::settle() {
     } else if (r->shared_error != MPI_SUCCESS) {
       r->error = r->shared_error;
       r->status.MPI_ERROR = r->error;
-      if (r->mode == SendMode::kSynchronous) awaiting_match_.erase(r->sync_id);
-    } else if (!r->sent || (r->mode == SendMode::kSynchronous && !r->acknowledged)) {
+      if (r->mode == SendMode::kSynchronous) sync_sends_.forget(r->sync_id);
+    } else if (!send_complete(r->sent, r->mode == SendMode::kSynchronous, r->acknowledged, false)) {
       continue;
     }
-    r->complete = true;
-    if (r->freed) remove_request(r->handle);
+    if (r->complete_now()) remove_request(r->handle);  // MPI_Request_free'd meanwhile
   }
 }
 
@@ -203,29 +198,24 @@ void FrontEnd::handle_peer_failures() {
       r->status.MPI_ERROR = MPI_ERR_OTHER;
       release_native_order(*r);
     }
-    for (auto it = awaiting_match_.begin(); it != awaiting_match_.end();) {
-      Request* r = it->second;
-      if (r->peer_world != world || !r->sent) {
-        ++it;  // one not yet out fails in pending_sends_
-        continue;
-      }
+    // (A synchronous send still queued to it fails in pending_sends_.)
+    for (Request* r : sync_sends_.remove_if([world](const Request* r) { return r->peer_world == world && r->sent; })) {
       r->shared_error = MPI_ERR_OTHER;  // completed by settle(), where it may be listed already
       settle_later_locked(r);
-      it = awaiting_match_.erase(it);
     }
   }
 }
 
-void FrontEnd::idle(int* idle_rounds, bool native_pending) {
+void FrontEnd::idle(IdleStep step) {
   // MPI_THREAD_MULTIPLE: the other threads' calls run while this one waits (api_lock.h); what
   // they change is looked at again in the next round. Only a wait loop of this thread's call
   // comes here: it holds no reference that another call may free.
   const ApiLock::Unheld others_may_call;
-  if (++*idle_rounds < kSpinsBeforeYield) {
+  if (step == IdleStep::kSpin) {
     if (others_may_call.released()) sched_yield();  // a thread waiting for the lock gets it
     return;
   }
-  if (native_pending) {
+  if (step == IdleStep::kYield) {
     sched_yield();
     return;
   }

@@ -6,30 +6,15 @@
 #include <vector>
 
 #include "front_end.h"
-#include "segments.h"
+#include "segment_arrivals.h"
 
 namespace lp::mpi {
 
-// A message that came over LongPipe.
-struct FrontEnd::ArrivedMessage {
-  std::vector<std::byte> body;
-  bool synchronous = false;
-  std::uint64_t sync_id = 0;
-  std::uint64_t size = 0;  // data bytes of the whole message
-  // Guarded by FrontEnd::mutex_ while segments arrive (the progress thread may complete it).
-  bool complete = true;    // false while segments are missing (their data is not in `body` yet)
-  bool in_place = false;   // complete, its data written straight into the receive's buffer
-};
-
 // A LongPipe request: a send to another site, a receive matched by LongPipe's rules, or a
-// nonblocking collective across sites.
-struct FrontEnd::Request {
+// nonblocking collective across sites. Its kind and states (persistent, active, complete, freed)
+// and the rules that change them: request_lifecycle.h.
+struct FrontEnd::Request : RequestLifecycle {
   using Kind = RequestKind;
-  Kind kind = Kind::kSend;
-  bool persistent = false;
-  bool active = true;      // false: an inactive persistent request
-  bool complete = false;
-  bool freed = false;      // MPI_Request_free'd while under way: remove when it completes
   const void* send_buffer = nullptr;
   void* receive_buffer = nullptr;
   int count = 0;
@@ -60,15 +45,6 @@ struct FrontEnd::Request {
   bool acknowledged = false;                       // synchronous sends: the receiver matched it
   int shared_error = MPI_SUCCESS;                  // failed before completing (peer gone, message cut short)
   bool listed = false;                             // in settled_
-};
-
-// A segmented message whose segments are still arriving (segments.h): one per source at most.
-// Guarded by FrontEnd::mutex_.
-struct FrontEnd::SegmentedArrival {
-  std::shared_ptr<ArrivedMessage> message;  // also in the unexpected queue until a receive takes it
-  MessageAssembly assembly;
-  Envelope envelope;
-  Request* receive = nullptr;  // the receive that took it, once one did
 };
 
 // What MPI_Mprobe / MPI_Improbe took out of the unexpected queue for MPI_Mrecv.

@@ -45,10 +45,9 @@ int FrontEnd::request_free(MPI_Request* request) {
     remove_request(handle);
     return MPI_SUCCESS;
   }
-  if (r->active && !r->complete) {
+  if (r->free_request() == RequestLifecycle::Free::kRemoveAtCompletion) {
     // A posted receive still takes its message, a synchronous send still waits for its match, a
     // collective goes on (progress advances it): removed when that happens.
-    r->freed = true;
     return MPI_SUCCESS;
   }
   if (r->kind == Request::Kind::kCollective) collectives_in_flight_.remove(handle);
@@ -60,12 +59,12 @@ int FrontEnd::cancel(MPI_Request* request) {
   const auto handle = reinterpret_cast<std::uintptr_t>(*request);
   Request* r = requests_.get(handle);
   if (!r) return PMPI_Cancel(request);
-  if (r->kind != Request::Kind::kReceive || r->complete || !r->active) return MPI_SUCCESS;  // as Open MPI: sends are not cancelled
+  if (!r->cancellable()) return MPI_SUCCESS;  // as Open MPI: sends are not cancelled
   if (r->native != MPI_REQUEST_NULL) return PMPI_Cancel(&r->native);
   std::lock_guard lock(mutex_);
   if (!matcher_.is_posted(r)) return MPI_SUCCESS;  // matched already: it completes
   unlist_receive(*r);
-  r->complete = true;
+  r->complete_now();  // never freed: a freed request has no handle left to cancel
   set_status(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);
   return MPI_SUCCESS;
 }
@@ -80,7 +79,7 @@ int FrontEnd::request_get_status(MPI_Request request, int* flag, MPI_Status* sta
     progress(true);
     poll(*r);
   }
-  *flag = r->complete || !r->active;
+  *flag = !r->pending();
   if (*flag && status != MPI_STATUS_IGNORE) {
     if (r->active) {
       *status = r->status;

@@ -23,14 +23,12 @@ int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm com
   const ReceivePattern pattern{context, source_world, tag};
   TransferAssembler transfer;
   int error = MPI_SUCCESS;
-  int idle_rounds = 0;
-  while (!try_take_bytes(source_world, context, tag, &transfer, &error)) {
+  wait_rounds([&] {
+    if (try_take_bytes(source_world, context, tag, &transfer, &error)) return WaitRound::kDone;
     progress(true);
-    std::unique_lock lock(mutex_);
-    const bool here = matcher_.probe(pattern) != nullptr;
-    lock.unlock();
-    if (!here) idle(&idle_rounds, false);
-  }
+    std::lock_guard lock(mutex_);
+    return matcher_.probe(pattern) ? WaitRound::kAdvanced : WaitRound::kWaiting;  // a segment is here
+  });
   if (error == MPI_ERR_INTERN) {
     return report_error(comm, MPI_ERR_INTERN, "a malformed collective transfer from MPI rank " +
                                                   std::to_string(source_world));
