@@ -47,6 +47,10 @@ fi
 "$PREFIX/bin/longpipe" config >/dev/null || fail "bin/longpipe config does not run the installed longpipe-config"
 "$PREFIX/bin/longpipe" run --help | grep -qF "LD_PRELOAD=$PREFIX/$LIBDIR/longpipe/liblongpipe.so.$major" ||
   fail "bin/longpipe run does not preload $LIBDIR/longpipe/liblongpipe.so.$major"
+# The dial library (jobs on private hosts) beside it, and the installed mpirun's use of it.
+[[ -f $PREFIX/$LIBDIR/longpipe/liblongpipe-dial.so ]] || fail "no $LIBDIR/longpipe/liblongpipe-dial.so"
+"$PREFIX/bin/longpipe" mpirun --help | grep -qF "$PREFIX/$LIBDIR/longpipe/liblongpipe-dial.so" ||
+  fail "bin/longpipe mpirun does not name $LIBDIR/longpipe/liblongpipe-dial.so"
 # The site gateway: its program and its systemd unit template.
 [[ -x $PREFIX/sbin/longpiped ]] || fail "no sbin/longpiped"
 "$PREFIX/sbin/longpiped" --help >/dev/null 2>&1 || fail "the installed longpiped does not run"
@@ -54,7 +58,7 @@ fi
 # Nothing else: a file installed by mistake (a test program, a static library) fails here.
 unexpected=$(cd "$PREFIX" && find . \( -type f -o -type l \) | sed 's|^\./||' | grep -vxF \
   -e "$LIBDIR/longpipe/liblongpipe.so.$VERSION" -e "$LIBDIR/longpipe/liblongpipe.so.$major" \
-  -e "$LIBDIR/longpipe/liblongpipe.so" -e "$INCLUDEDIR/longpipe.h" -e "$LIBEXECDIR/longpipe/longpipe-config" \
+  -e "$LIBDIR/longpipe/liblongpipe.so" -e "$LIBDIR/longpipe/liblongpipe-dial.so" -e "$INCLUDEDIR/longpipe.h" -e "$LIBEXECDIR/longpipe/longpipe-config" \
   -e "$DOCDIR/LICENSE" -e "$DOCDIR/README.md" -e "$DOCDIR/CHANGELOG.md" -e bin/longpipe \
   -e "$DOCDIR/examples/settings.conf" -e share/doc/longpiped/examples/site.conf \
   -e sbin/longpiped -e "lib/systemd/system/longpiped@.service" -e "${MANPAGES[0]}" -e "${MANPAGES[1]}" -e "${MANPAGES[2]}" || true)
