@@ -58,10 +58,8 @@ finish() {
 }
 trap finish EXIT
 
-# in_site HOST CMD... &: CMD in HOST in the background, in a process group of its own whose leader
-# is $! (the subshell execs setsid, which execs netem/wan), so that the clean-up ends it with
-# everything it started (timeout's child too). Only for `&`: it replaces the shell that runs it.
-in_site() { exec setsid "$WAN" exec "$@"; }
+# shellcheck source=sites_lib.sh
+source "$HERE/sites_lib.sh"
 
 # ask_in HOST REQUEST: one request to the site path from inside HOST (which must be a socket).
 ask_in() {
@@ -100,97 +98,6 @@ for site, s in status.items():
   pass "site-path: in every host of each site the site path names that site's gateway; each gateway has the other two as peers"
 }
 
-# perf_server NAME HOST: lp-perf serve in HOST (through its gateway), output in NAME.out.
-perf_server() {
-  in_site "$2" timeout "$RUN_SECONDS" "$PERF" serve --port "$PERF_PORT" </dev/null >"$WORK/$1.out" 2>&1 &
-  PIDS+=($!)
-  echo $! >"$WORK/$1.pid"
-  wait_for_server "$1"
-}
-
-# perf_client NAME HOST PEER: lp-perf run from HOST to PEER (site/host:port), in the background.
-perf_client() {
-  in_site "$2" timeout "$RUN_SECONDS" "$PERF" run --peer "$3" --count $PERF_COUNT --batches $PERF_BATCHES \
-    --pings $PERF_PINGS --json "$WORK/$1.json" </dev/null >"$WORK/$1.out" 2>&1 &
-  PIDS+=($!)
-  echo $! >"$WORK/$1.pid"
-}
-
-finish_client() {
-  local status=0
-  wait "$(cat "$WORK/$1.pid")" || status=$?
-  ((status == 0)) || { tail -n 20 "$WORK/$1.out" >&2; fail "lp-perf run $1 exited with status $status"; }
-  /usr/bin/python3 - "$WORK/$1.json" "$2" <<'PY' || fail "$1: its session does not show every message delivered once through the gateways"
-import json, sys
-summary, peer = json.load(open(sys.argv[1])), sys.argv[2]
-sessions = [s for s in summary["engine"]["sessions"] if s["peer"] == peer]
-assert sessions, f"no session to {peer}: {[s['peer'] for s in summary['engine']['sessions']]}"
-s = sessions[0]
-# lp-perf run waited for an acknowledgement of every message (else it fails); its engine's counters
-# are a snapshot at exit (acknowledgements of the engine's own may still be in flight).
-assert s["messages_sent"] > 0 and s["duplicates_dropped"] == 0, s
-print(f"== {peer}: {s['messages_sent']} sent", file=sys.stderr)
-PY
-}
-
-# Messages one client sends: a cold batch, PERF_BATCHES warm ones, PERF_PINGS pings.
-client_messages() { echo $((PERF_COUNT * (PERF_BATCHES + 1) + PERF_PINGS)); }
-
-# stop_server NAME EXPECTED: SIGTERM (lp-perf serve then prints its count), which must be EXPECTED.
-# The PID is timeout's (setsid and netem/wan exec exec into it), which passes the signal on.
-stop_server() {
-  local pid received
-  pid=$(cat "$WORK/$1.pid")
-  kill -TERM "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  received=$(sed -n 's/^lp-perf: \([0-9]*\) messages received.*/\1/p' "$WORK/$1.out")
-  [[ $received == "$2" ]] || fail "$1: the server received '${received}' messages, not $2: $(tail -n 3 "$WORK/$1.out" | cut -c1-300)"
-  say "$1: $received messages received, as sent"
-}
-
-# numbered_stream FROM TO_SITE TO_HOST: STREAM_LINES numbered lines from FROM through its gateway's
-# CONNECT to an echo server on TO_HOST (site TO_SITE); the echo must return every line once, in order.
-numbered_stream() {
-  local from=$1 site=$2 to=$3 address
-  address=$("$WAN" exec "$to" hostname -I | awk '{print $1}')
-  in_site "$to" timeout "$RUN_SECONDS" /usr/bin/python3 -c '
-import socket, sys
-server = socket.create_server(("0.0.0.0", int(sys.argv[1])))
-print("listening", flush=True)
-connection, _ = server.accept()
-while data := connection.recv(65536):
-    connection.sendall(data)
-connection.close()' "$ECHO_PORT" >"$WORK/echo.out" 2>&1 &
-  PIDS+=($!)
-  for _ in $(seq 1 50); do grep -q listening "$WORK/echo.out" && break; sleep 0.1; done
-  "$WAN" exec "$from" timeout "$RUN_SECONDS" /usr/bin/python3 - "$LONGPIPE_GATEWAY" "S$site/$address:$ECHO_PORT" "$STREAM_LINES" <<'PY' ||
-import socket, sys, threading
-path, target, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect(path)
-s.sendall(f"LONGPIPE-GATEWAY/1 CONNECT {target}\n".encode())
-reader = s.makefile("rb")
-answer = reader.readline().decode().strip()
-if answer != "OK":
-    sys.exit(f"CONNECT {target}: {answer}")
-def send():
-    for n in range(count):
-        s.sendall(f"{n} {'x' * (n % 900)}\n".encode())
-    s.shutdown(socket.SHUT_WR)
-threading.Thread(target=send).start()
-expected = 0
-for line in reader:
-    number, _, payload = line.decode().rstrip("\n").partition(" ")
-    if int(number) != expected or payload != "x" * (expected % 900):
-        sys.exit(f"WRONG: line {expected} expected, got {line[:40]!r}")
-    expected += 1
-if expected != count:
-    sys.exit(f"WRONG: {expected} of {count} lines came back")
-print(f"== numbered stream {target}: {count} lines back in order", file=sys.stderr)
-PY
-    fail "the numbered stream from $from to S$site/$to did not come back whole and in order"
-}
-
 # exchange: the run that site-path checks nothing of and one-port counts.
 exchange() {
   perf_server s2 s2-h1
@@ -203,7 +110,7 @@ exchange() {
   finish_client s1-to-s3 "S3/10.3.0.11:$PERF_PORT"
   stop_server s2 $((2 * $(client_messages)))
   stop_server s3 "$(client_messages)"
-  numbered_stream s1-h1 3 s3-h2
+  numbered_stream s1-h1 3 s3-h2 || fail "the numbered stream from s1-h1 to S3/s3-h2 did not come back whole and in order"
 }
 
 scenario_exchange() {
