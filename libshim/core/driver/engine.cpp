@@ -110,7 +110,8 @@ Engine::Impl::Impl(Config config)
     return connection.link && path_keeper_.prefers_datagrams(path_cache_key(connection.link->peer_address(), peer), rtt, dialler);
   }, [this](const std::string& peer) {
     // The key the connection will have (its peer's address), as the dial will resolve it. A name
-    // not yet looked up (names_ never waits) or that does not resolve: nothing is known of the path.
+    // not yet looked up (names_ never waits) or that does not resolve: nothing is known of the path
+    // yet; the dial asks again once it has the address (Endpoint::judge_again_with_address).
     try {
       const auto resolved = names_.find(parse_host_port(peer, true), Clock::now());
       if (!resolved || !resolved->ok()) return DialJudgement::kAtHandshake;

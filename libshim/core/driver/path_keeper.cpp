@@ -101,7 +101,10 @@ void PathKeeper::refresh(Session& session) {
   for (Connection* stream : session.streams().streams()) {
     if (stream == nullptr || !stream->link) continue;
     if (session.path_cache_key.empty()) {
-      session.path_cache_key = path_cache_key(stream->link->peer_address(), session.peer());
+      // A 0-RTT stream may not be connected yet (no peer address): the key waits for the address
+      // rather than fall back to the peer's name, which the cache does not know it by.
+      const std::string address = stream->link->peer_address();
+      if (!address.empty()) session.path_cache_key = path_cache_key(address, session.peer());
     }
     const LinkPathInfo info = stream->link->path_info();
     if (!info.valid) continue;

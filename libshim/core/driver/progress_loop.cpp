@@ -240,6 +240,7 @@ void Engine::Impl::dial(Connection& connection, Clock::time_point now) {
       }
       if (!resolved->ok()) throw std::runtime_error(resolved->error);
       target = numeric_endpoint(*resolved);
+      endpoint_.judge_again_with_address(connection.peer_endpoint);  // auto: now the cache can say
     }
     connection.link = carrier_->dial(target, connection.stream);
     connection.writable_interest = true;

@@ -80,6 +80,10 @@ class Endpoint {
     judge_path_ = std::move(judge);
     judge_before_dial_ = std::move(judge_before_dial);
   }
+  // The driver has the peer's address for a dial (its name looked up off the progress thread): a
+  // session left to be judged at handshake for want of that address is judged again from it, as
+  // long as nothing has been offered yet, so that a path the cache knows is decided before the dial.
+  void judge_again_with_address(const std::string& peer_endpoint);
   // The driver's reader of a stream's congestion window (Session::window_of), given to every session.
   void set_window_lookup(StreamScheduler::WindowLookup lookup) { window_of_ = std::move(lookup); }
   // The carrier failed the connection (e.g. a write error).

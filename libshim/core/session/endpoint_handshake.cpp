@@ -21,6 +21,12 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
     // The peer's first frame (CHALLENGE) answers HELLO: its round trip is taken before the carrier
     // decision below judges the path by it (with HELLO in the SYN it is the only one).
     note_challenge_time(connection, now);
+    // A 0-RTT connection was established before this answer: its round trip reaches the path now.
+    if (connection.state == ConnectionState::kEstablished && connection.session != nullptr &&
+        connection.handshake_rtt != Clock::duration{}) {
+      connection.session->path().on_handshake_rtt(
+          std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
+    }
     // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
     if (Session* session = connection.session) {
       const bool deciding = !session->offer;
@@ -271,6 +277,14 @@ CarrierOffer Endpoint::challenge_offer(Connection& connection, const std::string
     offer.prefers_datagrams = judge_path_(connection, peer, false);
   }
   return offer;
+}
+
+void Endpoint::judge_again_with_address(const std::string& peer_endpoint) {
+  const auto found = sessions_.find(peer_endpoint);
+  if (found == sessions_.end() || !judge_before_dial_) return;
+  Session& session = *found->second;
+  if (session.offer || session.judgement_before_dial != DialJudgement::kAtHandshake) return;
+  session.judgement_before_dial = judge_before_dial_(peer_endpoint);
 }
 
 CarrierOffer Endpoint::offer_for(Session& session, const Connection& connection) {
