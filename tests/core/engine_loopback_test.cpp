@@ -399,38 +399,3 @@ TEST_CASE("a forked child abandons the engine; the parent's sessions carry on") 
   CHECK(receive_in_order(b, 100, 100) == 100);
   CHECK(a->stats_json().find("\"reconnects\":0") != std::string::npos);
 }
-
-TEST_CASE("a new session's first messages ride its first flight (0-RTT data) or its fallback, once either way") {
-  lp::Config config = loopback_config();
-  config.carrier = lp::CarrierChoice::kTcp;
-  lp::Engine b(config);
-  // A flight stamped less than EarlyGate::kFuture (0.5 s) after the acceptor started falls back.
-  const bool acceptor_settled = GENERATE(false, true);
-  if (acceptor_settled) std::this_thread::sleep_for(700ms);
-  lp::Engine a(config);
-  constexpr std::uint32_t kCount = 50;
-  for (std::uint32_t i = 0; i < kCount; ++i) a.send(b.local_endpoint(), numbered(i, 100 + i * 1000));
-  std::uint32_t next = 0;
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (next < kCount && std::chrono::steady_clock::now() < deadline) {
-    auto message = b.try_receive();
-    if (!message) {
-      b.wait_receive(100ms);
-      continue;
-    }
-    REQUIRE(message->tag == static_cast<std::int32_t>(next));
-    REQUIRE(message->body == numbered(next, 100 + next * 1000).body);
-    ++next;
-  }
-  CHECK(next == kCount);
-  b.wait_receive(300ms);
-  CHECK_FALSE(b.try_receive());  // nothing twice
-  const std::string sent = a.stats_json(), taken = b.stats_json();
-  CHECK(sent.find("\"zero_rtt\":{\"sent\":0,") == std::string::npos);
-  if (acceptor_settled) {
-    CHECK(taken.find("\"admitted\":0,") == std::string::npos);
-  } else {
-    CHECK(taken.find("\"admitted\":0,") != std::string::npos);
-    CHECK(sent.find("\"sent_refused\":0,") == std::string::npos);
-  }
-}

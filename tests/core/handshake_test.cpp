@@ -251,8 +251,8 @@ TEST_CASE("handshake: an IDENTIFY whose carrier offer differs from the CHALLENGE
   pair.dialler.start(pair.to_acceptor);
   REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentified);
   // CHALLENGE travels in clear: someone on the path turns the acceptor's tcp into udp.
-  REQUIRE(pair.to_dialler.size() == kFrameHeaderSize + kNonceSize + 3);
-  pair.to_dialler[kFrameHeaderSize + kNonceSize + 1] = std::byte{CarrierOffer{CarrierChoice::kUdp, true, false}.encode()};
+  REQUIRE(pair.to_dialler.size() == kFrameHeaderSize + kNonceSize + 2);
+  pair.to_dialler.back() = std::byte{CarrierOffer{CarrierChoice::kUdp, true, false}.encode()};
   REQUIRE(pair.deliver(pair.dialler, pair.to_dialler, pair.to_acceptor) == HandshakeStep::kPending);
   CHECK(CarrierOffer::decode(pair.dialler.peer_carrier_offer()).setting == CarrierChoice::kUdp);
   REQUIRE(pair.deliver(pair.acceptor, pair.to_acceptor, pair.to_dialler) == HandshakeStep::kIdentityPresented);

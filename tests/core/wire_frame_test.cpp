@@ -97,10 +97,6 @@ TEST_CASE("malformed headers are rejected before any allocation") {
   CHECK(split(header(kFrameMagic, V, 4, 1000), 100).empty());
 }
 
-namespace {
-std::vector<std::byte> nonce_of(std::uint8_t fill) { return std::vector<std::byte>(kNonceSize, std::byte{fill}); }
-}  // namespace
-
 TEST_CASE("malformed payloads are rejected") {
   std::vector<std::byte> empty;
   CHECK_THROWS_AS(decode_hello(empty), MalformedFrame);
@@ -127,31 +123,15 @@ TEST_CASE("malformed payloads are rejected") {
   CHECK_THROWS_AS(decode_ack({backwards.begin() + kFrameHeaderSize, backwards.end()}), MalformedFrame);
   CHECK_THROWS_AS(decode_close(std::vector<std::byte>{std::byte{99}}), MalformedFrame);
   CHECK_THROWS_AS(decode_fixed(std::vector<std::byte>(31), kMacSize, "AUTH"), MalformedFrame);
-  std::vector<std::byte> challenge(kNonceSize + 3, std::byte{2});
-  challenge[kNonceSize + 1] = std::byte{0x82};                  // carrier offer: auto, datagrams ready
-  challenge.back() = std::byte{1};                              // 0-RTT data accepted
+  std::vector<std::byte> challenge(kNonceSize + 2, std::byte{2});
+  challenge.back() = std::byte{0x82};                           // carrier offer: auto, datagrams ready
   CHECK(decode_challenge(challenge).protection == lp::Protection::kIntegrityOnly);
   CHECK(decode_challenge(challenge).carrier_offer == 0x82);
-  CHECK(decode_challenge(challenge).early_accepted);
-  challenge.back() = std::byte{2};                              // no such verdict
-  CHECK_THROWS_AS(decode_challenge(challenge), MalformedFrame);
-  challenge.back() = std::byte{0};
-  CHECK_FALSE(decode_challenge(challenge).early_accepted);
   challenge[kNonceSize] = std::byte{3};                         // unknown protection
   CHECK_THROWS_AS(decode_challenge(challenge), MalformedFrame);
   challenge[kNonceSize] = std::byte{2};
-  challenge.pop_back();                                         // no early verdict (version 6's CHALLENGE)
+  challenge.pop_back();                                         // no carrier offer (version 4's CHALLENGE)
   CHECK_THROWS_AS(decode_challenge(challenge), MalformedFrame);
-  // HELLO's 0-RTT part: timestamp, then the dialled endpoint (1..255 printable characters).
-  std::vector<std::byte> early;
-  const HelloEarlyPart part{1'800'000'000'000, "b:1"};
-  encode_hello(early, nonce_of(7), 2, Protection::kEncrypt, "a:1", &part);
-  const HelloFrame decoded = decode_hello({early.begin() + kFrameHeaderSize, early.end()});
-  REQUIRE(decoded.early);
-  CHECK(decoded.early->timestamp_ms == part.timestamp_ms);
-  CHECK(decoded.early->dialled_endpoint == "b:1");
-  early.pop_back();                                             // the dialled endpoint cut short
-  CHECK_THROWS_AS(decode_hello({early.begin() + kFrameHeaderSize, early.end()}), MalformedFrame);
   CHECK_THROWS_AS(unpack_message(std::vector<std::byte>(kMessageTrailerSize - 1)), MalformedFrame);
 }
 

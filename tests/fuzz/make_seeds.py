@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets (corpus/<target>/): a few small, valid inputs of
-protocol version 7 (libshim/core/wire/wire_frame.h) from which libFuzzer starts. Run it again after
+protocol version 6 (libshim/core/wire/wire_frame.h) from which libFuzzer starts. Run it again after
 changing a target's input layout or the wire format:
     tests/fuzz/make_seeds.py
 It overwrites only the files it writes: the other files in corpus/ are reproducers of past
@@ -12,7 +12,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-PROTOCOL_VERSION = 7
+PROTOCOL_VERSION = 6
 HELLO, CHALLENGE, AUTH, DATA, ACK, KEEPALIVE, CLOSE, IDENTIFY, REPAIR = range(1, 10)
 ENCRYPT, INTEGRITY_ONLY = 1, 2  # Protection
 TAG_SIZE = 16                   # frame_cipher.h
@@ -23,20 +23,14 @@ def frame(kind, payload, version=PROTOCOL_VERSION):
     return struct.pack(">HBBI", 0x4C50, version, kind, len(payload)) + payload
 
 
-def hello(nonce, stream, protection, endpoint, early=None):
+def hello(nonce, stream, protection, endpoint):
     # client nonce [32] | stream index u8 | protection u8 | endpoint length u16 | endpoint
-    # [| 0-RTT part: timestamp u64 | dialled endpoint length u16 | dialled endpoint]
-    payload = nonce + bytes([stream, protection]) + struct.pack(">H", len(endpoint)) + endpoint
-    if early is not None:
-        timestamp, dialled = early
-        payload += struct.pack(">QH", timestamp, len(dialled)) + dialled
-    return frame(HELLO, payload)
+    return frame(HELLO, nonce + bytes([stream, protection]) + struct.pack(">H", len(endpoint)) + endpoint)
 
 
-def challenge(nonce, protection, offer=0x82, early_accepted=0):
-    # server nonce [32] | protection u8 | carrier offer u8 (carrier_choice.h; 0x82: auto, datagrams
-    # ready) | early verdict u8
-    return frame(CHALLENGE, nonce + bytes([protection, offer, early_accepted]))
+def challenge(nonce, protection, offer=0x82):
+    # server nonce [32] | protection u8 | carrier offer u8 (carrier_choice.h; 0x82: auto, datagrams ready)
+    return frame(CHALLENGE, nonce + bytes([protection, offer]))
 
 
 def identify(token, offer=0x82):
@@ -110,7 +104,7 @@ def frame_seeds():
 
 
 def handshake_seeds():
-    # Input: choices (bit 0: dialler, bit 1: we want encryption, bit 2: 0-RTT) | read-size seed | the peer's bytes.
+    # Input: choices (bit 0: dialler, bit 1: we want encryption) | read-size seed | the peer's bytes.
     endpoint = b"site-b:7601"
     peer_hello = hello(bytes(range(32)), 0, INTEGRITY_ONLY, endpoint)
     write("handshake", "acceptor", bytes([0, 11]) + peer_hello + frame(AUTH, bytes(32)))
@@ -124,15 +118,6 @@ def handshake_seeds():
     write("handshake", "refused", bytes([1, 0]) + close(2, b"authentication failed"))
     write("handshake", "identity-refused", bytes([1, 9]) + challenge(bytes(32), ENCRYPT) +
           close(5, b"this endpoint's session belongs to another process"))
-    # 0-RTT (bit 2): a first flight with a wrong early proof and early frames; a dialler's first
-    # flight answered by a refusal (it proves itself under its early key) or an acceptance.
-    write("handshake", "acceptor-early", bytes([6, 13]) +
-          hello(bytes(range(32)), 0, ENCRYPT, endpoint, (5000, b"site-b:7602")) + frame(AUTH, bytes(32)) +
-          identify(bytes(32)) + bytes(TAG_SIZE))
-    write("handshake", "dialler-early-refused", bytes([7, 21]) + challenge(bytes(range(32)), ENCRYPT, 0, 0) +
-          frame(AUTH, bytes(32)) + identify(bytes(32)))
-    write("handshake", "dialler-early-accepted", bytes([7, 33]) + challenge(bytes(range(32)), ENCRYPT, 0, 1) +
-          frame(AUTH, bytes(32)) + identify(bytes(32)))
 
 
 def arq_seeds():

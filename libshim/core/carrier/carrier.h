@@ -131,9 +131,6 @@ class CarrierLink {
   virtual StreamWindow stream_window() const { return {}; }
   // The peer's numeric address (the warm-start cache's key), "" if unknown.
   virtual std::string peer_address() const { return ""; }
-  // Where the link arrived here, numeric "host:port" ("[v6]:port"), "" if unknown: an accepted
-  // connection's address, which a 0-RTT flight may name instead of our endpoint (handshake.h).
-  virtual std::string local_address() const { return ""; }
   // Requests socket buffers of these sizes on the live link (0 = leave that one); the granted
   // sizes show in tuning().
   virtual void resize_buffers(std::size_t send, std::size_t receive) {

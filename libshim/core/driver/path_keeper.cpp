@@ -101,8 +101,8 @@ void PathKeeper::refresh(Session& session) {
   for (Connection* stream : session.streams().streams()) {
     if (stream == nullptr || !stream->link) continue;
     if (session.path_cache_key.empty()) {
-      // A 0-RTT stream may not be connected yet (no peer address): the key waits for the address
-      // rather than fall back to the peer's name, which the cache does not know it by.
+      // A stream dialled with TCP Fast Open may not be connected yet (no peer address): the key
+      // waits for the address rather than fall back to the peer's name, which the cache lacks.
       const std::string address = stream->link->peer_address();
       if (!address.empty()) session.path_cache_key = path_cache_key(address, session.peer());
     }

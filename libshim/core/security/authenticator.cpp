@@ -64,33 +64,6 @@ std::vector<std::byte> Authenticator::server_proof(std::span<const std::byte> cl
   return proof("longpipe server", server_nonce, client_nonce, client_endpoint);
 }
 
-std::vector<std::byte> Authenticator::early_context(std::uint64_t timestamp_ms, const std::string& dialled_endpoint,
-                                                    const std::string& client_endpoint, std::size_t stream,
-                                                    Protection protection) {
-  // Fixed-size fields, then each endpoint after its length: unambiguous.
-  std::vector<std::byte> context;
-  for (int shift = 56; shift >= 0; shift -= 8) context.push_back(static_cast<std::byte>(timestamp_ms >> shift));
-  context.push_back(static_cast<std::byte>(stream));
-  context.push_back(static_cast<std::byte>(protection));
-  for (const std::string* endpoint : {&dialled_endpoint, &client_endpoint}) {
-    context.push_back(static_cast<std::byte>(endpoint->size() >> 8));
-    context.push_back(static_cast<std::byte>(endpoint->size() & 0xff));
-    for (char c : *endpoint) context.push_back(static_cast<std::byte>(c));
-  }
-  return context;
-}
-
-std::vector<std::byte> Authenticator::early_proof(std::span<const std::byte> client_nonce,
-                                                  std::span<const std::byte> context) const {
-  return proof("longpipe client early", client_nonce, context, "");
-}
-
-std::vector<std::byte> Authenticator::server_early_proof(std::span<const std::byte> client_nonce,
-                                                         std::span<const std::byte> server_nonce,
-                                                         const std::string& client_endpoint) const {
-  return proof("longpipe server early", server_nonce, client_nonce, client_endpoint);
-}
-
 std::vector<std::byte> Authenticator::identity_token(const std::string& peer_endpoint) const {
   static const char label[] = "longpipe identity";  // with its NUL, as in proof()
   std::vector<unsigned char> input(label, label + sizeof label);

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,22 +33,6 @@ class Authenticator {
                                       const std::string& client_endpoint) const;
   std::vector<std::byte> server_proof(std::span<const std::byte> client_nonce, std::span<const std::byte> server_nonce,
                                       const std::string& client_endpoint) const;
-
-  // 0-RTT (handshake.h): the dialler's proof in its first flight, over its nonce and the HELLO
-  // fields of `context` (early_context: timestamp, both endpoints, stream, protection), and the
-  // acceptor's proof when it accepted the flight's data (a label of its own: an altered verdict in
-  // CHALLENGE makes the proof fail). The key of the dialler's 0-RTT data, from the same inputs.
-  static std::vector<std::byte> early_context(std::uint64_t timestamp_ms, const std::string& dialled_endpoint,
-                                              const std::string& client_endpoint, std::size_t stream,
-                                              Protection protection);
-  std::vector<std::byte> early_proof(std::span<const std::byte> client_nonce, std::span<const std::byte> context) const;
-  std::vector<std::byte> server_early_proof(std::span<const std::byte> client_nonce,
-                                            std::span<const std::byte> server_nonce,
-                                            const std::string& client_endpoint) const;
-  TrafficKey early_key(std::span<const std::byte> client_nonce, std::span<const std::byte> context,
-                       Protection protection) const {
-    return derive_early_key(key_, client_nonce, context, protection);
-  }
 
   // Constant-time comparison of a received proof with the expected one.
   static bool proofs_match(std::span<const std::byte> received, std::span<const std::byte> expected);

@@ -65,14 +65,6 @@ TrafficKeys derive_traffic_keys(std::string_view job_key, std::span<const std::b
           hkdf_sha256(job_key, salt, label + " acceptor->dialler")};
 }
 
-TrafficKey derive_early_key(std::string_view job_key, std::span<const std::byte> client_nonce,
-                            std::span<const std::byte> context, Protection protection) {
-  std::vector<std::byte> salt(client_nonce.begin(), client_nonce.end());
-  salt.insert(salt.end(), context.begin(), context.end());
-  return hkdf_sha256(job_key, salt, std::string("longpipe 7 early ") + protection_name(protection) +
-                                        " dialler->acceptor");
-}
-
 TrafficKeys derive_datagram_keys(const TrafficKeys& traffic, Protection protection) {
   // Input key = a traffic key, salt = the label: the datagram keys say nothing of the stream keys.
   const std::string label = "longpipe datagram";

@@ -46,13 +46,6 @@ struct TrafficKeys {
 TrafficKeys derive_traffic_keys(std::string_view job_key, std::span<const std::byte> client_nonce,
                                 std::span<const std::byte> server_nonce, Protection protection);
 
-// The key of a dialler's 0-RTT data (handshake.h): HKDF-SHA256 (salt = client nonce | `context`,
-// the HELLO fields the early proof covers, input key = the job key, info = a label of its own, so
-// no nonce the acceptor or a man in the middle picks makes it equal a traffic key). It seals the
-// dialler's direction of that one connection only; the acceptor's direction uses the traffic keys.
-TrafficKey derive_early_key(std::string_view job_key, std::span<const std::byte> client_nonce,
-                            std::span<const std::byte> context, Protection protection);
-
 // The datagram carrier's keys of a connection (datagram_wire.h): HKDF-SHA256 of each traffic key
 // under the label "longpipe datagram", one per direction as the traffic keys are.
 TrafficKeys derive_datagram_keys(const TrafficKeys& traffic, Protection protection);

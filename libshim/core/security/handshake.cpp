@@ -29,17 +29,8 @@ Handshake Handshake::acceptor(const Authenticator& authenticator, std::vector<st
 }
 
 void Handshake::start(std::vector<std::byte>& out) {
-  encode_hello(out, client_nonce_, stream_, wanted_, client_endpoint_, early_ ? &*early_ : nullptr);
+  encode_hello(out, client_nonce_, stream_, wanted_, client_endpoint_);
   state_ = State::kAwaitChallenge;
-  if (!early_) return;
-  // The first flight: our proof, then our IDENTIFY under the early key (handshake_early.cpp).
-  protection_ = wanted_;  // kEncrypt (enable_early)
-  const std::vector<std::byte> context = early_context();
-  encode_fixed(out, FrameType::kAuth, authenticator_->early_proof(client_nonce_, context));
-  sealer_ = std::make_unique<FrameCipher>(authenticator_->early_key(client_nonce_, context, protection_), protection_,
-                                          FrameCipher::Use::kSeal);
-  seal_identity(identity_token_, out);
-  state_ = State::kAwaitEarlyChallenge;
 }
 
 void Handshake::derive_ciphers(Protection peer_protection) {
@@ -73,10 +64,6 @@ void Handshake::take_identity(const FrameView& frame) {
 void Handshake::send_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out) {
   sealer_ = std::make_unique<FrameCipher>(outgoing_ ? keys_->dialler_to_acceptor : keys_->acceptor_to_dialler,
                                           protection_, FrameCipher::Use::kSeal);
-  seal_identity(identity_token, out);
-}
-
-void Handshake::seal_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out) {
   const std::size_t start = out.size();
   std::vector<std::byte> payload = identity_token;
   payload.push_back(std::byte{carrier_offer_});
@@ -119,33 +106,9 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
       client_nonce_ = std::move(hello.nonce);
       protection_ = hello.protection;  // the dialler's wish, until the keys are derived
       if (offer_source_) carrier_offer_ = offer_source_(client_endpoint_);
-      if (hello.early) {
-        // CHALLENGE waits for the first flight's proof: it carries our verdict on its data.
-        early_ = std::move(hello.early);
-        state_ = State::kAwaitEarlyProof;
-        return HandshakeStep::kIdentified;
-      }
       encode_challenge(out, server_nonce_, wanted_, carrier_offer_);
       state_ = State::kAwaitClientProof;
       return HandshakeStep::kIdentified;
-    }
-    case State::kAwaitEarlyProof: return on_early_proof(frame, out);
-    case State::kAwaitEarlyChallenge: return on_early_challenge(frame, out);
-    case State::kDroppingEarly: {
-      if (frame.type != FrameType::kAuth) {
-        // The refused 0-RTT data, opened (the frame sequence goes on) and dropped unread.
-        if (frame.type == FrameType::kIdentify || frame.type == FrameType::kData || frame.type == FrameType::kAck ||
-            frame.type == FrameType::kKeepalive) {
-          return HandshakeStep::kPending;
-        }
-        expect(frame, FrameType::kAuth);  // throws
-      }
-      if (!proof_accepted(frame, authenticator_->client_proof(client_nonce_, server_nonce_, client_endpoint_), out)) {
-        return HandshakeStep::kRejected;
-      }
-      start_opening();  // the dialler's frames are under the traffic key from here
-      state_ = State::kAwaitIdentity;
-      return HandshakeStep::kPending;
     }
     case State::kAwaitClientProof: {
       expect(frame, FrameType::kAuth);
@@ -164,8 +127,11 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
     case State::kAwaitChallenge: {
       expect(frame, FrameType::kChallenge);
       ChallengeFrame challenge = decode_challenge(frame.payload);
-      if (challenge.early_accepted) throw MalformedFrame("CHALLENGE accepts 0-RTT data that was never sent");
-      take_challenge(challenge);
+      CarrierOffer::decode(challenge.carrier_offer);  // throws MalformedFrame for a byte no LongPipe sends
+      peer_carrier_offer_ = challenge.carrier_offer;
+      peer_offer_known_ = true;
+      server_nonce_ = std::move(challenge.nonce);
+      derive_ciphers(challenge.protection);
       encode_fixed(out, FrameType::kAuth, authenticator_->client_proof(client_nonce_, server_nonce_, client_endpoint_));
       send_identity(identity_token_, out);
       state_ = State::kAwaitServerProof;
@@ -173,10 +139,7 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
     }
     case State::kAwaitServerProof: {
       expect(frame, FrameType::kAuth);
-      const std::vector<std::byte> expected =
-          early_accepted_ ? authenticator_->server_early_proof(client_nonce_, server_nonce_, client_endpoint_)
-                          : authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_);
-      if (!proof_accepted(frame, expected, out)) {
+      if (!proof_accepted(frame, authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_), out)) {
         return HandshakeStep::kRejected;
       }
       start_opening();
@@ -195,9 +158,7 @@ HandshakeStep Handshake::on_frame(const FrameView& frame, std::vector<std::byte>
 
 HandshakeStep Handshake::accept_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out) {
   if (state_ != State::kIdentityPresented) throw std::logic_error("accept_identity before an identity was presented");
-  encode_fixed(out, FrameType::kAuth,
-               early_accepted_ ? authenticator_->server_early_proof(client_nonce_, server_nonce_, client_endpoint_)
-                               : authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_));
+  encode_fixed(out, FrameType::kAuth, authenticator_->server_proof(client_nonce_, server_nonce_, client_endpoint_));
   send_identity(identity_token, out);
   keys_.reset();
   state_ = State::kFinished;

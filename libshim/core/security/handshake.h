@@ -16,24 +16,6 @@
 // wrong proof is answered with CLOSE(auth failed) and ends the handshake (kRejected), as does the
 // peer's CLOSE. An unexpected frame throws MalformedFrame.
 //
-// 0-RTT data (enable_early(), enable_early_gate()): a dialler's first flight is HELLO with its
-// timestamp and the endpoint it dials, AUTH(early proof over its nonce and those fields) and its
-// IDENTIFY sealed under the early key (derive_early_key: job key, its nonce, the same fields);
-// DATA sealed under that key may follow at once (the endpoint attaches the connection unproven).
-//   acceptor: HELLO(early) -> (nothing yet);  AUTH(early proof): a wrong one is refused as any
-//             wrong proof (kRejected); a right one is admitted if it names this endpoint and the
-//             EarlyGate admits its nonce and timestamp:
-//     admitted: CHALLENGE(early verdict 1); IDENTIFY (early key) -> kIdentityPresented ->
-//               accept_identity(): AUTH(server early proof), sealed IDENTIFY; the dialler's
-//               direction stays under the early key, ours is under the traffic keys.
-//     refused:  CHALLENGE(early verdict 0); the dialler's early frames are opened and dropped
-//               unread until its AUTH (sealed under the early key: client proof over both
-//               nonces), after which its frames are under the traffic keys as in a 1-RTT exchange.
-//   dialler:  CHALLENGE(verdict 1) -> AUTH(server early proof) -> IDENTIFY -> established;
-//             CHALLENGE(verdict 0) -> AUTH(client proof, sealed under the early key), IDENTIFY
-//             under the traffic key: kEarlyRefused, the caller sends the flight's data again.
-// The verdict in CHALLENGE is clear but bound by the server's proof (a label per verdict).
-//
 // The acceptor's carrier offer (carrier_choice.h) travels in clear in CHALLENGE, so the dialler
 // can agree the carrier at once, and again in its sealed IDENTIFY: a difference throws
 // MalformedFrame (the clear byte was altered on the way).
@@ -49,7 +31,6 @@
 #include <vector>
 
 #include "security/authenticator.h"
-#include "security/early_gate.h"
 #include "security/frame_cipher.h"
 #include "wire/wire_frame.h"
 
@@ -63,8 +44,6 @@ enum class HandshakeStep {
   kRejected,       // the peer's proof was wrong; CLOSE(auth failed) appended
   kRefusedByPeer,  // the peer says our proof was wrong
   kPeerClosed,     // the peer closed for another reason (close_text())
-  kEarlyRefused,   // dialler: the acceptor refused our 0-RTT data; our AUTH and IDENTIFY are
-                   // appended, and what the first flight carried must be sent again
 };
 
 class Handshake {
@@ -79,19 +58,7 @@ class Handshake {
   static Handshake acceptor(const Authenticator& authenticator, std::vector<std::byte> server_nonce,
                             Protection protection, Clock::time_point deadline);
 
-  // Dialler, before start(): the first flight carries 0-RTT data (only with Protection::kEncrypt;
-  // otherwise ignored). `timestamp_ms`: our wall clock; `dialled_endpoint`: the peer's name.
-  void enable_early(std::uint64_t timestamp_ms, std::string dialled_endpoint);
-  // Acceptor: admits 0-RTT data addressed to one of `local_names` (our endpoint; the address the
-  // connection arrived at, with our site prefix if we have one) through `gate` (which outlives the
-  // handshake). Without it every 0-RTT flight falls back. set_wall_time() before each frame.
-  void enable_early_gate(EarlyGate* gate, std::vector<std::string> local_names) {
-    gate_ = gate;
-    local_names_ = std::move(local_names);
-  }
-  void set_wall_time(EarlyGate::WallMs now) { wall_now_ = now; }
-
-  // Dialler, once the carrier link is up: appends HELLO (with 0-RTT: and AUTH, sealed IDENTIFY).
+  // Dialler, once the carrier link is up: appends HELLO.
   void start(std::vector<std::byte>& out);
   // One frame from the peer; replies are appended to `out`. Throws MalformedFrame, or
   // std::invalid_argument for a malformed endpoint in HELLO.
@@ -106,19 +73,7 @@ class Handshake {
   bool finished() const { return state_ == State::kFinished; }
   // Dialler: our AUTH and IDENTIFY are out, so the acceptor may already hold the connection as
   // established (it does on IDENTIFY); closing it now would take the stream from the acceptor.
-  bool identity_sent() const {
-    return state_ == State::kAwaitEarlyChallenge || state_ == State::kAwaitServerProof ||
-           state_ == State::kAwaitPeerIdentity;
-  }
-  // 0-RTT: the dialler sent a first flight with data / the acceptor got one.
-  bool early() const { return early_.has_value(); }
-  // Acceptor: the first flight's proof checked (a key holder's flight, or a replay of one): its
-  // frames may be as large as DATA, whether admitted or dropped.
-  bool early_proven() const { return early_proven_; }
-  // The 0-RTT data was admitted (acceptor: by us; dialler: as CHALLENGE says, proven by the server's AUTH).
-  bool early_accepted() const { return early_accepted_; }
-  // Acceptor: why a proven flight's data was refused ("" if admitted or none).
-  const std::string& early_refusal() const { return early_refusal_; }
+  bool identity_sent() const { return state_ == State::kAwaitServerProof || state_ == State::kAwaitPeerIdentity; }
   // The handshake must be over by then (connect included).
   Clock::time_point deadline() const { return deadline_; }
   // Acceptor: the endpoint and stream HELLO announced (dialler: its own).
@@ -149,14 +104,11 @@ class Handshake {
  private:
   enum class State {
     kConnecting,
-    kAwaitEarlyChallenge,  // dialler: first flight with 0-RTT data out
     kAwaitChallenge,
     kAwaitServerProof,
     kAwaitPeerIdentity,  // dialler
     kAwaitHello,
     kAwaitClientProof,
-    kAwaitEarlyProof,    // acceptor: HELLO with a 0-RTT part read
-    kDroppingEarly,      // acceptor: 0-RTT data refused; dropping it until the dialler's AUTH
     kAwaitIdentity,      // acceptor
     kIdentityPresented,  // acceptor: waiting for accept_identity() or refuse_identity()
     kFinished,
@@ -170,11 +122,6 @@ class Handshake {
   // Derives the traffic keys; creates the cipher for our direction (sealing) and the peer's.
   void derive_ciphers(Protection peer_protection);
   void send_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out);
-  void seal_identity(const std::vector<std::byte>& identity_token, std::vector<std::byte>& out);
-  std::vector<std::byte> early_context() const;
-  HandshakeStep on_early_proof(const FrameView& frame, std::vector<std::byte>& out);
-  HandshakeStep on_early_challenge(const FrameView& frame, std::vector<std::byte>& out);
-  void take_challenge(const ChallengeFrame& challenge);
   void start_opening();                         // the peer's frames are sealed from now on
   void take_identity(const FrameView& frame);  // IDENTIFY -> peer_token_
 
@@ -199,13 +146,6 @@ class Handshake {
   std::optional<TrafficKeys> datagram_keys_;
   std::unique_ptr<FrameCipher> sealer_;
   std::unique_ptr<FrameCipher> opener_;
-  std::optional<HelloEarlyPart> early_;  // 0-RTT: ours (dialler) or the peer's (acceptor)
-  bool early_proven_ = false;
-  bool early_accepted_ = false;
-  std::string early_refusal_;
-  EarlyGate* gate_ = nullptr;      // acceptor
-  std::vector<std::string> local_names_;  // acceptor: what a 0-RTT flight must have dialled
-  EarlyGate::WallMs wall_now_ = 0;
 };
 
 }  // namespace lp

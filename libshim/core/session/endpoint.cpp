@@ -40,19 +40,12 @@ bool host_refused(const std::string& error) {
 
 }  // namespace
 
-Endpoint::Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce, WallClock wall_clock)
+Endpoint::Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce)
     : config_(config),
       arq_config_(arq_config_from(config)),
       authenticator_(config.key),
       local_endpoint_(std::move(local_endpoint)),
-      make_nonce_(std::move(make_nonce)),
-      wall_clock_(std::move(wall_clock)),
-      early_gate_(wall_clock_()) {}
-
-EarlyGate::WallMs Endpoint::system_wall_clock() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+      make_nonce_(std::move(make_nonce)) {}
 
 Session& Endpoint::session_for(const std::string& peer, Clock::time_point now) {
   auto& slot = sessions_[peer];
@@ -81,15 +74,6 @@ Connection* Endpoint::on_accepted(std::unique_ptr<CarrierLink> link, Clock::time
   // CHALLENGE carries our carrier offer, decided when HELLO names the peer.
   connection.handshake().decide_offer_with(
       [this, &connection](const std::string& peer) { return challenge_offer(connection, peer).encode(); });
-  // A 0-RTT flight names us as its dialler did: our endpoint, or (through a site gateway, or by
-  // address) where the connection arrived. A flight recorded on its way to another process names
-  // that one, and is refused here.
-  std::vector<std::string> names{local_endpoint_};
-  if (const std::string arrived = connection.link ? connection.link->local_address() : ""; !arrived.empty()) {
-    const auto site_end = local_endpoint_.find('/');
-    names.push_back((site_end == std::string::npos ? "" : local_endpoint_.substr(0, site_end + 1)) + arrived);
-  }
-  connection.handshake().enable_early_gate(&early_gate_, std::move(names));
   ++statistics_.accepted;
   ++handshaking_accepted_;
   return &connection;
@@ -124,19 +108,9 @@ void Endpoint::on_connected(Connection& connection, const std::string& error, Cl
   connection.hello_in_syn = connection.link != nullptr && connection.link->first_write_in_syn();
   if (!connection.hello_in_syn) connection.note_handshake_answer(now);  // SYN -> SYN-ACK
   connection.rtt_probe_sent = now;  // HELLO: CHALLENGE comes one round trip later
-  Handshake& handshake = connection.handshake();
-  if (may_send_zero_rtt(connection)) {
-    // Our IDENTIFY goes in the first flight, with the offer decided now (the session is tcp).
-    handshake.set_carrier_offer(offer_for(*connection.session, connection).encode());
-    handshake.enable_early(static_cast<std::uint64_t>(wall_clock_()), connection.session->peer());
-  }
-  handshake.start(connection.output());
+  connection.handshake().start(connection.output());
   connection.state = ConnectionState::kHandshaking;
   mark_flush(connection);
-  if (handshake.early()) {
-    ++statistics_.early_sent;
-    establish(connection, now, false);  // 0-RTT data: DATA right behind the first flight
-  }
 }
 
 void Endpoint::on_read(Connection& connection, IoStatus status, const std::string& error, Clock::time_point now) {

@@ -39,12 +39,7 @@ class Endpoint {
   // (32 connections) cover the cold first burst of a program with a few remote peers.
   static constexpr std::size_t kSpillingSessions = 4;
 
-  // The wall clock (milliseconds since the Unix epoch) of 0-RTT data's timestamps (early_gate.h).
-  using WallClock = std::function<EarlyGate::WallMs()>;
-  static EarlyGate::WallMs system_wall_clock();
-
-  Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce,
-           WallClock wall_clock = &Endpoint::system_wall_clock);
+  Endpoint(const Config& config, std::string local_endpoint, NonceSource make_nonce);
 
   const std::string& local_endpoint() const { return local_endpoint_; }
   const std::map<std::string, std::unique_ptr<Session>>& sessions() const { return sessions_; }
@@ -135,13 +130,9 @@ class Endpoint {
   // A dialler got the peer's first frame: HELLO -> CHALLENGE as a handshake round trip, unless
   // HELLO rode in a SYN whose data the peer's host did not take (then the kernel's SYN round trip).
   void note_challenge_time(Connection& connection, Clock::time_point now);
-  // TCP Fast Open's outcome for the connection, once known (counted per session).
-  void note_fast_open(const Connection& connection, Session& session);
   // `proven` false: our proof is out, the peer's still to come (may_send_early).
   void establish(Connection& connection, Clock::time_point now, bool proven = true);
   bool may_send_early(const Connection& connection) const;
-  // A dialled link is up: whether its first flight carries 0-RTT data (endpoint_handshake.cpp).
-  bool may_send_zero_rtt(const Connection& connection) const;
   // Grants `session` its spill streams while the budget lasts; past it, drops them from `dials`.
   void keep_spill_budget(Session& session, std::vector<std::size_t>& dials);
   // auto decided datagrams at CHALLENGE (DialJudgement::kAtHandshake): the spill streams dialled in
@@ -179,8 +170,6 @@ class Endpoint {
   const Authenticator authenticator_;
   const std::string local_endpoint_;
   NonceSource make_nonce_;
-  WallClock wall_clock_;
-  EarlyGate early_gate_;  // replay protection of the 0-RTT data we accept
   bool datagrams_ready_ = false;
   PathJudge judge_path_;
   PeerJudge judge_before_dial_;

@@ -21,12 +21,6 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
     // The peer's first frame (CHALLENGE) answers HELLO: its round trip is taken before the carrier
     // decision below judges the path by it (with HELLO in the SYN it is the only one).
     note_challenge_time(connection, now);
-    // A 0-RTT connection was established before this answer: its round trip reaches the path now.
-    if (connection.state == ConnectionState::kEstablished && connection.session != nullptr &&
-        connection.handshake_rtt != Clock::duration{}) {
-      connection.session->path().on_handshake_rtt(
-          std::chrono::duration_cast<std::chrono::microseconds>(connection.handshake_rtt));
-    }
     // A dialler's IDENTIFY goes out with its answer to CHALLENGE.
     if (Session* session = connection.session) {
       const bool deciding = !session->offer;
@@ -43,31 +37,12 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
       }
     }
   }
-  if (!connection.outgoing()) handshake.set_wall_time(wall_clock_());
-  const bool early_proven = handshake.early_proven();
   const HandshakeStep step = handshake.on_frame(frame, connection.output());
-  if (!early_proven && handshake.early_proven()) {
-    // A key holder's first flight (or a replay of one): its DATA may be as large as any, whether
-    // admitted or dropped unread.
-    connection.reader().set_max_payload(kSequenceSize + config_.max_message + kMessageTrailerSize);
-    ++(handshake.early_accepted() ? statistics_.early_admitted : statistics_.early_refused);
-  }
   switch (step) {
     case HandshakeStep::kPending:
       mark_flush(connection);
       if (may_send_early(connection)) establish(connection, now, false);
       return;
-    case HandshakeStep::kEarlyRefused: {
-      // Our AUTH and IDENTIFY are in the output; the data of the first flight was dropped unread,
-      // so it goes again behind them (0.5-RTT data). The peer drops any copy it has already.
-      ++statistics_.early_sent_refused;
-      mark_flush(connection);
-      if (Session* session = connection.session) {
-        session->early_data_refused(now);
-        pump(*session, now);
-      }
-      return;
-    }
     case HandshakeStep::kIdentified:
       connection.rtt_probe_sent = now;  // CHALLENGE: AUTH comes one round trip later
       connection.peer_endpoint = handshake.peer_endpoint();
@@ -122,7 +97,6 @@ void Endpoint::handle_handshake_frame(Connection& connection, const FrameView& f
         connection.awaiting_peer_proof = false;
         // Whatever the session sent so far went before the peer's proof: its 0.5-RTT data.
         if (session.counters().early_messages == 0) session.counters().early_messages = session.arq().stats().messages_sent;
-        if (handshake.early()) note_fast_open(connection, session);
         if (auto error = session.confirm(connection, now)) {
           send_close(connection, CloseReason::kProtocolError, "cannot agree on a carrier", now);
           fail_session(session, "cannot agree on a carrier: " + *error, now);
@@ -188,27 +162,11 @@ Session& Endpoint::session_identified(const std::string& announced, const std::v
 // its IDENTIFY must be checked first: docs/engine/security.md), and only once the carrier is
 // known: TCP whatever the peer offers (Session::tcp_certain; a peer set to udp fails it at
 // Session::confirm), or agreed from the peer's CHALLENGE (Session::may_agree_early).
-// 0-RTT data: the first flight itself carries DATA, sealed under a key of our nonce and the job
-// key, on a session's first connections as 0.5-RTT data is, when the session is tcp whatever the
-// peer offers, and only encrypted (handshake.h). The acceptor's EarlyGate refuses replays.
-bool Endpoint::may_send_zero_rtt(const Connection& connection) const {
-  const Session* session = connection.session;
-  return connection.outgoing() && config_.encryption && session != nullptr && !session->failed() &&
-         !session->identity_bound() && session->tcp_certain();
-}
-
 bool Endpoint::may_send_early(const Connection& connection) const {
   const Session* session = connection.session;
   return connection.outgoing() && connection.state == ConnectionState::kHandshaking &&
          connection.handshake().identity_sent() && session != nullptr && !session->failed() &&
          !session->identity_bound() && (session->tcp_certain() || session->may_agree_early(connection));
-}
-
-void Endpoint::note_fast_open(const Connection& connection, Session& session) {
-  if (connection.link == nullptr) return;
-  const FastOpenResult fast_open = connection.link->fast_open();
-  session.counters().fast_open_syn_data += fast_open.syn_data ? 1 : 0;
-  session.counters().fast_open_accepted += fast_open.accepted ? 1 : 0;
 }
 
 void Endpoint::note_challenge_time(Connection& connection, Clock::time_point now) {
@@ -228,9 +186,12 @@ void Endpoint::note_challenge_time(Connection& connection, Clock::time_point now
 void Endpoint::establish(Connection& connection, Clock::time_point now, bool proven) {
   Session& session = *connection.session;
   if (!connection.outgoing()) --handshaking_accepted_;
-  // Known by now: a dialler has CHALLENGE (after the SYN-ACK), an acceptor the peer's AUTH; a
-  // dialler's 0-RTT connection is established before the SYN-ACK, and counted at the peer's proof.
-  if (!connection.handshake().early() || !connection.outgoing()) note_fast_open(connection, session);
+  if (connection.link != nullptr) {
+    // Known by now: a dialler has CHALLENGE (after the SYN-ACK), an acceptor the peer's AUTH.
+    const FastOpenResult fast_open = connection.link->fast_open();
+    session.counters().fast_open_syn_data += fast_open.syn_data ? 1 : 0;
+    session.counters().fast_open_accepted += fast_open.accepted ? 1 : 0;
+  }
   connection.state = ConnectionState::kEstablished;
   connection.awaiting_peer_proof = !proven;
   if (session.failed()) {

@@ -167,10 +167,6 @@ void Session::forget(const Connection& connection) {
   if (&connection == reseal_to_) reseal_to_ = nullptr;
 }
 
-void Session::early_data_refused(Clock::time_point now) {
-  if (!datagram_) arq_.carrier_reset(now);
-}
-
 void Session::stream_left(Clock::time_point now) {
   if (streams_.established() == 0) return;
   if (!datagram_) {

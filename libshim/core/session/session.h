@@ -130,9 +130,6 @@ class Session {
   // Returns why the ends cannot agree on a carrier, if they cannot (compared here after an early
   // attach); the caller then fails the session.
   std::optional<std::string> confirm(Connection& connection, Clock::time_point now);
-  // The peer refused the 0-RTT data of `connection`'s first flight (dropped it unread): every
-  // unacknowledged message goes again (the peer drops copies it has from other streams).
-  void early_data_refused(Clock::time_point now);
   // A connection of this session closed (`was_attempt`: before it was established).
   void detach(Connection& connection, bool was_attempt, const std::string& why, Clock::time_point now);
   // A dial could not even start (e.g. unresolvable).

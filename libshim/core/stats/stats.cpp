@@ -111,9 +111,6 @@ std::string to_json(const EngineReport& report) {
       << ",\"identity_refused\":" << report.endpoint.identity_refused
       << ",\"sessions_replaced\":" << report.endpoint.sessions_replaced
       << ",\"accepted_by_alias\":" << report.endpoint.accepted_by_alias
-      << ",\"zero_rtt\":{\"sent\":" << report.endpoint.early_sent
-      << ",\"sent_refused\":" << report.endpoint.early_sent_refused
-      << ",\"admitted\":" << report.endpoint.early_admitted << ",\"refused\":" << report.endpoint.early_refused << "}"
       << ",\"held_datagrams\":{\"held\":" << report.endpoint.held_datagrams
       << ",\"released\":" << report.endpoint.held_datagrams_released
       << ",\"expired\":" << report.endpoint.held_datagrams_expired

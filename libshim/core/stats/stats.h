@@ -110,12 +110,6 @@ struct EndpointStatistics {
   std::uint64_t sessions_replaced = 0;
   // Connections dialled by a peer we know under another name than the one it announces.
   std::uint64_t accepted_by_alias = 0;
-  // 0-RTT first flights (handshake.h): as dialler, sent and refused by the acceptor (their data
-  // went again); as acceptor, whose data was admitted, and proven ones refused (early_gate.h).
-  std::uint64_t early_sent = 0;
-  std::uint64_t early_sent_refused = 0;
-  std::uint64_t early_admitted = 0;
-  std::uint64_t early_refused = 0;
   // Datagrams that came before their session's keys (a dialler's first DATA, read before its
   // IDENTIFY: datagram_pen.h): held, handed on, dropped after the hold time, dropped for room.
   std::uint64_t held_datagrams = 0;

@@ -85,7 +85,7 @@ bool known_type(std::uint8_t type) {
 std::size_t type_payload_limit(FrameType type, std::size_t max_data_payload) {
   switch (type) {
     case FrameType::kHello: return kMaxHandshakePayload;
-    case FrameType::kChallenge: return kNonceSize + 3;
+    case FrameType::kChallenge: return kNonceSize + 2;
     case FrameType::kIdentify: return kIdentifyPayloadSize;
     case FrameType::kAuth: return kMacSize;
     case FrameType::kData: return max_data_payload;
@@ -122,19 +122,6 @@ const char* frame_type_name(FrameType type) {
   return "?";
 }
 
-namespace {
-
-std::string read_endpoint(ByteReader& r, std::size_t length) {
-  auto bytes = r.bytes(length);
-  std::string endpoint(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  for (char c : endpoint) {
-    if (c <= ' ' || c > '~') throw MalformedFrame("HELLO endpoint has a non-printable character");
-  }
-  return endpoint;
-}
-
-}  // namespace
-
 HelloFrame decode_hello(std::span<const std::byte> payload) {
   ByteReader r(payload, "HELLO");
   HelloFrame hello;
@@ -151,17 +138,10 @@ HelloFrame decode_hello(std::span<const std::byte> payload) {
     throw MalformedFrame("HELLO endpoint length " + std::to_string(length) + " is outside 1.." +
                          std::to_string(kMaxEndpointSize));
   }
-  hello.endpoint = read_endpoint(r, length);
-  if (r.remaining() > 0) {
-    HelloEarlyPart early;
-    early.timestamp_ms = r.u64();
-    const std::size_t dialled_length = r.u16();
-    if (dialled_length == 0 || dialled_length > kMaxEndpointSize) {
-      throw MalformedFrame("HELLO dialled endpoint length " + std::to_string(dialled_length) + " is outside 1.." +
-                           std::to_string(kMaxEndpointSize));
-    }
-    early.dialled_endpoint = read_endpoint(r, dialled_length);
-    hello.early = std::move(early);
+  auto endpoint = r.bytes(length);
+  hello.endpoint.assign(reinterpret_cast<const char*>(endpoint.data()), endpoint.size());
+  for (char c : hello.endpoint) {
+    if (c <= ' ' || c > '~') throw MalformedFrame("HELLO endpoint has a non-printable character");
   }
   r.expect_end();
   return hello;
@@ -174,9 +154,6 @@ ChallengeFrame decode_challenge(std::span<const std::byte> payload) {
   challenge.nonce.assign(nonce.begin(), nonce.end());
   challenge.protection = decode_protection(r.u8(), "CHALLENGE");
   challenge.carrier_offer = static_cast<std::uint8_t>(r.u8());
-  const auto verdict = r.u8();
-  if (verdict > 1) throw MalformedFrame("CHALLENGE early verdict " + std::to_string(verdict) + " is neither 0 nor 1");
-  challenge.early_accepted = verdict == 1;
   r.expect_end();
   return challenge;
 }
@@ -255,29 +232,23 @@ CloseFrame decode_close(std::span<const std::byte> payload) {
 }
 
 void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, std::size_t stream,
-                  Protection protection, const std::string& endpoint, const HelloEarlyPart* early) {
-  const std::size_t early_size = early == nullptr ? 0 : 8 + 2 + early->dialled_endpoint.size();
-  begin_frame(out, FrameType::kHello, nonce.size() + 1 + 1 + 2 + endpoint.size() + early_size);
+                  Protection protection, const std::string& endpoint) {
+  begin_frame(out, FrameType::kHello, nonce.size() + 1 + 1 + 2 + endpoint.size());
   ByteWriter w(out);
   w.bytes(nonce);
   w.u8(static_cast<std::uint8_t>(stream));
   w.u8(static_cast<std::uint8_t>(protection));
   w.u16(static_cast<std::uint16_t>(endpoint.size()));
   w.text(endpoint);
-  if (early == nullptr) return;
-  w.u64(early->timestamp_ms);
-  w.u16(static_cast<std::uint16_t>(early->dialled_endpoint.size()));
-  w.text(early->dialled_endpoint);
 }
 
 void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection,
-                      std::uint8_t carrier_offer, bool early_accepted) {
-  begin_frame(out, FrameType::kChallenge, nonce.size() + 3);
+                      std::uint8_t carrier_offer) {
+  begin_frame(out, FrameType::kChallenge, nonce.size() + 2);
   ByteWriter w(out);
   w.bytes(nonce);
   w.u8(static_cast<std::uint8_t>(protection));
   w.u8(carrier_offer);
-  w.u8(early_accepted ? 1 : 0);
 }
 
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes) {

@@ -2,12 +2,10 @@
 //
 //   frame   = magic u16 "LP" | version u8 | type u8 | payload length u32 | payload [| tag [16]]
 //   HELLO     client nonce [32] | stream index u8 | protection u8 | endpoint length u16 | endpoint
-//             (the dialler's own "host:port") [| 0-RTT part: timestamp u64 (ms since the Unix epoch,
-//             the dialler's clock) | dialled endpoint length u16 | dialled endpoint (handshake.h)]
+//             (the dialler's own "host:port")
 //   CHALLENGE server nonce [32] | protection u8 | carrier offer u8 (carrier_choice.h; the acceptor's
 //             sealed IDENTIFY repeats it: a dialler decides the carrier at CHALLENGE and sends its
-//             first DATA datagrams with its IDENTIFY, and finds an altered byte at IDENTIFY) |
-//             early verdict u8 (1: the dialler's 0-RTT data was accepted, 0: not sent or refused)
+//             first DATA datagrams with its IDENTIFY, and finds an altered byte at IDENTIFY)
 //   AUTH      HMAC-SHA256 [32]  (client's proof, then server's proof: see authenticator.h)
 //   --- every frame below is sealed (frame_cipher.h): the tag follows the payload ---
 //   IDENTIFY  identity token [32] (the sender's proof that it is the process the session began
@@ -41,8 +39,8 @@ namespace lp {
 
 constexpr std::uint16_t kFrameMagic = 0x4C50;  // "LP"
 // A peer of another version is refused at its first frame with "protocol version N (this side
-// speaks 7)": every process of a job runs one LongPipe, so no older version needs to be spoken.
-constexpr std::uint8_t kProtocolVersion = 7;
+// speaks 6)": every process of a job runs one LongPipe, so no older version needs to be spoken.
+constexpr std::uint8_t kProtocolVersion = 6;
 constexpr std::size_t kFrameHeaderSize = 8;
 constexpr std::size_t kSequenceSize = 8;
 constexpr std::size_t kNonceSize = 32;
@@ -54,9 +52,7 @@ constexpr std::size_t kMaxCloseText = 200;
 constexpr std::size_t kMaxAckRanges = 256;
 // Before a connection has authenticated, no frame may be longer than this: an unauthenticated
 // peer cannot make us allocate more.
-// (A HELLO with its 0-RTT part is the longest.)
-constexpr std::size_t kHelloEarlyPartMax = 8 + 2 + kMaxEndpointSize;
-constexpr std::size_t kMaxHandshakePayload = kNonceSize + 1 + 1 + 2 + kMaxEndpointSize + kHelloEarlyPartMax;
+constexpr std::size_t kMaxHandshakePayload = kNonceSize + 1 + 1 + 2 + kMaxEndpointSize;
 constexpr std::size_t kMaxStreams = 16;        // parallel connections per session
 // Stream slots from this index on are spill streams (stream_scheduler.h): both ends know a slot's
 // role from its index alone, whatever their LONGPIPE_STREAMS. LONGPIPE_STREAMS stays below it.
@@ -142,25 +138,17 @@ struct RepairFrame {
   std::span<const std::byte> symbol;
 };
 
-// HELLO's 0-RTT part: the dialler's first flight carries sealed data (handshake.h).
-struct HelloEarlyPart {
-  std::uint64_t timestamp_ms = 0;   // the dialler's wall clock when it sent the flight
-  std::string dialled_endpoint;     // the endpoint the dialler meant to reach
-};
-
 struct HelloFrame {
   std::vector<std::byte> nonce;
   std::size_t stream = 0;
   Protection protection = Protection::kEncrypt;
   std::string endpoint;
-  std::optional<HelloEarlyPart> early;
 };
 
 struct ChallengeFrame {
   std::vector<std::byte> nonce;
   Protection protection = Protection::kEncrypt;
   std::uint8_t carrier_offer = 0;  // CarrierOffer::encode(); checked by the handshake
-  bool early_accepted = false;
 };
 
 struct CloseFrame {
@@ -190,9 +178,9 @@ CloseFrame decode_close(std::span<const std::byte> payload);
 
 // Encoders append one whole frame to out.
 void encode_hello(std::vector<std::byte>& out, std::span<const std::byte> nonce, std::size_t stream,
-                  Protection protection, const std::string& endpoint, const HelloEarlyPart* early = nullptr);
+                  Protection protection, const std::string& endpoint);
 void encode_challenge(std::vector<std::byte>& out, std::span<const std::byte> nonce, Protection protection,
-                      std::uint8_t carrier_offer, bool early_accepted = false);
+                      std::uint8_t carrier_offer);
 void encode_fixed(std::vector<std::byte>& out, FrameType type, std::span<const std::byte> bytes);
 void encode_data(std::vector<std::byte>& out, std::uint64_t sequence, std::span<const std::byte> message);
 void encode_repair(std::vector<std::byte>& out, const RepairFrame& repair);

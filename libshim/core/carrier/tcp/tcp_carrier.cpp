@@ -99,7 +99,6 @@ class TcpLink : public CarrierLink {
     return window;
   }
   std::string peer_address() const override { return read_peer_address(fd_.get()); }
-  std::string local_address() const override { return read_local_address(fd_.get()); }
   void resize_buffers(std::size_t send, std::size_t receive) override {
     resize_socket_buffers(fd_.get(), send, receive, tuning_);
   }

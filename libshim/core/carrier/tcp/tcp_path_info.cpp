@@ -104,22 +104,6 @@ std::string read_peer_address(int fd) {
   return address_text(address);
 }
 
-std::string read_local_address(int fd) {
-  sockaddr_storage address{};
-  socklen_t length = sizeof address;
-  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "";
-  std::string host = address_text(address);
-  if (host.empty()) return "";
-  // An IPv4 connection to a dual-stack listener: named as IPv4, as a dialler names it.
-  if (address.ss_family == AF_INET6 && host.starts_with("::ffff:") && host.find('.') != std::string::npos) {
-    const auto port = ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
-    return host.substr(7) + ":" + std::to_string(port);
-  }
-  const in_port_t port = address.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port
-                                                       : reinterpret_cast<const sockaddr_in*>(&address)->sin_port;
-  return (address.ss_family == AF_INET6 ? "[" + host + "]" : host) + ":" + std::to_string(ntohs(port));
-}
-
 std::string address_text(const sockaddr_storage& address) {
   char text[INET6_ADDRSTRLEN] = {};
   const void* raw = address.ss_family == AF_INET6

@@ -41,8 +41,6 @@ StreamWindow stream_window_from(const TcpInfoBytes& tcp_info_bytes, bool restart
 bool host_restarts_idle_connections();
 // getpeername() as a numeric address without the port ("" on failure).
 std::string read_peer_address(int fd);
-// getsockname() as numeric "host:port" ("[v6]:port"; "" on failure).
-std::string read_local_address(int fd);
 // The numeric text of an address (as read_peer_address gives it); "" if it has none.
 std::string address_text(const sockaddr_storage& address);
 
