@@ -117,7 +117,12 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(('0.0.0.0', $((PORT + 1))))
 time.sleep(300)" &
 PIDS+=($!)
-sleep 0.5
+# The server must find its UDP port taken: wait until the holder has bound it.
+for _ in $(seq 100); do
+  [[ -n $("$WAN" exec b ss -Hlun "sport = :$((PORT + 1))") ]] && break
+  sleep 0.05
+done
+[[ -n $("$WAN" exec b ss -Hlun "sport = :$((PORT + 1))") ]] || fail "run 3: the UDP port holder did not bind port $((PORT + 1)) in 5 s"
 serve no-udp $((PORT + 1))
 cp "$CACHE.known" "$CACHE"
 run 3 $((PORT + 1)) || run_failed 3 "run 3 failed (datagrams chosen, acceptor without UDP)"
