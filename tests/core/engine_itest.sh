@@ -274,10 +274,13 @@ expect_undisturbed() {
 # is the hang guard), and the silence seen (the sender probed the path). How soon traffic resumes
 # after the link returns is a number, measured by apps/bench/soak (outages.csv).
 check_outage() {
-  local outage_ms=5000 count=6000 size=300
-  # The outage is longer than the dead-peer timeout (a silent path is not a dead peer) and than
-  # 10 x the RTO (TCP's retransmissions back off to seconds meanwhile).
-  ((outage_ms > LONGPIPE_DEAD_PEER_MS)) || fail "the outage must outlast LONGPIPE_DEAD_PEER_MS"
+  local outage_ms=2500 count=4000 size=300
+  # The outage is longer than the dead-peer timeout (a silent path is not a dead peer), shortened
+  # here to 1.5 s (5 keep-alive intervals), and than 10 x the RTO (its 200 ms floor on this 40 ms
+  # round trip: TCP's retransmissions back off to a second and more meanwhile).
+  local -x LONGPIPE_DEAD_PEER_MS=1500
+  ((outage_ms > LONGPIPE_DEAD_PEER_MS && outage_ms > 10 * 200)) ||
+    fail "the outage must outlast LONGPIPE_DEAD_PEER_MS and 10 x the RTO"
   start_good_session $count $size 1500 50
   sleep 2
   kill -0 "$sender_pid" 2>/dev/null || fail "the stream had ended before the outage: lengthen it"

@@ -13,7 +13,8 @@
 #                 sees nothing lost, duplicated or reordered; rank 0's session to rank 1 went
 #                 through the gateways (its peer endpoint is "B/...") and was re-dialled
 #   outage [SECONDS]  the same stream while the link between the gateways drops every packet for
-#                 SECONDS (default 30; a tc ingress filter in both sites, tests/core/outage_drop.bpf.c):
+#                 SECONDS (default 10; a tc ingress filter in both sites, tests/core/outage_drop.bpf.c),
+#                 more than three times the ranks' dead-peer timeout (set to 3 s for the stream):
 #                 the stream completes, nothing lost, duplicated or reordered, no gateway restarted
 #   no-gateway    (no link needed) LONGPIPE_GATEWAY naming a socket that does not exist, or one
 #                 nobody listens on: an MPI job and lp-perf fail at start within a bounded time,
@@ -54,8 +55,12 @@ readonly WRONG_KEY_SECONDS=20
 # its MPI front end (64 messages unclaimed), its engine (the window) and the path between can hold,
 # so that its backlog reaches back through the gateways and holds its sender.
 readonly SLOW_COUNT=200 SLOW_SIZE=262144 SLOW_WINDOW_BYTES=4194304 SLOW_MAX_MESSAGE=1048576
-# The outage scenario: its default length, and the point of the stream at which it begins.
-readonly OUTAGE_SECONDS=30 OUTAGE_AT=80
+# The outage scenario: its default length, the point of the stream at which it begins, and the
+# ranks' engine timers during it: the outage outlasts their dead-peer timeout more than three times
+# (their sessions, through the gateways, must not take the silence for a dead peer) and the
+# gateways' redial back-off ceiling (LONGPIPE_CONNECT_RETRY_MAX_MS, 2 s) five times.
+readonly OUTAGE_SECONDS=10 OUTAGE_AT=80
+readonly OUTAGE_RANK_KEEPALIVE_MS=300 OUTAGE_RANK_DEAD_PEER_MS=3000
 
 # shellcheck source=../lib/itest_common.sh
 source "$HERE/../lib/itest_common.sh"
@@ -197,8 +202,10 @@ scenario_outage() {
   instance_a=$("$GATEWAYS" ask a STATUS json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["instance"])') ||
     fail "gateway A did not answer STATUS json"
   instance_b=$("$GATEWAYS" ask b STATUS json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["instance"])')
+  ((seconds * 1000 > 3 * OUTAGE_RANK_DEAD_PEER_MS)) ||
+    fail "the outage ($seconds s) must outlast the ranks' dead-peer timeout ($OUTAGE_RANK_DEAD_PEER_MS ms) three times"
   outage_filter
-  export LONGPIPE_GATEWAY
+  export LONGPIPE_GATEWAY LONGPIPE_KEEPALIVE_MS=$OUTAGE_RANK_KEEPALIVE_MS LONGPIPE_DEAD_PEER_MS=$OUTAGE_RANK_DEAD_PEER_MS
   stream_job stream "$WORK/progress"
   progress_at_least "$WORK/progress" "$OUTAGE_AT" 120
   outage_begin
