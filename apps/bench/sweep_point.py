@@ -31,6 +31,9 @@ TOOL_VARIABLES = ("LONGPIPE_WAN", "LONGPIPE_BUILD_DIR")
 
 
 class Sweep(SrtRuns, SweepReport):
+    """One sweep: its arguments, the environment its tools get, the processes it started, and the rows
+    and notes it collects (raw: one per lp-perf batch, iperf3 or SRT run; summary: one per point)."""
+
     def __init__(self, args):
         self.args = args
         env = {k: v for k, v in os.environ.items() if not k.startswith("LONGPIPE_") or k in TOOL_VARIABLES}
