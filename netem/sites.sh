@@ -211,23 +211,12 @@ cmd_sites_up() {
   say "up ($DESCRIPTION): ${#specs[@]} sites x $hosts compute hosts, firewall $( ((firewall)) && echo "port $open_port only" || echo off) (netem/wan status)"
 }
 
-# sites_start_emulator SITE GW-NS CORE-NS LINK-ARGS...: the access link's lp-linkemu, waiting until
-# its TUN devices exist (its stats file appears).
+# sites_start_emulator SITE GW-NS CORE-NS LINK-ARGS...: the access link's lp-linkemu (netem/wan_emulator.sh).
 sites_start_emulator() {
   local site=$1 gw=$2 core=$3
   shift 3
-  local log=$STATE_DIR/emulator-s$site.log stats=$STATE_DIR/stats-s$site
-  setsid "$EMULATOR" --netns-a "$gw" --netns-b "$core" --tun-name "$(sites_access_device "$site")" \
-    --stats-file "$stats" --realtime-priority $EMULATOR_REALTIME_PRIORITY "$@" </dev/null >"$log" 2>&1 &
-  local pid=$!
-  echo "$pid" >"$STATE_DIR/emulator-s$site.pid"
-  local tenth
-  for ((tenth = 0; tenth < EMULATOR_START_SECONDS * 10; tenth++)); do
-    [[ -e "$stats" ]] && return 0
-    is_running "$pid" || break
-    sleep 0.1
-  done
-  die "the emulator of site $site's access link did not start: $(tail -n 3 "$log" 2>/dev/null)"
+  launch_emulator "the emulator of site $site's access link" "$gw" "$core" "$(sites_access_device "$site")" \
+    "emulator-s$site" "$@"
 }
 
 # sites_firewall GW-NS DEVICE PORT: from the core (the access link) a gateway accepts only PORT (TCP
