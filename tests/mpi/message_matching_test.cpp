@@ -261,6 +261,7 @@ TEST_CASE("synchronous sends: acknowledged at their match, however it comes; com
   CHECK(f.acknowledged.size() == 1);  // not matched yet
   auto taken = f.matching.take(lp::mpi::probe_pattern(f.comm, 3, 1, kAny));
   REQUIRE(taken);
+  CHECK(f.acknowledged.size() == 1);  // a matched probe does not acknowledge: its Mrecv does
   MatchSlot mrecv;
   f.matching.bind(mrecv, taken->first, taken->second);
   CHECK(f.acknowledged.back() == std::pair<int, std::uint64_t>{5, 12});
