@@ -32,7 +32,7 @@ struct Block {
 };
 
 // The tag of a call's messages on the site sub-communicator: its collective tag folded into 2 ..
-// 32766, above the one tag the site-path Scan/Exscan use there (collectives_exchange.cpp) and within
+// 32766, above the one tag the site-path Scan/Exscan use there (collectives_reduce_scan.cpp) and within
 // the MPI_TAG_UB every MPI guarantees. Calls that share a tag still pair up right: every process
 // makes a communicator's collectives in one order, and MPI's messages do not overtake.
 int local_tag(int tag) { return 2 + tag % 32765; }

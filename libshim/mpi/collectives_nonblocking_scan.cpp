@@ -1,5 +1,5 @@
 // MPI_Iscan and MPI_Iexscan across sites: the two levels of the blocking Scan and Exscan
-// (collectives_exchange.cpp) as LongPipe requests (site_operation.h), under the posting-order rule
+// (collectives_reduce_scan.cpp) as LongPipe requests (site_operation.h), under the posting-order rule
 // of collectives_nonblocking.cpp. Taken only where each site's ranks are consecutive in the
 // communicator (SiteCollectives::site_path with needs_rank_order), so site order is rank order.
 // docs/mpi-collectives.md.

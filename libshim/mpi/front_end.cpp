@@ -18,6 +18,7 @@
 namespace lp::mpi {
 
 static_assert(MPI_ANY_SOURCE == kAnySource && MPI_ANY_TAG == kAnyTag, "envelope.h's wildcards are Open MPI's");
+static_assert(MPI_SUCCESS == kNoError, "message_matching.h's success code is Open MPI's");
 
 // ---------------------------------------------------------------------------------------------
 // Routing
@@ -196,7 +197,7 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   r.active = false;  // until it is under way: a persistent send that failed to start stays inactive
   if (failed_world_ranks_.count(dest_world)) return report_error(r.comm, MPI_ERR_OTHER, unreachable(dest_world));
   const bool synchronous = r.mode == SendMode::kSynchronous;
-  r.sync_id = synchronous ? sync_sends_.next_id() : 0;
+  r.sync_id = synchronous ? matching_.next_sync_id() : 0;
   // Complete once wholly in the engine (which holds its own copy) and, if synchronous, matched.
   // Meanwhile it waits in pending_sends_ (never blocking the caller), referencing the buffer.
   PendingSends<Request>::Entry entry;
@@ -213,16 +214,15 @@ int FrontEnd::start_request(Request& r, std::uintptr_t handle) {
   r.sent = false;
   r.acknowledged = false;
   r.shared_error = MPI_SUCCESS;
-  if (synchronous) sync_sends_.await(r.sync_id, &r);  // before it can go: its match may come at once
+  if (synchronous) matching_.await_acknowledgement(r);  // before it can go: its match may come at once
   pending_sends_.push(dest_world, std::move(entry));
   pump_locked(true);
   if (r.sent || !window_full_fails_) return MPI_SUCCESS;
   // LONGPIPE_WINDOW_FULL=fail: what the window does not take whole at once fails at once (nothing
   // waits before it: every earlier send went whole or failed the same way).
   pending_sends_.discard(dest_world);
-  if (synchronous) sync_sends_.forget(r.sync_id);
-  if (r.listed) std::erase(settled_, &r);
-  r.listed = false;
+  if (synchronous) matching_.forget_acknowledgement(r);
+  matching_.unlist(r);
   r.active = false;
   return report_error(r.comm, MPI_ERR_OTHER, r.shared_error != MPI_SUCCESS
                                                  ? "LongPipe cannot send the message"

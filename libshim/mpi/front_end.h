@@ -28,15 +28,12 @@
 #include "communicator_info.h"
 #include "engine.h"
 #include "handle_table.h"
-#include "match_queue.h"
+#include "message_matching.h"
 #include "mpi_api.h"
 #include "pending_sends.h"
 #include "progress_thread.h"
-#include "receive_matcher.h"
 #include "request_lifecycle.h"
-#include "segment_arrivals.h"
 #include "site_map.h"
-#include "synchronous_sends.h"
 #include "wait_loop.h"
 #include "wire_format.h"
 
@@ -227,12 +224,11 @@ class FrontEnd {
   // `application_thread`: also messages whose building calls MPI.
   void pump_locked(bool application_thread);
   void acknowledge_locked(int source_world, std::uint64_t sync_id);
-  // Under mutex_: a message left unexpected_ (the progress thread may take more again).
+  // Under mutex_: a message left the unexpected ones (the progress thread may take more again).
   void took_unexpected_locked();
-  // Under mutex_: lists a request for settle() (once, however often it changes before).
-  void settle_later_locked(Request* request);
-  // Application thread: completes the requests listed in settled_ (delivers matched receives into
-  // the user's buffer: copy or PMPI_Unpack, status), frees those released with MPI_Request_free.
+  // Application thread: completes the requests matching_ listed to settle (delivers matched
+  // receives into the user's buffer: copy or PMPI_Unpack, status), frees those released with
+  // MPI_Request_free.
   void settle();
   // Pending receives that Open MPI messages may match claim them (PMPI_Iprobe, then PMPI_Improbe +
   // PMPI_Imrecv of exactly the probed message): each message goes to the oldest pending receive on
@@ -246,19 +242,7 @@ class FrontEnd {
   int iprobe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status);
   int improbe_native(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status);
 
-  // --- LongPipe's matching (front_end_matching.cpp), under mutex_, either thread ---
-  // Binds the message to the oldest matching posted receive or queues it as unexpected; marks a
-  // synchronous send matched. True if it matched a request of ours.
-  bool handle_incoming_locked(Message message);
-  // Binds a message to a receive: acknowledges a synchronous one, and for one whose segments are
-  // still arriving points them at the receive (straight into its buffer if the type is flat);
-  // settle() delivers it once complete.
-  void bind_locked(Request& request, const Envelope& envelope, const std::shared_ptr<ArrivedMessage>& message);
-  // A segmented message's continuation (segments.h); its source's message in progress cut short
-  // (a new message from that source, or the source failed): a receive that took it fails with `error`.
-  // Both: true if a request of ours completed.
-  bool continue_segmented_locked(int source_world, const std::vector<std::byte>& body);
-  bool abandon_segmented_locked(int source_world, int error);
+  // Application thread: the engine's reports of peers gone; their requests fail.
   void handle_peer_failures();
   // Whether a request of ours is complete (polling its Open MPI part if it has one).
   bool poll(Request& request);
@@ -342,11 +326,12 @@ class FrontEnd {
 
   // Shared with the progress thread, guarded by mutex_ (as are the Request fields marked so).
   std::mutex mutex_;
-  // LongPipe-side receives not matched yet, in posting order, and the unexpected messages.
-  ReceiveMatcher<Request, std::shared_ptr<ArrivedMessage>> matcher_;
-  SynchronousSends<Request> sync_sends_;  // waiting for their match (next_id(): application thread only)
-  SegmentedArrivals<Request> segmented_;  // segmented messages still arriving, by source
-  std::vector<Request*> settled_;  // matched, sent or acknowledged since the application last looked
+  // LongPipe's matching (message_matching.h): posted receives in posting order, unexpected
+  // messages, synchronous sends waiting for their match (next_sync_id(): application thread only),
+  // segmented messages still arriving, and the requests to settle. Acknowledgements it sends go
+  // out through pending_acks_.
+  MessageMatching matching_{{MPI_ERR_OTHER, MPI_ERR_INTERN},
+                            [this](int source_world, std::uint64_t sync_id) { acknowledge_locked(source_world, sync_id); }};
   PendingSends<Request> pending_sends_;  // sends to other sites waiting for their window, per peer
   std::deque<std::pair<int, Message>> pending_acks_;  // acknowledgements waiting for a window
 

@@ -29,22 +29,22 @@ void FrontEnd::progress(bool unbounded) {
 
 ProgressThread::Watch FrontEnd::background_step(ProgressThread& thread) {
   std::lock_guard lock(mutex_);
-  const std::size_t unexpected_before = matcher_.unexpected_count();
+  const std::size_t unexpected_before = matching_.unexpected_count();
   take_messages_locked(false);
   pump_locked(false);
-  if (!settled_.empty() || matcher_.unexpected_count() != unexpected_before) thread.signal_completion();
+  if (matching_.has_settled() || matching_.unexpected_count() != unexpected_before) thread.signal_completion();
   // At the bound it waits for wake() (took_unexpected_locked) instead of the readable fd.
-  return {matcher_.unexpected_count() < kUnexpectedBound, true};
+  return {matching_.unexpected_count() < kUnexpectedBound, true};
 }
 
 bool FrontEnd::take_messages_locked(bool unbounded) {
   // A waiter's match may sit behind messages nobody wants yet: look past the bound until one
   // message matched something, then leave the rest in the engine (its window pushes back).
   bool matched = false;
-  while (unbounded || matcher_.unexpected_count() < kUnexpectedBound) {
+  while (unbounded || matching_.unexpected_count() < kUnexpectedBound) {
     auto message = engine_->try_receive();
     if (!message) break;
-    if (handle_incoming_locked(std::move(*message))) {
+    if (matching_.arrive(std::move(*message))) {
       unbounded = false;
       matched = true;
     }
@@ -82,16 +82,16 @@ void FrontEnd::pump_locked(bool application_thread) {
       },
       [this](Request* r) {
         r->sent = true;
-        settle_later_locked(r);
+        matching_.settle_later(*r);
       },
       [this](Request* r, const std::string&) {
         r->shared_error = MPI_ERR_OTHER;
-        settle_later_locked(r);
+        matching_.settle_later(*r);
       });
 }
 
 void FrontEnd::took_unexpected_locked() {
-  if (progress_thread_ && matcher_.unexpected_count() + 1 >= kUnexpectedBound) progress_thread_->wake();
+  if (progress_thread_ && matching_.unexpected_count() + 1 >= kUnexpectedBound) progress_thread_->wake();
 }
 
 void FrontEnd::wait_for_send_queue(int dest_world) {
@@ -105,11 +105,9 @@ void FrontEnd::wait_for_send_queue(int dest_world) {
 
 void FrontEnd::settle() {
   std::lock_guard lock(mutex_);
-  if (settled_.empty()) return;
-  std::vector<Request*> settled;
-  settled.swap(settled_);
-  for (Request* r : settled) r->listed = false;
-  for (Request* r : settled) {
+  if (!matching_.has_settled()) return;
+  for (MatchSlot* slot : matching_.take_settled()) {
+    Request* r = static_cast<Request*>(slot);
     if (r->complete) continue;
     if (r->kind == Request::Kind::kReceive) {
       release_native_order(*r);  // no longer pending (matched by the progress thread, or cut short)
@@ -127,7 +125,7 @@ void FrontEnd::settle() {
     } else if (r->shared_error != MPI_SUCCESS) {
       r->error = r->shared_error;
       r->status.MPI_ERROR = r->error;
-      if (r->mode == SendMode::kSynchronous) sync_sends_.forget(r->sync_id);
+      if (r->mode == SendMode::kSynchronous) matching_.forget_acknowledgement(*r);
     } else if (!send_complete(r->sent, r->mode == SendMode::kSynchronous, r->acknowledged, false)) {
       continue;
     }
@@ -138,16 +136,20 @@ void FrontEnd::settle() {
 int FrontEnd::claim_native_messages() {
   // Nonblocking MPI calls under the lock: the progress thread only waits meanwhile.
   std::lock_guard lock(mutex_);
-  return matcher_.claim_native(
-      [](const Request* r, const PostedReceive&) -> std::optional<NativeMessage> {
+  return matching_.receives().claim_native(
+      [](const MatchSlot* slot, const PostedReceive&) -> std::optional<NativeMessage> {
+        const Request* r = static_cast<const Request*>(slot);
         int flag = 0;
         MPI_Status probed;
         PMPI_Iprobe(r->peer, r->tag, r->comm, &flag, &probed);
         if (!flag) return std::nullopt;
         return NativeMessage{probed.MPI_SOURCE, probed.MPI_TAG};
       },
-      [this](Request* taker, const NativeMessage& message) { return take_native_message(*taker, message); },
-      [this](Request* taker) {
+      [this](MatchSlot* slot, const NativeMessage& message) {
+        return take_native_message(*static_cast<Request*>(slot), message);
+      },
+      [this](MatchSlot* slot) {
+        Request* taker = static_cast<Request*>(slot);
         release_native_order(*taker);
         if (taker->freed) {  // MPI_Request_free'd: Open MPI finishes the receive on its own
           PMPI_Request_free(&taker->native);
@@ -166,7 +168,7 @@ bool FrontEnd::take_native_message(Request& r, const NativeMessage& probed) {
 }
 
 bool FrontEnd::native_message_claimed(MPI_Comm comm, int source, int tag) const {
-  return matcher_.oldest_native(reinterpret_cast<std::uintptr_t>(comm), NativeMessage{source, tag}) != nullptr;
+  return matching_.receives().oldest_native(reinterpret_cast<std::uintptr_t>(comm), NativeMessage{source, tag}) != nullptr;
 }
 
 void FrontEnd::advance_collectives() {
@@ -190,18 +192,14 @@ void FrontEnd::handle_peer_failures() {
     failed_world_ranks_.insert(world);
     failure_reasons_[world] = failure.reason;
     std::lock_guard lock(mutex_);
-    abandon_segmented_locked(world, MPI_ERR_OTHER);
-    // Receives that only this peer could satisfy, and synchronous sends waiting for it, fail.
-    for (Request* r : matcher_.remove_if([world](const Request* r, const PostedReceive&) { return r->peer_world == world; })) {
+    // Receives that only this peer could satisfy, its message in progress and synchronous sends
+    // waiting for it fail (the latter two settle later).
+    for (MatchSlot* slot : matching_.peer_failed(world)) {
+      Request* r = static_cast<Request*>(slot);
       r->complete = true;
       r->error = MPI_ERR_OTHER;
       r->status.MPI_ERROR = MPI_ERR_OTHER;
       release_native_order(*r);
-    }
-    // (A synchronous send still queued to it fails in pending_sends_.)
-    for (Request* r : sync_sends_.remove_if([world](const Request* r) { return r->peer_world == world && r->sent; })) {
-      r->shared_error = MPI_ERR_OTHER;  // completed by settle(), where it may be listed already
-      settle_later_locked(r);
     }
   }
 }

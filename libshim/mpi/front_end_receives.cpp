@@ -55,34 +55,22 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t) {
   if (r.peer != MPI_ANY_SOURCE && info->remote_world_rank(r.peer) < 0 && !info->native_receives.holds_back(r.peer)) {
     return post_native_receive(r);
   }
-  r.pattern.context = info->context;
-  r.pattern.tag = r.tag;
-  r.pattern.source_world = kAnySource;
-  r.may_match_native = true;
-  r.peer_world = -1;
-  if (r.peer != MPI_ANY_SOURCE) {
-    r.pattern.source_world = info->world_of_peer.at(static_cast<std::size_t>(r.peer));
-    r.peer_world = info->remote_world_rank(r.peer);
-    r.may_match_native = r.peer_world < 0;
-  }
+  const ReceiveRoute route =
+      route_receive(*info, r.peer, r.tag, MPI_ANY_SOURCE, reinterpret_cast<std::uintptr_t>(r.comm));
+  const PostedReceive& how = route.how;
+  r.may_match_native = how.may_match_native;
+  r.peer_world = route.peer_world;
   const TypeShape shape = shape_of(r.type);
   r.flat = shape.flat;
   r.capacity = static_cast<std::size_t>(shape.size) * static_cast<std::size_t>(std::max(r.count, 0));
-  PostedReceive how;
-  how.pattern = r.pattern;
-  how.takes_engine_messages = r.peer_world >= 0 || r.peer == MPI_ANY_SOURCE;
-  how.may_match_native = r.may_match_native;
-  how.scope = reinterpret_cast<std::uintptr_t>(r.comm);
-  how.native_source = r.peer;
   progress(false);
   {
     std::unique_lock lock(mutex_);
     r.matched = false;
     r.shared_error = MPI_SUCCESS;
     // Messages already here that no earlier receive wanted (an earlier one would have taken them).
-    if (auto found = matcher_.take_unexpected_for(how)) {
+    if (matching_.take_unexpected(r, how)) {
       took_unexpected_locked();
-      bind_locked(r, found->first, found->second);
       lock.unlock();
       settle();
       return MPI_SUCCESS;
@@ -97,7 +85,7 @@ int FrontEnd::post_receive(Request& r, std::uintptr_t) {
       info->native_receives.add(r.peer);
       r.in_native_order = true;
     }
-    matcher_.enqueue(&r, how);  // the progress thread may match it from now on
+    matching_.enqueue(r, how);  // the progress thread may match it from now on
   }
   progress(false);  // Open MPI messages: earlier receives had their turn above
   return MPI_SUCCESS;
@@ -114,7 +102,7 @@ int FrontEnd::post_native_receive(Request& r) {
 }
 
 void FrontEnd::unlist_receive(Request& r) {
-  matcher_.remove(&r);
+  matching_.cancel(r);
   release_native_order(r);
 }
 
@@ -170,15 +158,15 @@ int FrontEnd::iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* 
     return iprobe_native(source, tag, comm, flag, status);
   }
   progress(true);
-  ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
+  const ReceivePattern pattern = probe_pattern(*info, source, tag, MPI_ANY_SOURCE);
   Envelope envelope;
   std::uint64_t bytes = 0;
   bool found = false;
   {
     std::lock_guard lock(mutex_);
-    if (const auto* message = matcher_.probe(pattern, &envelope)) {
+    if (const ArrivedMessage* message = matching_.probe(pattern, &envelope)) {
       found = true;
-      bytes = (*message)->size;
+      bytes = message->size;
     }
   }
   if (found) {
@@ -264,9 +252,9 @@ int FrontEnd::improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message
     return improbe_native(source, tag, comm, flag, message, status);
   }
   progress(true);
-  ReceivePattern pattern{info->context, source == MPI_ANY_SOURCE ? kAnySource : info->world_of_peer.at(source), tag};
+  const ReceivePattern pattern = probe_pattern(*info, source, tag, MPI_ANY_SOURCE);
   std::unique_lock lock(mutex_);
-  auto found = matcher_.take(pattern);
+  auto found = matching_.take(pattern);
   if (found) took_unexpected_locked();
   lock.unlock();
   if (found) {
@@ -327,7 +315,7 @@ int FrontEnd::imrecv(void* buffer, int count, MPI_Datatype type, MPI_Message* me
   r.capacity = static_cast<std::size_t>(shape_of(type).size) * static_cast<std::size_t>(std::max(count, 0));
   {
     std::lock_guard lock(mutex_);
-    bind_locked(r, taken->envelope, taken->message);  // complete now, or with its last segment
+    matching_.bind(r, taken->envelope, taken->message);  // complete now, or with its last segment
   }
   settle();
   return MPI_SUCCESS;

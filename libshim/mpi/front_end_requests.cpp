@@ -62,7 +62,7 @@ int FrontEnd::cancel(MPI_Request* request) {
   if (!r->cancellable()) return MPI_SUCCESS;  // as Open MPI: sends are not cancelled
   if (r->native != MPI_REQUEST_NULL) return PMPI_Cancel(&r->native);
   std::lock_guard lock(mutex_);
-  if (!matcher_.is_posted(r)) return MPI_SUCCESS;  // matched already: it completes
+  if (!matching_.is_posted(*r)) return MPI_SUCCESS;  // matched already: it completes
   unlist_receive(*r);
   r->complete_now();  // never freed: a freed request has no handle left to cancel
   set_status(&r->status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, true);

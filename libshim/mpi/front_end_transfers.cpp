@@ -27,7 +27,7 @@ int FrontEnd::receive_bytes(int source_world, int context, int tag, MPI_Comm com
     if (try_take_bytes(source_world, context, tag, &transfer, &error)) return WaitRound::kDone;
     progress(true);
     std::lock_guard lock(mutex_);
-    return matcher_.probe(pattern) ? WaitRound::kAdvanced : WaitRound::kWaiting;  // a segment is here
+    return matching_.probe(pattern) ? WaitRound::kAdvanced : WaitRound::kWaiting;  // a segment is here
   });
   if (error == MPI_ERR_INTERN) {
     return report_error(comm, MPI_ERR_INTERN, "a malformed collective transfer from MPI rank " +
@@ -43,7 +43,7 @@ bool FrontEnd::try_take_bytes(int source_world, int context, int tag, TransferAs
   *error = MPI_SUCCESS;
   while (!transfer->complete()) {
     std::unique_lock lock(mutex_);
-    auto found = matcher_.take(pattern);
+    auto found = matching_.take(pattern);
     if (found) took_unexpected_locked();
     lock.unlock();
     if (!found) break;

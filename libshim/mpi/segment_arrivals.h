@@ -1,7 +1,7 @@
 // SegmentedArrivals: the large messages whose segments are still arriving over LongPipe, one per
 // source at most (segments.h: how a message is cut), and which receive each is bound to. MPI-free:
-// FrontEnd (front_end_matching.cpp) calls it under its mutex_ and turns what it reports into
-// request errors; tests/mpi/segment_arrivals_test.cpp drives it with fake messages.
+// MessageMatching (message_matching.h) calls it and turns what it reports into request errors;
+// tests/mpi/segment_arrivals_test.cpp drives it with fake messages.
 //
 // The engine keeps each source's order, and a sender emits one message's segments back to back, so
 // a continuation belongs to its source's message in progress; sources interleave freely. A new data

@@ -35,4 +35,11 @@ class SiteLayout {
   bool blocked_ = true;
 };
 
+// The ranks of each site (by site index), in rank order, of a communicator of `size` ranks.
+inline std::vector<std::vector<int>> ranks_by_site(const SiteLayout& layout, int size) {
+  std::vector<std::vector<int>> members(static_cast<std::size_t>(layout.site_count()));
+  for (int rank = 0; rank < size; ++rank) members[static_cast<std::size_t>(layout.site_index_of(rank))].push_back(rank);
+  return members;
+}
+
 }  // namespace lp::mpi
