@@ -15,7 +15,7 @@ void DatagramPacer::measure_train() {
   ++trains_;
   const PacketTrain::Reading reading = train_.measure();
   train_refusals_[static_cast<std::size_t>(TrainRefusal::kSenderPaced)] += reading.sender_paced;
-  if (phase_ != Phase::kStartup || seed_state_ != Seed::kNone) return;
+  if (phases_.phase() != Phase::kStartup || seed_state_ != Seed::kNone) return;
   // Not a measurement of the bottleneck: start-up doubles on, and the next burst is another train.
   if (reading.refusal) return refuse_train(*reading.refusal);
   train_rate_ = reading.rate;
@@ -46,8 +46,7 @@ void DatagramPacer::start_seeded(double rate) {
   seed_state_ = Seed::kSeeded;
   seed_rate_ = rate;
   seed_from_send_index_ = next_send_index_;  // what left before was paced at another rate
-  pacing_gain_ = 1.0;
-  window_gain_ = kSeedWindowGain;
+  phases_.start_seeded();
 }
 
 DatagramPacer::SeedVerdict DatagramPacer::seed_verdict(const SeedEvidence& e) {
@@ -80,18 +79,14 @@ void DatagramPacer::end_seed(Seed verdict, double delivered_rate) {
     // The path carries the seed: start-up goes on from what it delivered (a seed too low still
     // doubles per round trip from there, as a cold start would from its first window).
     rate_filter_.offer(delivered_rate);
-    full_bandwidth_ = bandwidth();
-    flat_rounds_ = 0;
-    pacing_gain_ = kSeedStartupGain;
-    window_gain_ = kStartupGain;
+    phases_.seed_confirmed(bandwidth());
     return;
   }
   // The path delivered far less than the seed: its rate is what it delivered, and the queue the
   // seed built drains before cruising at it.
   train_floor_open_ = false;
   rate_filter_.reset(std::max(delivered_rate, kMinPacingRate));
-  full_bandwidth_ = bandwidth();
-  enter_drain();
+  phases_.seed_rejected(bandwidth());
 }
 
 }  // namespace lp
