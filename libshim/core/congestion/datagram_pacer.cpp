@@ -14,11 +14,6 @@ namespace lp {
 using namespace pacer_tuning;
 using std::chrono::duration_cast;
 
-const char* pacer_seed_name(DatagramPacer::Seed seed) {
-  static constexpr const char* kNames[] = {"none", "seeded", "confirmed", "rejected"};
-  return kNames[static_cast<std::size_t>(seed)];
-}
-
 const char* train_refusal_name(DatagramPacer::TrainRefusal why) {
   static constexpr const char* kNames[] = {"sender_paced", "few_datagrams", "little_measured", "short_span",
                                            "slower_than_startup"};
@@ -44,27 +39,27 @@ double DatagramPacer::train_floor() const {
 
 double DatagramPacer::bandwidth() const {
   const double measured = std::max(rate_filter_.max(), train_floor());
-  if (seed_state_ == Seed::kSeeded) return std::max(measured, seed_rate_);
+  if (seed_.state() == Seed::kSeeded) return std::max(measured, seed_.rate());
   // A cold start-up never goes below its first window per round trip: the first ACKs (one
   // datagram's sample) measure far less, and would hold the second round below the first.
   const double first_window_rate = kInitialWindowBytes / seconds_of(rtt_.min().value_or(initial_rtt_));
-  if (phases_.phase() == Phase::kStartup && seed_state_ == Seed::kNone) return std::max(measured, first_window_rate);
+  if (phases_.phase() == Phase::kStartup && seed_.state() == Seed::kNone) return std::max(measured, first_window_rate);
   if (measured > 0) return measured;
   return first_window_rate;  // nothing measured yet
 }
 
 double DatagramPacer::pacing_rate() const {
   double rate = phases_.pacing_gain() * bandwidth();
-  if (phases_.phase() == Phase::kStartup && jump_state_ == Jump::kTaken && seed_state_ == Seed::kConfirmed) {
+  if (phases_.phase() == Phase::kStartup && jump_state_ == Jump::kTaken && seed_.state() == Seed::kConfirmed) {
     rate = std::min(rate, kJumpCeilingGain * std::max(train_rate_, bandwidth()));
   }
   return std::max(kMinPacingRate, rate);
 }
 
 std::size_t DatagramPacer::window_bytes() const {
-  if (rate_filter_.max() <= 0 && seed_state_ != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
+  if (rate_filter_.max() <= 0 && seed_.state() != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
   const ArqDuration min_rtt = rtt_.min().value_or(initial_rtt_);
-  if (phases_.phase() == Phase::kStartup && seed_state_ != Seed::kSeeded) {
+  if (phases_.phase() == Phase::kStartup && seed_.state() != Seed::kSeeded) {
     return static_cast<std::size_t>(std::max(kMinWindowBytes, kStartupWindowGain * bandwidth() * seconds_of(min_rtt)));
   }
   const ArqDuration rtt = std::clamp(rtt_.smoothed().value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
@@ -90,7 +85,7 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   if (!highest_id_sent_ || id > *highest_id_sent_) highest_id_sent_ = id;
   round_sent_bytes_ += bytes;
   // A new path's first datagrams leave as a packet train (packet_train.h).
-  if (jump_state_ == Jump::kWaiting && phases_.phase() == Phase::kStartup && seed_state_ == Seed::kNone && train_.idle()) {
+  if (jump_state_ == Jump::kWaiting && phases_.phase() == Phase::kStartup && seed_.state() == Seed::kNone && train_.idle()) {
     train_.open();
   }
   const PacketTrain::Place place = train_.on_sent(now, bytes, retransmission);
@@ -143,7 +138,7 @@ void DatagramPacer::on_application_limited() {
   sampler_.on_application_limited(in_flight_);
   ran_dry_ = true;
   round_application_limited_ = true;
-  seed_application_limited_ = true;
+  seed_.on_application_limited();
 }
 
 }  // namespace lp

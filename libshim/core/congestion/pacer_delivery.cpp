@@ -92,7 +92,7 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
       const bool queue = startup_queue_seen(rtt_.min(), *stretch_min_rtt_);
       stretch_min_rtt_.reset();
       stretch_samples_ = 0;
-      if (queue && phases_.phase() == Phase::kStartup && seed_state_ != Seed::kSeeded) leave_startup_on_queue();
+      if (queue && phases_.phase() == Phase::kStartup && seed_.state() != Seed::kSeeded) leave_startup_on_queue();
     }
   }
   // The delivery rate over the datagram's flight (the longer of its send and ACK intervals, so
@@ -108,15 +108,9 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
       }
     }
   }
-  if (seed_state_ == Seed::kSeeded && !seed_judged_from_ && !newest->at_send.application_limited &&
-      newest->send_index >= seed_from_send_index_) {
-    // The seed is judged over the round trip of ACKs that starts with the first datagram sent while
-    // the sender was busy: ACKs of pings before a burst, or of a burst's first part, measure less.
-    seed_judged_from_ = now;
-    seed_delivered_from_ = delivered_before;
-    seed_lost_from_ = lost_bytes_;
-    seed_application_limited_ = false;
-  }
+  // The seed is judged over the round trip of ACKs that starts with the first datagram sent while
+  // the sender was busy: ACKs of pings before a burst, or of a burst's first part, measure less.
+  seed_.on_acked(now, newest->send_index, newest->at_send.application_limited, delivered_before, lost_bytes_);
   judge_seed(now);
   if (jump_state_ == Jump::kWaiting && train_.complete()) measure_train();
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses

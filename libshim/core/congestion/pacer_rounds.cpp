@@ -54,14 +54,14 @@ void DatagramPacer::end_round(ArqTime now) {
   const bool busy_round = !round_application_limited_;
   const Phase phase = phases_.phase();
   if (busy_round && phase == Phase::kCruise) train_floor_open_ = false;  // the path measured while busy
-  if (busy_round && phase != Phase::kStartup && seed_state_ != Seed::kSeeded) path_rate_ = std::max(path_rate_, bandwidth());
+  if (busy_round && phase != Phase::kStartup && seed_.state() != Seed::kSeeded) path_rate_ = std::max(path_rate_, bandwidth());
   if (busy_round) rate_filter_.advance();
   round_application_limited_ = sampler_.application_limited();
   round_delivered_bytes_ = round_lost_bytes_ = round_lost_datagrams_ = 0;
   round_min_rtt_.reset();
   const PacerPhases::Decision decision =
       phases_.end_round({bandwidth(), static_cast<double>(in_flight_), rtt_.min().value_or(initial_rtt_), busy_round,
-                         seed_state_ == Seed::kSeeded});
+                         seed_.state() == Seed::kSeeded});
   switch (decision.action) {
     case PacerPhases::Action::kNone: break;
     case PacerPhases::Action::kLeaveStartup: leave_startup_on_queue(); break;
