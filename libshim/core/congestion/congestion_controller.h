@@ -8,7 +8,7 @@
 // chooses that kind (idle_restart.h, resolve_congestion) and judges its window by it. The datagram
 // controller's pure parts have their own tests: delivery-rate sampling (delivery_rate.h), the
 // min-RTT and max-rate filters (path_filters.h), start-up's packet train (packet_train.h), the
-// verdict on a seed (DatagramPacer::seed_verdict).
+// phase machine (pacer_phases.h), a seed's judgement (pacer_seed.h).
 #pragma once
 
 #include <chrono>

@@ -1,6 +1,7 @@
 // The pacer's outputs (rate, window, catch-up) and what the sender tells it: sends, timeouts,
 // an empty send queue. The units beside it: pacer_delivery.cpp (ACKs, delivery-rate samples,
-// loss), pacer_rounds.cpp (the phases, round by round), pacer_start.cpp (start-up's seeds).
+// loss), pacer_rounds.cpp (rounds; the phase machine is pacer_phases.h),
+// pacer_start.cpp (start-up's seeds).
 #include "congestion/datagram_pacer.h"
 
 #include <algorithm>
@@ -12,11 +13,6 @@ namespace lp {
 
 using namespace pacer_tuning;
 using std::chrono::duration_cast;
-
-const char* pacer_seed_name(DatagramPacer::Seed seed) {
-  static constexpr const char* kNames[] = {"none", "seeded", "confirmed", "rejected"};
-  return kNames[static_cast<std::size_t>(seed)];
-}
 
 const char* train_refusal_name(DatagramPacer::TrainRefusal why) {
   static constexpr const char* kNames[] = {"sender_paced", "few_datagrams", "little_measured", "short_span",
@@ -31,51 +27,44 @@ const char* pacer_jump_name(const DatagramPacer& pacer) {
   return kNames[static_cast<std::size_t>(pacer.jump_state())];
 }
 
-const char* pacer_phase_name(DatagramPacer::Phase phase) {
-  static constexpr const char* kNames[] = {"startup", "drain", "cruise"};
-  return kNames[static_cast<std::size_t>(phase)];
-}
-
 DatagramPacer::DatagramPacer(ArqDuration initial_rtt, bool start_jump, bool refill_catch_up)
     : initial_rtt_(std::max<ArqDuration>(initial_rtt, std::chrono::milliseconds(1))),
-      pacing_gain_(kStartupGain),
-      window_gain_(kStartupGain),
       jump_state_(start_jump ? Jump::kWaiting : Jump::kOff),
       refill_catch_up_(refill_catch_up) {}
 
 double DatagramPacer::train_floor() const {
-  if (!train_floor_open_ || phase_ == Phase::kStartup) return 0;
+  if (!train_floor_open_ || phases_.phase() == Phase::kStartup) return 0;
   return kTrainFloorShare * train_rate_;
 }
 
 double DatagramPacer::bandwidth() const {
   const double measured = std::max(rate_filter_.max(), train_floor());
-  if (seed_state_ == Seed::kSeeded) return std::max(measured, seed_rate_);
+  if (seed_.state() == Seed::kSeeded) return std::max(measured, seed_.rate());
   // A cold start-up never goes below its first window per round trip: the first ACKs (one
   // datagram's sample) measure far less, and would hold the second round below the first.
   const double first_window_rate = kInitialWindowBytes / seconds_of(rtt_.min().value_or(initial_rtt_));
-  if (phase_ == Phase::kStartup && seed_state_ == Seed::kNone) return std::max(measured, first_window_rate);
+  if (phases_.phase() == Phase::kStartup && seed_.state() == Seed::kNone) return std::max(measured, first_window_rate);
   if (measured > 0) return measured;
   return first_window_rate;  // nothing measured yet
 }
 
 double DatagramPacer::pacing_rate() const {
-  double rate = pacing_gain_ * bandwidth();
-  if (phase_ == Phase::kStartup && jump_state_ == Jump::kTaken && seed_state_ == Seed::kConfirmed) {
+  double rate = phases_.pacing_gain() * bandwidth();
+  if (phases_.phase() == Phase::kStartup && jump_state_ == Jump::kTaken && seed_.state() == Seed::kConfirmed) {
     rate = std::min(rate, kJumpCeilingGain * std::max(train_rate_, bandwidth()));
   }
   return std::max(kMinPacingRate, rate);
 }
 
 std::size_t DatagramPacer::window_bytes() const {
-  if (rate_filter_.max() <= 0 && seed_state_ != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
+  if (rate_filter_.max() <= 0 && seed_.state() != Seed::kSeeded) return static_cast<std::size_t>(kInitialWindowBytes);
   const ArqDuration min_rtt = rtt_.min().value_or(initial_rtt_);
-  if (phase_ == Phase::kStartup && seed_state_ != Seed::kSeeded) {
+  if (phases_.phase() == Phase::kStartup && seed_.state() != Seed::kSeeded) {
     return static_cast<std::size_t>(std::max(kMinWindowBytes, kStartupWindowGain * bandwidth() * seconds_of(min_rtt)));
   }
   const ArqDuration rtt = std::clamp(rtt_.smoothed().value_or(min_rtt), min_rtt, duration_cast<ArqDuration>(min_rtt * kWindowRttCap));
   const double bdp = bandwidth() * seconds_of(rtt);
-  return static_cast<std::size_t>(std::max(kMinWindowBytes, window_gain_ * bdp));
+  return static_cast<std::size_t>(std::max(kMinWindowBytes, phases_.window_gain() * bdp));
 }
 
 void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
@@ -96,7 +85,7 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
   if (!highest_id_sent_ || id > *highest_id_sent_) highest_id_sent_ = id;
   round_sent_bytes_ += bytes;
   // A new path's first datagrams leave as a packet train (packet_train.h).
-  if (jump_state_ == Jump::kWaiting && phase_ == Phase::kStartup && seed_state_ == Seed::kNone && train_.idle()) {
+  if (jump_state_ == Jump::kWaiting && phases_.phase() == Phase::kStartup && seed_.state() == Seed::kNone && train_.idle()) {
     train_.open();
   }
   const PacketTrain::Place place = train_.on_sent(now, bytes, retransmission);
@@ -118,7 +107,7 @@ void DatagramPacer::on_sent(ArqTime now, std::uint64_t id, std::size_t bytes) {
 }
 
 ArqDuration DatagramPacer::catch_up() const {
-  if (!refill_catch_up_ || ran_dry_ || phase_ != Phase::kCruise || !rtt_.min()) return kCatchUp;
+  if (!refill_catch_up_ || ran_dry_ || phases_.phase() != Phase::kCruise || !rtt_.min()) return kCatchUp;
   // The pipe as ACKs see it (the smoothed RTT: a loaded receiver's late ACKs keep more in flight),
   // up to kCatchUpRttCap minimum RTTs.
   const ArqDuration rtt = std::clamp(rtt_.smoothed().value_or(*rtt_.min()), *rtt_.min(),
@@ -149,7 +138,7 @@ void DatagramPacer::on_application_limited() {
   sampler_.on_application_limited(in_flight_);
   ran_dry_ = true;
   round_application_limited_ = true;
-  seed_application_limited_ = true;
+  seed_.on_application_limited();
 }
 
 }  // namespace lp

@@ -52,6 +52,8 @@
 #include "arq/arq_types.h"
 #include "congestion/congestion_controller.h"
 #include "congestion/delivery_rate.h"
+#include "congestion/pacer_phases.h"
+#include "congestion/pacer_seed.h"
 #include "congestion/packet_train.h"
 #include "congestion/path_filters.h"
 
@@ -59,26 +61,16 @@ namespace lp {
 
 class DatagramPacer final : public CongestionController {
  public:
-  enum class Phase { kStartup, kDrain, kCruise };
-  // A warm start's fate: none offered, pacing at the seed, the path delivered it, or not.
-  enum class Seed { kNone, kSeeded, kConfirmed, kRejected };
+  using Phase = PacerPhases::Phase;  // the phase machine: pacer_phases.h
+  // A warm start's fate: none offered, pacing at the seed, the path delivered it, or not (pacer_seed.h).
+  using Seed = PacerSeed::State;
   // The start-up jump: switched off, waiting for a packet train's ACKs, or taken (its fate is then
   // the seed's: seeded until judged, confirmed or rejected).
   enum class Jump { kOff, kWaiting, kTaken };
-  // The verdict on a seed (pure): `delivered` and `lost` bytes over `span` of a busy round trip's
-  // ACKs, `round_trip` the minimum RTT. kSeeded: too early to say; kNone: the application sent too
-  // little to say, judge the next busy round trip; else the seed's fate, and the rate delivered.
-  struct SeedEvidence {
-    double delivered = 0, lost = 0;
-    ArqDuration span{0}, round_trip{0};
-    double seed_rate = 0;
-    bool application_limited = false;
-  };
-  struct SeedVerdict {
-    Seed state;
-    double rate;
-  };
-  static SeedVerdict seed_verdict(const SeedEvidence& evidence);
+  // The verdict on a seed (pure): PacerSeed::verdict.
+  using SeedEvidence = PacerSeed::Evidence;
+  using SeedVerdict = PacerSeed::Verdict;
+  static SeedVerdict seed_verdict(const SeedEvidence& evidence) { return PacerSeed::verdict(evidence); }
 
   // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
   // `start_jump`: LONGPIPE_START_JUMP.
@@ -110,17 +102,17 @@ class DatagramPacer final : public CongestionController {
   // Whether seed() would take this entry (before the first ACK): its share of the rate over the
   // round trip is above what a cold start-up sends in its first round trip. LONGPIPE_CARRIER=auto
   // asks it before choosing datagrams for a known path (carrier_choice.h).
-  static bool seed_worth_taking(double rate, ArqDuration min_rtt);
+  static bool seed_worth_taking(double rate, ArqDuration min_rtt) { return PacerSeed::worth_taking(rate, min_rtt); }
   // The sender has nothing more to send although it may: rate samples until what is in flight now
   // is delivered measure the application, not the path.
   void on_application_limited() override;
 
   // The state, for the statistics and the tests.
-  Phase phase() const { return phase_; }
-  Seed seed_state() const { return seed_state_; }
+  Phase phase() const { return phases_.phase(); }
+  Seed seed_state() const { return seed_.state(); }
   Jump jump_state() const { return jump_state_; }
   // The seed came from a cache entry (a warm start), not from a packet train (a jump).
-  bool warm_seed() const { return seed_state_ != Seed::kNone && jump_state_ != Jump::kTaken; }
+  bool warm_seed() const { return seed_.state() != Seed::kNone && jump_state_ != Jump::kTaken; }
   // The bottleneck rate the packet train measured (bytes per second; 0 = none yet).
   double train_rate() const { return train_rate_; }
   std::uint64_t trains() const { return trains_; }
@@ -132,8 +124,8 @@ class DatagramPacer final : public CongestionController {
   std::size_t in_flight() const { return in_flight_; }
   std::optional<ArqDuration> min_rtt() const { return rtt_.min(); }
   std::uint64_t rounds() const { return round_count_; }
-  std::uint64_t backoffs_for_delay() const { return backoffs_for_delay_; }
-  std::uint64_t backoffs_for_loss() const { return backoffs_for_loss_; }
+  std::uint64_t backoffs_for_delay() const { return phases_.backoffs_for_delay(); }
+  std::uint64_t backoffs_for_loss() const { return phases_.backoffs_for_loss(); }
   std::uint64_t lost_datagrams() const { return lost_datagrams_; }
   // What the pacer learnt of the path, for the warm-start cache (path_cache.h): the largest
   // estimate at the end of a round in which the sender was busy, once start-up was over (0 = none
@@ -171,10 +163,8 @@ class DatagramPacer final : public CongestionController {
   void mark_lost(std::map<std::uint64_t, Sent>::iterator it);
   void end_round(ArqTime now);
   void back_off(double new_rate);
-  void enter_drain();
   void leave_startup_on_queue();
   ArqDuration reorder_window() const;
-  bool queue_seen(ArqDuration smallest_rtt) const;  // start-up's queue (HyStart's delay test)
   double train_floor() const;  // kTrainFloorShare x the train's rate, until the path was measured busy
   void judge_seed(ArqTime now);
   void end_seed(Seed verdict, double delivered_rate);
@@ -183,7 +173,7 @@ class DatagramPacer final : public CongestionController {
   void refuse_train(TrainRefusal why);
 
   ArqDuration initial_rtt_;
-  Phase phase_ = Phase::kStartup;
+  PacerPhases phases_;
   std::map<std::uint64_t, Sent> outstanding_;  // by id
   std::map<std::uint64_t, std::uint64_t> send_order_;  // send_index -> id, of outstanding_
   std::optional<std::uint64_t> highest_id_sent_;
@@ -209,29 +199,11 @@ class DatagramPacer final : public CongestionController {
   std::uint32_t stretch_samples_ = 0;
   ArqTime stretch_started_{};
 
-  double full_bandwidth_ = 0;                    // start-up: the rate to beat
   double startup_calm_rate_ = 0;                 // start-up's largest rate sample without a queue
-  double drain_rate_cap_ = 0;                    // samples above it during the drain after start-up are its queue's
-  int flat_rounds_ = 0;
-  int heavy_loss_rounds_ = 0;
-  int rounds_since_backoff_ = 1 << 20;
-  std::uint64_t cycle_step_ = 0;           // rounds at gain 1 since the last probe
-  double bandwidth_before_probe_ = 0;
-  int drain_rounds_ = 0;
-  bool delayed_before_ = false;             // the round before showed a standing queue
-  int delayed_rounds_ = 0;                  // rounds running whose smallest RTT showed a queue
-  double pacing_gain_;
-  double window_gain_;
 
-  // Warm start: pacing at seed_rate_ until a round trip of ACKs (from seed_judged_from_) shows
-  // whether the path delivers it.
-  Seed seed_state_ = Seed::kNone;
-  double seed_rate_ = 0;
-  std::optional<ArqTime> seed_judged_from_;
-  std::uint64_t seed_delivered_from_ = 0;
-  std::uint64_t seed_lost_from_ = 0;
-  bool seed_application_limited_ = false;  // the judged span says nothing of the path
-  std::uint64_t seed_from_send_index_ = 0;  // judged on ACKs of datagrams sent from here on
+  // Warm start or jump: pacing at the seed's rate until a round trip of ACKs shows whether the
+  // path delivers it.
+  PacerSeed seed_;
 
   // The packet train of the start-up jump: its bursts, and the ACKs that came for them.
   Jump jump_state_;
@@ -242,8 +214,6 @@ class DatagramPacer final : public CongestionController {
   std::array<std::uint64_t, static_cast<std::size_t>(TrainRefusal::kCount)> train_refusals_{};
   std::uint64_t lost_bytes_ = 0;
 
-  std::uint64_t backoffs_for_delay_ = 0;
-  std::uint64_t backoffs_for_loss_ = 0;
   std::uint64_t lost_datagrams_ = 0;
   double path_rate_ = 0;
   std::uint64_t round_sent_bytes_ = 0;    // sent in this round
@@ -256,8 +226,6 @@ class DatagramPacer final : public CongestionController {
   bool ran_dry_ = true;  // nothing to send since the last datagram: a pause, not lateness
 };
 
-const char* pacer_phase_name(DatagramPacer::Phase phase);
-const char* pacer_seed_name(DatagramPacer::Seed seed);
 // The jump's state for the statistics: off, waiting, or (taken) its seed's fate.
 const char* pacer_jump_name(const DatagramPacer& pacer);
 const char* train_refusal_name(DatagramPacer::TrainRefusal why);

@@ -89,10 +89,10 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
     }
     if (stretch_min_rtt_ && now - stretch_started_ >= std::max(kStartupDelayMin, *rtt_.min() / kStartupDelayStretch) &&
         stretch_samples_ >= kStartupDelaySamples) {
-      const bool queue = queue_seen(*stretch_min_rtt_);
+      const bool queue = startup_queue_seen(rtt_.min(), *stretch_min_rtt_);
       stretch_min_rtt_.reset();
       stretch_samples_ = 0;
-      if (queue && phase_ == Phase::kStartup && seed_state_ != Seed::kSeeded) leave_startup_on_queue();
+      if (queue && phases_.phase() == Phase::kStartup && seed_.state() != Seed::kSeeded) leave_startup_on_queue();
     }
   }
   // The delivery rate over the datagram's flight (the longer of its send and ACK intervals, so
@@ -100,23 +100,17 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   if (const auto sample = sampler_.rate(now, newest->sent_at, newest->at_send, rtt_.min())) {
     double rate = *sample;
     // Until the drain is over, ACKs still come for what start-up sent into its queue.
-    if (phase_ == Phase::kDrain && drain_rate_cap_ > 0) rate = std::min(rate, drain_rate_cap_);
+    if (const double cap = phases_.drain_rate_cap(); cap > 0) rate = std::min(rate, cap);
     if (!newest->at_send.application_limited || rate > rate_filter_.max()) {
       rate_filter_.offer(rate);
-      if (phase_ == Phase::kStartup && !queue_seen(duration_cast<ArqDuration>(now - newest->sent_at))) {
+      if (phases_.phase() == Phase::kStartup && !startup_queue_seen(rtt_.min(), duration_cast<ArqDuration>(now - newest->sent_at))) {
         startup_calm_rate_ = std::max(startup_calm_rate_, rate);
       }
     }
   }
-  if (seed_state_ == Seed::kSeeded && !seed_judged_from_ && !newest->at_send.application_limited &&
-      newest->send_index >= seed_from_send_index_) {
-    // The seed is judged over the round trip of ACKs that starts with the first datagram sent while
-    // the sender was busy: ACKs of pings before a burst, or of a burst's first part, measure less.
-    seed_judged_from_ = now;
-    seed_delivered_from_ = delivered_before;
-    seed_lost_from_ = lost_bytes_;
-    seed_application_limited_ = false;
-  }
+  // The seed is judged over the round trip of ACKs that starts with the first datagram sent while
+  // the sender was busy: ACKs of pings before a burst, or of a burst's first part, measure less.
+  seed_.on_acked(now, newest->send_index, newest->at_send.application_limited, delivered_before, lost_bytes_);
   judge_seed(now);
   if (jump_state_ == Jump::kWaiting && train_.complete()) measure_train();
   // A round: until a datagram sent after the last one ended is acknowledged, or, while losses
@@ -124,10 +118,6 @@ void DatagramPacer::on_ack(ArqTime now, std::uint64_t cumulative, std::span<cons
   if (newest->send_index >= next_round_send_index_ || now - round_started_ >= 2 * rtt_.min().value_or(initial_rtt_)) {
     end_round(now);
   }
-}
-
-bool DatagramPacer::queue_seen(ArqDuration smallest_rtt) const {
-  return rtt_.min() && smallest_rtt > *rtt_.min() + std::clamp(*rtt_.min() / 8, kStartupDelayMin, kStartupDelayMax);
 }
 
 ArqDuration DatagramPacer::reorder_window() const {
