@@ -137,6 +137,13 @@ class Relay {
   // from a send: the frame is dropped, and the site gets no frames and CONNECTs to it are refused
   // until a HELLO from a new process of it comes).
   void on_peer_failed(const std::string& endpoint, const std::string& reason, bool refused);
+  // The sites whose gateways the engine refuses to send to (site, endpoint): the shell gives each
+  // another chance now and then (Engine::retry_peer, then retry_refused), since both gateways may
+  // have given up on each other while both still run.
+  std::vector<std::pair<std::string, std::string>> refused_peers() const;
+  // The engine tries the site's gateway again: a HELLO asks who is there (a dial-in peer's own
+  // HELLO comes to us). CONNECTs to the site are still refused until its HELLO comes.
+  void retry_refused(const std::string& site);
 
   // --- outputs ---
   std::optional<Transmit> poll_transmit();
@@ -180,6 +187,7 @@ class Relay {
   struct Peer {
     std::string endpoint;
     bool hello_pending = true, hello_answer_pending = false, blocked = false, up = false;
+    bool refused = false;  // the engine refuses to send to it (cleared by retry_refused or its HELLO)
     std::optional<std::uint64_t> instance;
     std::size_t window = 0;  // from its HELLO
     std::deque<lp::Message> control;

@@ -116,7 +116,8 @@ void Relay::on_hello(const std::string& endpoint, const lp::Message& frame) {
   peer.up = true;
   if (!peer.down_reason.empty()) {
     peer.down_reason.clear();
-    peer.blocked = false;  // a new process of the peer: the engine sends to it again
+    peer.blocked = false;  // a new process of the peer, or a retried one: the engine sends to it again
+    peer.refused = false;
   }
   for (auto& [handle, stream] : streams_) {
     if (stream.site != site || stream.credit_known) continue;
@@ -229,10 +230,29 @@ void Relay::on_peer_failed(const std::string& endpoint, const std::string& reaso
   if (refused) {
     peer.down_reason = reason;  // cleared by its next HELLO
     peer.blocked = true;        // no frames for it while blocked
+    peer.refused = true;
     peer.control.clear();
   } else if (!peer.dial_in) {
     peer.hello_pending = true;  // a fresh session: ask who is there (a dial-in peer asks us)
   }
+}
+
+std::vector<std::pair<std::string, std::string>> Relay::refused_peers() const {
+  std::vector<std::pair<std::string, std::string>> refused;
+  for (const auto& [site, peer] : peers_) {
+    if (peer.refused && !peer.endpoint.empty()) refused.emplace_back(site, peer.endpoint);
+  }
+  return refused;
+}
+
+void Relay::retry_refused(const std::string& site) {
+  const auto found = peers_.find(site);
+  if (found == peers_.end() || !found->second.refused) return;
+  Peer& peer = found->second;
+  log("peer " + site + ": trying again (down: " + peer.down_reason + ")");
+  peer.refused = false;
+  peer.blocked = false;
+  if (!peer.dial_in) peer.hello_pending = true;
 }
 
 }  // namespace lpd

@@ -29,6 +29,10 @@ class Gateway {
   static constexpr std::chrono::seconds kDialTimeout{10};    // for a TCP dial at this site
   static constexpr std::size_t kMaxPendingClients = 256;     // connections still sending their request
   static constexpr std::size_t kReadChunk = 64 * 1024;       // per socket per turn: fair turns
+  // A peer gateway the engine gave up on is tried again this often: two gateways that both gave up
+  // on each other (their connections refused both ways for LONGPIPE_DEAD_PEER_MS) find each other
+  // again without a restart, while a peer still gone costs a HELLO and a few dials per period.
+  static constexpr std::chrono::seconds kRetryRefusedPeer{60};
 
   // Binds the Unix socket, starts the engine (binds `listen`). Throws on failure. `lookup` resolves
   // the host names of OPENs, on the resolver's threads (tests give a slow one).
@@ -93,6 +97,7 @@ class Gateway {
   std::uint64_t next_token_ = 16;
   std::size_t pending_clients_ = 0;  // clients in kRequest, kReply or kDrain
   std::uint64_t refused_clients_ = 0;
+  Clock::time_point next_peer_retry_{};
 };
 
 }  // namespace lpd

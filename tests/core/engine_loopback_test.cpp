@@ -199,6 +199,35 @@ TEST_CASE("a new process at the endpoint of one that said goodbye is served at o
   CHECK(server.stats_json().find("\"sessions_replaced\":1") != std::string::npos);
 }
 
+// A peer given up on stays refused (PeerFailed) until the application gives it another chance
+// (retry_peer, as the site gateway does): then the next send opens a new session, which carries
+// only what was sent after the retry.
+TEST_CASE("a peer given up on is refused until retry_peer; then a new session carries new messages") {
+  const lp::Config config = lp::test::loopback_engine_config("test-key", 500ms);
+  std::string endpoint;
+  {
+    lp::Engine gone(config);
+    endpoint = gone.local_endpoint();
+  }  // nothing listens there now: dials are refused
+  lp::Engine client(config);
+  client.send(endpoint, numbered(90, 10));
+  const std::vector<lp::PeerFailure> failures = lp::test::next_failures(client);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].peer_endpoint == endpoint);
+  CHECK(failures[0].messages_lost == 1);
+  CHECK_THROWS_AS(client.send(endpoint, numbered(91, 10)), lp::PeerFailed);
+  client.retry_peer("127.0.0.1:1");  // not given up on: nothing happens
+  lp::Engine back(listening_at(config, endpoint));
+  REQUIRE(back.local_endpoint() == endpoint);
+  CHECK_THROWS_AS(client.send(endpoint, numbered(92, 10)), lp::PeerFailed);  // still refused
+  client.retry_peer(endpoint);
+  for (std::uint32_t i = 0; i < 3; ++i) client.send(endpoint, numbered(i, 10));
+  CHECK(receive_in_order(back, 3, 10) == 3);  // 0, 1, 2: nothing of the failed session's
+  CHECK(client.flush(10000ms));
+  CHECK_FALSE(back.try_receive().has_value());
+  CHECK(client.take_peer_failures().empty());
+}
+
 // The goodbye's close (engine.cpp, drain_after_goodbye): bytes the peer still sends after the
 // goodbye are read, not answered with RST. A reset made the peer's next send fail, and its engine
 // dropped the connection before it read the ACK queued in front of the goodbye (the case above

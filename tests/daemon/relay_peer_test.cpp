@@ -96,6 +96,38 @@ TEST_CASE("a peer the engine refuses to send to is refused to CONNECTs until its
   CHECK(s.net["B"].locals[s.net.dialled("B", "h:9")].received == "again");
 }
 
+TEST_CASE("a refused peer is listed for another chance; retrying sends a HELLO, and its answer opens the site") {
+  TwoSites s;
+  CHECK(s.a().refused_peers().empty());
+  s.a().on_peer_failed(s.b_endpoint(), "dead-peer timeout", false);  // a HELLO asks the next session
+  s.a().on_peer_failed(s.b_endpoint(), "peer failed", true);         // and the engine refuses it
+  s.net.pump();
+  const auto refused = s.a().refused_peers();
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0].first == "B");
+  CHECK(refused[0].second == s.b_endpoint());
+  CHECK_FALSE(s.a().poll_transmit());
+  s.a().retry_refused("B");
+  CHECK(s.a().refused_peers().empty());
+  // CONNECTs wait for B's answer: the retried session may still fail.
+  CHECK(s.a().connect("B/h:8").error.find("unreachable") != std::string::npos);
+  auto hello = s.a().poll_transmit();
+  REQUIRE(hello);
+  CHECK(hello->site == "B");
+  CHECK(hello->message.tag == static_cast<std::int32_t>(FrameKind::kHello));
+  CHECK((hello->message.flags & kHelloAnswer) == 0);
+  s.a().on_frame(s.b_endpoint(), make_frame(FrameKind::kHello, 0, kHelloAnswer, 128 * 1024, "B 00000000000000b1"));
+  const Handle again = s.a().connect("B/h:9").handle;
+  REQUIRE(again != 0);
+  s.net.feed("A", again, "again");
+  s.net.pump();
+  CHECK(s.net["B"].locals[s.net.dialled("B", "h:9")].received == "again");
+  s.a().take_log();
+  s.a().retry_refused("B");  // not refused: nothing happens
+  CHECK(s.a().take_log().empty());
+  CHECK_FALSE(s.a().poll_transmit());
+}
+
 TEST_CASE("frames from a peer that break the rules are refused without a crash") {
   TwoSites s;
   Relay& a = s.a();

@@ -284,6 +284,7 @@ int Engine::receive_event_fd() const { return impl_->mailbox_.receive_event_fd()
 bool Engine::wait_receive(std::chrono::milliseconds timeout) { return impl_->mailbox_.wait_receive(timeout); }
 bool Engine::flush(std::chrono::milliseconds timeout) { return impl_->mailbox_.flush(timeout); }
 std::vector<PeerFailure> Engine::take_peer_failures() { return impl_->mailbox_.take_peer_failures(); }
+void Engine::retry_peer(const std::string& peer_endpoint) { impl_->mailbox_.retry(peer_endpoint); }
 std::string Engine::stats_json() const { return impl_->stats_json(); }
 void Engine::reset_connections_for_testing() { impl_->mailbox_.request_reset(); }
 

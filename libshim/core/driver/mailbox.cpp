@@ -158,6 +158,17 @@ bool Mailbox::flush(std::chrono::milliseconds timeout) {
   });
 }
 
+void Mailbox::retry(const std::string& peer) {
+  {
+    std::lock_guard lock(mutex_);
+    const auto found = slots_.find(peer);
+    if (found == slots_.end() || !found->second->failure) return;
+    slots_.erase(found);
+    retried_.push_back(peer);
+  }
+  wake_progress_thread();
+}
+
 std::vector<PeerFailure> Mailbox::take_peer_failures() {
   std::lock_guard lock(mutex_);
   return std::exchange(failures_, {});
@@ -208,6 +219,7 @@ Mailbox::Requests Mailbox::take_requests() {
   requests.stop = stop_requested_;
   requests.reset = std::exchange(reset_requested_, false);
   requests.new_slots.swap(new_slots_);
+  requests.retried.swap(retried_);
   requests.reading_paused = receive_backlog_full();
   reading_paused_.store(requests.reading_paused);
   return requests;

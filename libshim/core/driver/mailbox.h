@@ -84,6 +84,9 @@ class Mailbox {
   bool wait_receive(std::chrono::milliseconds timeout);
   bool flush(std::chrono::milliseconds timeout);
   std::vector<PeerFailure> take_peer_failures();
+  // Forgets a failed peer's slot (the next send makes a new one) and asks the progress thread to
+  // retire its failed session (Requests::retried).
+  void retry(const std::string& peer);
   void request_reset();
   void request_stop();
   // The JSON of everything published.
@@ -98,6 +101,7 @@ class Mailbox {
     bool reset = false;
     bool reading_paused = false;                     // the application is a window behind
     std::vector<std::shared_ptr<MailboxSlot>> new_slots;  // peers send() named first
+    std::vector<std::string> retried;                     // failed peers to try again (before new_slots)
   };
   Requests take_requests();
   bool reading_paused() const { return reading_paused_.load(); }
@@ -148,6 +152,7 @@ class Mailbox {
   std::vector<std::shared_ptr<MailboxSlot>> new_slots_;
   std::deque<Message> receive_queue_;
   std::size_t receive_bytes_ = 0;
+  std::vector<std::string> retried_;
   std::vector<PeerFailure> failures_;
   bool stop_requested_ = false;
   bool reset_requested_ = false;

@@ -151,6 +151,7 @@ void Engine::Impl::read_from(Connection& connection, Clock::time_point now) {
 void Engine::Impl::apply_requests(Clock::time_point now, bool& stopping) {
   Mailbox::Requests requests = mailbox_.take_requests();
   stopping = requests.stop;
+  for (const std::string& peer : requests.retried) endpoint_.retire_failed(peer);
   for (auto& fresh : requests.new_slots) endpoint_.session_for(fresh->peer, now).mailbox = fresh;
   if (requests.reset) endpoint_.close_all("reset for testing", true, now);
   // Reading is paused while the application is behind on receiving: the carrier then pushes back

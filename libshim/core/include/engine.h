@@ -85,6 +85,11 @@ class Engine {
 
   // Peers given up on since the last call.
   std::vector<PeerFailure> take_peer_failures();
+  // Gives a peer that was given up on another chance: sends to it no longer throw PeerFailed, the
+  // next one opens a new session (nothing of the failed one's is sent again), and the peer's own
+  // dials are answered again. For a long-lived process whose peer may still be there after both
+  // gave up on each other (two site gateways after a long outage). Nothing for a peer not given up on.
+  void retry_peer(const std::string& peer_endpoint);
 
   // Per-session and engine-wide counters as a JSON object.
   std::string stats_json() const;

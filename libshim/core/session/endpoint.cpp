@@ -350,6 +350,13 @@ Session& Endpoint::replace_gone_session(Session& gone, Clock::time_point now) {
   return fresh;
 }
 
+void Endpoint::retire_failed(const std::string& peer) {
+  const auto found = sessions_.find(peer);
+  if (found == sessions_.end() || !found->second->failed()) return;
+  replaced_.push_back(std::move(found->second));
+  sessions_.erase(found);
+}
+
 std::vector<Session*> Endpoint::reclaimable() const {
   std::vector<Session*> over;
   for (const auto& [peer, session] : sessions_) {

@@ -121,6 +121,9 @@ class Endpoint {
   // endpoints peers announce cost nothing once they are gone.
   std::vector<Session*> reclaimable() const;
   void erase_session(const std::string& peer) { sessions_.erase(peer); }
+  // The application tries a failed peer again: its failed session goes (freed with the replaced
+  // ones), and the next send or the peer's next dial begins a new one.
+  void retire_failed(const std::string& peer);
   // Frees closed connections after the driver has closed their links.
   void erase(Connection* connection) { connections_.erase(connection); }
 
