@@ -135,7 +135,7 @@ class Relay {
   // The engine gave up on the peer's session (`refused`: false, from take_peer_failures: its next
   // session may work, so a HELLO asks) or refuses to send to it at all (`refused`: true, PeerFailed
   // from a send: the frame is dropped, and the site gets no frames and CONNECTs to it are refused
-  // until a HELLO from a new process of it comes).
+  // until a HELLO from it comes: a new process's, or the answer to a retry_refused HELLO).
   void on_peer_failed(const std::string& endpoint, const std::string& reason, bool refused);
   // The sites whose gateways the engine refuses to send to (site, endpoint): the shell gives each
   // another chance now and then (Engine::retry_peer, then retry_refused), since both gateways may
