@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "carrier/carrier_choice.h"
-#include "congestion/datagram_pacer.h"
+#include "congestion/pacer_seed.h"
 #include "wire/wire_frame.h"
 
 using lp::CarrierChoice;
@@ -110,7 +110,7 @@ TEST_CASE("auto warm-starts datagrams on a known long path whose BDP slow start 
   CHECK(lp::path_warm_starts_datagrams(lp::kAutoMinRtt, threshold_rate * 1.001));
   CHECK_FALSE(lp::path_warm_starts_datagrams(lp::kAutoMinRtt, threshold_rate * 0.999));
   // Whatever the threshold, never an entry the pacer would not take as its seed.
-  CHECK_FALSE(lp::DatagramPacer::seed_worth_taking(1e5, 540ms));
+  CHECK_FALSE(lp::PacerSeed::worth_taking(1e5, 540ms));
   CHECK_FALSE(lp::path_warm_starts_datagrams(540ms, 1e5));
 }
 

@@ -1,11 +1,12 @@
 // The datagram controller's pure parts on a fake clock: delivery-rate sampling, the min-RTT and
 // max-rate filters (congestion/delivery_rate.h, congestion/path_filters.h), the verdict on a warm
-// start or a jump (DatagramPacer::seed_verdict), start-up's packet train (congestion/packet_train.h),
+// start or a jump (PacerSeed::verdict), start-up's packet train (congestion/packet_train.h),
 // the kinds of kernel congestion control.
 #include <catch2/catch.hpp>
 
 #include "congestion/datagram_pacer.h"
 #include "congestion/delivery_rate.h"
+#include "congestion/pacer_seed.h"
 #include "congestion/packet_train.h"
 #include "congestion/path_filters.h"
 
@@ -104,38 +105,38 @@ TEST_CASE("max-rate filter: the largest sample of the last ten counted rounds") 
 }
 
 TEST_CASE("seed verdict: confirmed at 80 % of the seed, rejected below unless the application ran dry") {
-  using Pacer = lp::DatagramPacer;
-  const Pacer::SeedEvidence busy{.delivered = 850'000, .lost = 0, .span = 100ms, .round_trip = 100ms,
+  using Seed = lp::PacerSeed;
+  const Seed::Evidence busy{.delivered = 850'000, .lost = 0, .span = 100ms, .round_trip = 100ms,
                                  .seed_rate = 10e6, .application_limited = false};
-  auto verdict = Pacer::seed_verdict(busy);
-  CHECK(verdict.state == Pacer::Seed::kConfirmed);
+  auto verdict = Seed::verdict(busy);
+  CHECK(verdict.state == Seed::State::kConfirmed);
   CHECK(verdict.rate == Approx(8.5e6));
   auto slow = busy;
   slow.delivered = 500'000;
-  CHECK(Pacer::seed_verdict(slow).state == Pacer::Seed::kRejected);
-  CHECK(Pacer::seed_verdict(slow).rate == Approx(5e6));
+  CHECK(Seed::verdict(slow).state == Seed::State::kRejected);
+  CHECK(Seed::verdict(slow).rate == Approx(5e6));
   slow.application_limited = true;  // says nothing of the path: judge again
-  CHECK(Pacer::seed_verdict(slow).state == Pacer::Seed::kNone);
+  CHECK(Seed::verdict(slow).state == Seed::State::kNone);
   auto early = busy;
   early.span = 50ms;  // less than a round trip of ACKs
-  CHECK(Pacer::seed_verdict(early).state == Pacer::Seed::kSeeded);
+  CHECK(Seed::verdict(early).state == Seed::State::kSeeded);
 }
 
 TEST_CASE("seed verdict: heavy loss rejects at once, at no more than the seed") {
-  using Pacer = lp::DatagramPacer;
+  using Seed = lp::PacerSeed;
   // A quarter of 40 datagrams lost within a fifth of a round trip: the seed overfills the queue.
-  const Pacer::SeedEvidence lossy{.delivered = 30 * 1472, .lost = 10 * 1472, .span = 20ms, .round_trip = 100ms,
+  const Seed::Evidence lossy{.delivered = 30 * 1472, .lost = 10 * 1472, .span = 20ms, .round_trip = 100ms,
                                   .seed_rate = 1e6, .application_limited = true};
-  const auto verdict = Pacer::seed_verdict(lossy);
-  CHECK(verdict.state == Pacer::Seed::kRejected);
+  const auto verdict = Seed::verdict(lossy);
+  CHECK(verdict.state == Seed::State::kRejected);
   CHECK(verdict.rate == Approx(1e6));  // 2.2 MB/s delivered in the burst: no more than the seed
   auto slower = lossy;
   slower.span = 100ms;
-  CHECK(Pacer::seed_verdict(slower).rate == Approx(30 * 1472 / 0.100));  // below the seed: what was delivered
+  CHECK(Seed::verdict(slower).rate == Approx(30 * 1472 / 0.100));  // below the seed: what was delivered
   auto few = lossy;
   few.delivered = 6 * 1472;
   few.lost = 4 * 1472;  // ten datagrams say too little
-  CHECK(Pacer::seed_verdict(few).state == Pacer::Seed::kSeeded);
+  CHECK(Seed::verdict(few).state == Seed::State::kSeeded);
 }
 
 TEST_CASE("kernel congestion kinds: one enum for the tcp carrier's choice") {

@@ -1,6 +1,6 @@
 #include "carrier/carrier_choice.h"
 
-#include "congestion/datagram_pacer.h"
+#include "congestion/pacer_seed.h"
 #include "wire/wire_frame.h"
 
 namespace lp {
@@ -53,7 +53,7 @@ bool path_prefers_datagrams(std::chrono::microseconds min_rtt, std::int64_t loss
 
 bool path_warm_starts_datagrams(std::chrono::microseconds min_rtt, double rate_bytes_per_second) {
   const double bdp_bytes = rate_bytes_per_second * std::chrono::duration<double>(min_rtt).count();
-  return min_rtt >= kAutoMinRtt && DatagramPacer::seed_worth_taking(rate_bytes_per_second, min_rtt) &&
+  return min_rtt >= kAutoMinRtt && PacerSeed::worth_taking(rate_bytes_per_second, min_rtt) &&
          bdp_bytes >= kAutoWarmStartMinInitialWindows * kTcpInitialWindowBytes;
 }
 

@@ -67,10 +67,6 @@ class DatagramPacer final : public CongestionController {
   // The start-up jump: switched off, waiting for a packet train's ACKs, or taken (its fate is then
   // the seed's: seeded until judged, confirmed or rejected).
   enum class Jump { kOff, kWaiting, kTaken };
-  // The verdict on a seed (pure): PacerSeed::verdict.
-  using SeedEvidence = PacerSeed::Evidence;
-  using SeedVerdict = PacerSeed::Verdict;
-  static SeedVerdict seed_verdict(const SeedEvidence& evidence) { return PacerSeed::verdict(evidence); }
 
   // `initial_rtt`: the path's round trip as configured (LONGPIPE_RTT) until one is measured.
   // `start_jump`: LONGPIPE_START_JUMP.
@@ -98,11 +94,8 @@ class DatagramPacer final : public CongestionController {
   // A validated warm start (path cache): the path's cached bottleneck rate (bytes per second) and
   // minimum RTT. Taken only before the first ACK (later the pacer has its own measurement);
   // returns whether it was.
+  // (Before the first ACK, it takes an entry PacerSeed::worth_taking accepts.)
   bool seed(double rate, ArqDuration min_rtt);
-  // Whether seed() would take this entry (before the first ACK): its share of the rate over the
-  // round trip is above what a cold start-up sends in its first round trip. LONGPIPE_CARRIER=auto
-  // asks it before choosing datagrams for a known path (carrier_choice.h).
-  static bool seed_worth_taking(double rate, ArqDuration min_rtt) { return PacerSeed::worth_taking(rate, min_rtt); }
   // The sender has nothing more to send although it may: rate samples until what is in flight now
   // is delivered measure the application, not the path.
   void on_application_limited() override;

@@ -31,7 +31,8 @@ class PacerSeed {
   };
   static Verdict verdict(const Evidence& evidence);
   // Whether a cached entry is worth seeding: its share of the rate over the round trip is above
-  // what a cold start-up sends in its first round trip.
+  // what a cold start-up sends in its first round trip. LONGPIPE_CARRIER=auto asks it before
+  // choosing datagrams for a known path (carrier_choice.h).
   static bool worth_taking(double rate, ArqDuration min_rtt);
 
   // Pacing at `rate` (bytes per second), judged on the ACKs of datagrams sent from the pacer's

@@ -29,7 +29,7 @@ void DatagramPacer::measure_train() {
 void DatagramPacer::refuse_train(TrainRefusal why) { ++train_refusals_[static_cast<std::size_t>(why)]; }
 
 bool DatagramPacer::seed(double rate, ArqDuration min_rtt) {
-  if (seed_.state() != Seed::kNone || sampler_.delivered() > 0 || lost_bytes_ > 0 || !seed_worth_taking(rate, min_rtt)) {
+  if (seed_.state() != Seed::kNone || sampler_.delivered() > 0 || lost_bytes_ > 0 || !PacerSeed::worth_taking(rate, min_rtt)) {
     return false;
   }
   initial_rtt_ = min_rtt;
