@@ -122,8 +122,18 @@ void Gateway::run(int signal_fd) {
     for (const lp::PeerFailure& failure : engine_->take_peer_failures()) {
       relay_->on_peer_failed(failure.peer_endpoint, failure.reason, false);
     }
+    retry_refused_peers(Clock::now());
     expire(Clock::now());
     pump();
+  }
+}
+
+void Gateway::retry_refused_peers(Clock::time_point now) {
+  if (now < next_peer_retry_) return;
+  next_peer_retry_ = now + kRetryRefusedPeer;
+  for (const auto& [site, endpoint] : relay_->refused_peers()) {
+    engine_->retry_peer(endpoint);
+    relay_->retry_refused(site);
   }
 }
 

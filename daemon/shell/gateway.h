@@ -77,6 +77,8 @@ class Gateway {
   std::uint64_t add_conn(lp::FileDescriptor fd, State state);
 
   // gateway.cpp: the engine side and the loop.
+  // Every kRetryRefusedPeer: the peers the engine refuses to send to get another chance.
+  void retry_refused_peers(Clock::time_point now);
   void receive_frames();
   void send_held();
   void pump();

@@ -293,13 +293,6 @@ void Gateway::close_conn(std::uint64_t token) {
 }
 
 void Gateway::expire(Clock::time_point now) {
-  if (now >= next_peer_retry_) {
-    next_peer_retry_ = now + kRetryRefusedPeer;
-    for (const auto& [site, endpoint] : relay_->refused_peers()) {
-      engine_->retry_peer(endpoint);
-      relay_->retry_refused(site);
-    }
-  }
   std::vector<std::uint64_t> due;
   for (const auto& [token, conn] : conns_) {
     if (conn.deadline <= now) due.push_back(token);
